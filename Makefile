@@ -1,0 +1,47 @@
+# Set-up on a fresh machine: `make demo` runs the main job on the bundled example,
+# `make test` runs the tests. Each installs what it needs into .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# The CPU build of torch must be installed before sentence-transformers, or pip pulls a
+# multi-GB CUDA build. The pin lives here, not in pyproject's dependencies.
+TORCH_PIN ?= torch==2.13.0
+
+.PHONY: install install-dev install-retrieval test test-fast lint demo bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.dev-installed: $(PY) pyproject.toml
+	$(PIP) install -q -e '.[dev]'
+	touch $@
+
+$(VENV)/.retrieval-installed: $(PY) pyproject.toml
+	$(PIP) install -q "$(TORCH_PIN)"
+	$(PIP) install -q -e '.[retrieval,dev]'
+	touch $@
+
+install: $(PY)
+	$(PIP) install -q -e .
+
+install-dev: $(VENV)/.dev-installed
+
+install-retrieval: $(VENV)/.retrieval-installed
+
+lint: install-dev
+	$(VENV)/bin/ruff check src tests benchmarks
+
+test: install-dev
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(PY) -m pytest -q
+
+demo: install-dev
+	bash examples/demo.sh $(PY)
+
+bench: install-dev
+	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) demo-out build dist .pytest_cache .ruff_cache

@@ -1,0 +1,142 @@
+"""The ``ragspan`` command line: one thin function per subcommand, parsing and calling only.
+
+Heavy modules are imported inside the commands, so ``ragspan --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ragspan import __version__
+from ragspan.errors import ExitCode, RagspanError
+
+FORMATS = ("json", "table", "markdown")
+
+
+class RagspanGroup(click.Group):
+    """Maps ragspan's errors to one stderr line and their exit code; never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RagspanError as exc:
+            click.echo(f"ragspan: error: {exc}", err=True)
+            ctx.exit(int(exc.exit_code))
+
+
+def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--verbose``, ``--quiet``, ``--log-format`` on every command."""
+
+    @click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
+    @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
+    @click.option("--log-format", type=click.Choice(["text", "json"]), default=None,
+                  help="Log lines as text or JSON (stderr).")
+    @functools.wraps(func)
+    def wrapper(*args: Any, verbose: bool, quiet: bool, log_format: str | None, **kw: Any) -> Any:
+        ctx = click.get_current_context()
+        root = ctx.find_root().params
+        from ragspan.logs import configure
+
+        configure(
+            verbose=verbose or root.get("verbose", False),
+            quiet=quiet or root.get("quiet", False),
+            fmt=log_format or root.get("log_format") or "text",
+        )
+        return func(*args, **kw)
+
+    return wrapper
+
+
+def emit(doc: dict[str, Any], out: str | None, fmt: str) -> None:
+    """Write the JSON report to ``out`` (atomically) and print ``fmt`` to stdout, then exit
+    with the report's exit code (the code comes from the result, never the other way round)."""
+    from ragspan.envelope import write_report
+    from ragspan.render import render
+
+    if out:
+        write_report(out, doc)
+    if not (out and fmt == "json"):
+        sys.stdout.write(render(doc, fmt))
+    code = int(doc["predicate"]["exit_code"])
+    if code:
+        sys.exit(code)
+
+
+@click.group(cls=RagspanGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ragspan")
+@click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              help="Log lines as text or JSON (stderr).")
+def cli(verbose: bool, quiet: bool, log_format: str) -> None:
+    """ragspan: a regression gate for retrieval, decided by character-span arithmetic."""
+
+
+def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--k", "ks", type=click.IntRange(min=1), multiple=True,
+                        help="Cutoff; repeat for several (default 5 and 10).")(func)
+
+
+@cli.command()
+@click.option("--eval-set", "eval_set", type=str, help="Eval set (JSONL or JSON array).")
+@click.option("--run", "run", type=str, required=True, help="Run: span JSONL, doc JSONL or TREC.")
+@click.option("--corpus", type=str, help="Corpus (JSONL or directory) to check offsets against.")
+@click.option("--qrels", type=str, help="Doc-level judgments (TREC, BEIR TSV or JSONL).")
+@click.option("--qrels-format", type=click.Choice(["auto", "trec", "beir", "jsonl"]),
+              default="auto", show_default=True)
+@click.option("--run-format", type=click.Choice(["auto", "span", "trec", "jsonl"]),
+              default="auto", show_default=True)
+@k_option
+@click.option("--grounding-threshold", "tau", type=click.FloatRange(0, 1, min_open=True),
+              default=0.5, show_default=True, help="tau: share of a gold span that must be covered.")
+@click.option("--relevance-level", type=int, default=1, show_default=True,
+              help="Doc level: minimum grade that counts as relevant.")
+@click.option("--judged-only", is_flag=True,
+              help="Doc level: average over queries in both qrels and run (trec_eval without -c).")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@common_options
+def score(eval_set: str | None, run: str, corpus: str | None, qrels: str | None,
+          qrels_format: str, run_format: str, ks: tuple[int, ...], tau: float,
+          relevance_level: int, judged_only: bool, out: str | None, fmt: str) -> None:
+    """Score a run against an eval set (span level) or qrels (doc level)."""
+    from ragspan.commands import score_command
+
+    doc = score_command(
+        eval_set=eval_set, run=run, corpus=corpus, qrels=qrels, qrels_format=qrels_format,
+        run_format=run_format, ks=ks, tau=tau, relevance_level=relevance_level,
+        judged_only=judged_only,
+    )
+    emit(doc, out, fmt)
+
+
+@cli.command("validate-report")
+@click.option("--report", required=True, type=str, help="A ragspan report (JSON).")
+@common_options
+def validate_report(report: str) -> None:
+    """Check a report against the envelope schema: exit 0 valid, 3 invalid."""
+    from ragspan.envelope import read_report
+
+    doc = read_report(report)
+    click.echo(f"{report}: valid ({doc['predicate']['kind']})")
+
+
+def main() -> None:
+    try:
+        cli(prog_name="ragspan")
+    except KeyboardInterrupt:  # pragma: no cover
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception:  # a bug: show it, exit 1
+        import traceback
+
+        traceback.print_exc()
+        click.echo("ragspan: internal error (exit 1); please report this with the traceback",
+                   err=True)
+        sys.exit(int(ExitCode.BUG))

@@ -1,0 +1,1 @@
+"""Readers and writers for every file ragspan touches; each error names the file and line."""

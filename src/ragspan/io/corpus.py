@@ -1,0 +1,127 @@
+"""Corpora: JSONL (ragspan or BEIR field names) or a directory of .txt / .md / .pdf files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragspan.errors import InputError
+from ragspan.io.evalset import parse_id
+from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+
+TEXT_SUFFIXES = (".txt", ".md")
+PDF_SUFFIX = ".pdf"
+
+
+@dataclass(frozen=True)
+class Document:
+    """A corpus document; span offsets index ``text`` (code points)."""
+
+    id: str
+    text: str
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Corpus:
+    path: str
+    sha256: str
+    documents: dict[str, Document]
+    extractor: dict[str, str] = field(default_factory=dict)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self.documents
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def text(self, doc_id: str) -> str:
+        return self.documents[doc_id].text
+
+    def lengths(self) -> dict[str, int]:
+        return {d: len(doc.text) for d, doc in self.documents.items()}
+
+
+def read_corpus(path: str | os.PathLike[str], max_records: int | None = None) -> Corpus:
+    """Read a corpus file or directory. Duplicate ids are an error; so is a file of another kind."""
+    p = Path(path)
+    if p.is_dir():
+        return _read_directory(p, max_records)
+    return _read_jsonl(p, max_records)
+
+
+def _read_jsonl(path: Path, max_records: int | None) -> Corpus:
+    name = str(path)
+    data = read_bytes(path)
+    text = decode_utf8(data, name)
+    docs: dict[str, Document] = {}
+    lines: dict[str, int] = {}
+    for line, obj in iter_json_lines(text, name):
+        raw_id = obj.get("id", obj.get("_id"))
+        if raw_id is None:
+            raise InputError("missing 'id' (or BEIR '_id')", name, line)
+        doc_id = parse_id(raw_id, name, line)
+        body = obj.get("text")
+        if not isinstance(body, str):
+            raise InputError("'text' must be a string", name, line)
+        title = obj.get("title") or ""
+        if not isinstance(title, str):
+            raise InputError("'title' must be a string", name, line)
+        meta = obj.get("metadata") or {}
+        if not isinstance(meta, dict):
+            raise InputError("'metadata' must be an object", name, line)
+        if doc_id in docs:
+            raise InputError(f"repeated document id '{doc_id}' (first on line {lines[doc_id]})",
+                             name, line)
+        docs[doc_id] = Document(doc_id, body, title, meta)
+        lines[doc_id] = line
+        if max_records is not None and len(docs) > max_records:
+            count = sum(1 for ln in text.split("\n") if ln.strip())
+            raise InputError(f"{count} records exceed --max-records {max_records}", name)
+    if not docs:
+        raise InputError("the corpus holds no documents", name)
+    return Corpus(path=name, sha256=sha256_hex(data), documents=docs)
+
+
+def _read_directory(path: Path, max_records: int | None) -> Corpus:
+    files = sorted(
+        f for f in path.rglob("*")
+        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+    )
+    if max_records is not None and len(files) > max_records:
+        raise InputError(f"{len(files)} files exceed --max-records {max_records}", str(path))
+    docs: dict[str, Document] = {}
+    listing = hashlib.sha256()
+    extractor: dict[str, str] = {}
+    for f in files:
+        suffix = f.suffix.lower()
+        rel = f.relative_to(path).with_suffix("").as_posix()
+        if suffix in TEXT_SUFFIXES:
+            data = read_bytes(f)
+            text = decode_utf8(data, f)
+        elif suffix == PDF_SUFFIX:
+            from ragspan.io.pdf import extract_pdf_text, extractor_info
+
+            data = read_bytes(f)
+            text = extract_pdf_text(f, data)
+            extractor = extractor_info()
+        else:
+            raise InputError(
+                f"unsupported file type '{f.suffix or '(none)'}' (expected .txt, .md or .pdf)",
+                str(f),
+            )
+        if rel in docs:
+            raise InputError(f"two files give the document id '{rel}'", str(f))
+        docs[rel] = Document(rel, text, "", {"source": f.relative_to(path).as_posix()})
+        listing.update(f"{f.relative_to(path).as_posix()}\0{sha256_hex(data)}\n".encode())
+    if not docs:
+        raise InputError("the directory holds no .txt, .md or .pdf files", str(path))
+    return Corpus(path=str(path), sha256=listing.hexdigest(), documents=docs, extractor=extractor)

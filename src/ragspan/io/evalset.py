@@ -1,0 +1,211 @@
+"""The eval set: one query per line with its gold character spans (DESIGN.md, "Eval set")."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragspan.errors import InputError
+from ragspan.io.files import iter_json_records, read_bytes, decode_utf8, sha256_hex
+
+HEADER_KEY = "_header"
+MATCH_MODES = ("all", "any")
+
+
+@dataclass(frozen=True)
+class GoldSpan:
+    """A gold answer location: ``text[start:end]`` of document ``doc_id`` (code points, end exclusive)."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    """One eval query. ``relevance`` holds doc-level grades (empty for a pure span eval set)."""
+
+    id: str
+    query: str
+    gold_spans: tuple[GoldSpan, ...]
+    doc_id: str | None = None
+    match: str = "all"
+    tags: dict[str, str] = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
+    relevance: dict[str, int] = field(default_factory=dict)
+    line: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    path: str
+    sha256: str
+    queries: tuple[EvalQuery, ...]
+    header: dict[str, Any] | None = None
+
+    def by_id(self) -> dict[str, EvalQuery]:
+        return {q.id: q for q in self.queries}
+
+
+def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
+    """Ids are non-empty strings; integers are accepted and turned into their decimal text."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f"'{what}' must be a string", path, line)
+    text = str(value)
+    if not text:
+        raise InputError(f"'{what}' must not be empty", path, line)
+    return text
+
+
+def is_offset(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_offsets(start: Any, end: Any, path: str, line: int, what: str) -> tuple[int, int]:
+    """Validate one span's offsets: integers, ``0 <= start < end``."""
+    if not is_offset(start) or not is_offset(end):
+        raise InputError(f"{what}: start and end must be integers", path, line)
+    if start < 0:
+        raise InputError(f"{what}: negative offset start={start}", path, line)
+    if start >= end:
+        raise InputError(f"{what}: start={start} must be < end={end}", path, line)
+    return start, end
+
+
+def parse_gold_span(raw: Any, scope: str | None, path: str, line: int, index: int) -> GoldSpan:
+    what = f"gold_spans[{index}]"
+    if isinstance(raw, list):
+        if len(raw) != 2:
+            raise InputError(f"{what}: a list span must be [start, end]", path, line)
+        if scope is None:
+            raise InputError(f"{what}: [start, end] needs the row's 'doc_id'", path, line)
+        start, end = check_offsets(raw[0], raw[1], path, line, what)
+        return GoldSpan(scope, start, end)
+    if not isinstance(raw, dict):
+        raise InputError(f"{what}: expected an object with doc_id, start, end", path, line)
+    doc_id = raw.get("doc_id", scope)
+    if doc_id is None:
+        raise InputError(f"{what}: missing 'doc_id'", path, line)
+    doc_id = parse_id(doc_id, path, line, f"{what}.doc_id")
+    if "start" not in raw or "end" not in raw:
+        raise InputError(f"{what}: missing 'start' or 'end'", path, line)
+    start, end = check_offsets(raw["start"], raw["end"], path, line, what)
+    return GoldSpan(doc_id, start, end)
+
+
+def parse_tags(raw: Any, path: str, line: int) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError("'tags' must be an object", path, line)
+    tags: dict[str, str] = {}
+    for key, value in raw.items():
+        if isinstance(value, bool):
+            tags[str(key)] = "true" if value else "false"
+        elif isinstance(value, (str, int, float)):
+            tags[str(key)] = str(value)
+        elif value is None:
+            continue
+        else:
+            raise InputError(f"tag '{key}' must be a string or number", path, line)
+    return tags
+
+
+def parse_relevance(obj: dict[str, Any], path: str, line: int) -> dict[str, int]:
+    """Doc-level judgments on an eval row: ``relevant_ids`` (grade 1) or ``relevance`` (graded)."""
+    grades: dict[str, int] = {}
+    if "relevant_ids" in obj:
+        ids = obj["relevant_ids"]
+        if not isinstance(ids, list):
+            raise InputError("'relevant_ids' must be a list", path, line)
+        for doc in ids:
+            grades[parse_id(doc, path, line, "relevant_ids[]")] = 1
+    if "relevance" in obj:
+        rel = obj["relevance"]
+        if not isinstance(rel, dict):
+            raise InputError("'relevance' must be an object of doc id -> grade", path, line)
+        for doc, grade in rel.items():
+            if not is_offset(grade):
+                raise InputError(f"relevance grade of '{doc}' must be an integer", path, line)
+            grades[str(doc)] = grade
+    return grades
+
+
+KNOWN_KEYS = {
+    "id", "query", "doc_id", "gold_spans", "gold_texts", "match", "tags", "filters",
+    "relevant_ids", "relevance",
+}
+
+
+def parse_query(obj: dict[str, Any], path: str, line: int) -> EvalQuery:
+    if "id" not in obj:
+        raise InputError("missing 'id'", path, line)
+    qid = parse_id(obj["id"], path, line)
+    query = obj.get("query", "")
+    if not isinstance(query, str):
+        raise InputError("'query' must be a string", path, line)
+    scope = obj.get("doc_id")
+    if scope is not None:
+        scope = parse_id(scope, path, line, "doc_id")
+    raw_spans = obj.get("gold_spans")
+    if raw_spans is None:
+        if "gold_texts" in obj:
+            raise InputError(
+                "'gold_texts' must be resolved to 'gold_spans' first (ragspan adapt)", path, line
+            )
+        raw_spans = []
+    if not isinstance(raw_spans, list):
+        raise InputError("'gold_spans' must be a list", path, line)
+    spans = tuple(parse_gold_span(s, scope, path, line, i) for i, s in enumerate(raw_spans))
+    match = obj.get("match", "all")
+    if match not in MATCH_MODES:
+        raise InputError(f"'match' must be 'all' or 'any', got {match!r}", path, line)
+    filters = obj.get("filters") or {}
+    if not isinstance(filters, dict):
+        raise InputError("'filters' must be an object", path, line)
+    extra = {k: v for k, v in obj.items() if k not in KNOWN_KEYS}
+    return EvalQuery(
+        id=qid,
+        query=query,
+        gold_spans=spans,
+        doc_id=scope,
+        match=match,
+        tags=parse_tags(obj.get("tags"), path, line),
+        filters=filters,
+        relevance=parse_relevance(obj, path, line),
+        line=line,
+        extra=extra,
+    )
+
+
+def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
+    """Read an eval set (JSONL, or a JSON array). An optional first record ``{"_header": {...}}``
+    carries provenance. Query ids must be unique."""
+    name = str(path)
+    data = read_bytes(path)
+    text = decode_utf8(data, name)
+    header: dict[str, Any] | None = None
+    queries: list[EvalQuery] = []
+    seen: dict[str, int] = {}
+    for line, obj in iter_json_records(text, name):
+        if HEADER_KEY in obj:
+            if queries or header is not None:
+                raise InputError("the '_header' record must come first", name, line)
+            if not isinstance(obj[HEADER_KEY], dict):
+                raise InputError("'_header' must be an object", name, line)
+            header = obj[HEADER_KEY]
+            continue
+        q = parse_query(obj, name, line)
+        if q.id in seen:
+            raise InputError(f"repeated query id '{q.id}' (first on line {seen[q.id]})", name, line)
+        seen[q.id] = line
+        queries.append(q)
+    if not queries:
+        raise InputError("the eval set holds no queries", name)
+    return EvalSet(path=name, sha256=sha256_hex(data), queries=tuple(queries), header=header)

@@ -1,0 +1,107 @@
+"""Doc-level judgments: TREC qrels, BEIR qrels TSV, JSONL (``relevant_ids`` or ``relevance``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from ragspan.errors import InputError
+from ragspan.io.evalset import parse_relevance, parse_id
+from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+
+QRELS_FORMATS = ("trec", "beir", "jsonl")
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """``judgments[qid][doc_id] = grade``, in file order. A query may have an empty dict
+    (listed, but with no judgments): such queries are excluded from averages and counted."""
+
+    path: str
+    sha256: str
+    format: str
+    judgments: dict[str, dict[str, int]]
+
+
+def detect_qrels_format(text: str, path: str) -> str:
+    for raw in text.split("\n", 50)[:50]:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("{"):
+            return "jsonl"
+        if line.lower().startswith("query-id") or line.count("\t") == 2 and len(line.split()) == 3:
+            return "beir"
+        if len(line.split()) == 4:
+            return "trec"
+        raise InputError("cannot tell the qrels format from its first line "
+                         "(expected TREC 'qid iter docid grade', BEIR TSV or JSONL)", path)
+    raise InputError("the qrels file is empty", path)
+
+
+def _grade(token: str, path: str, line: int) -> int:
+    try:
+        return int(token)
+    except ValueError:
+        raise InputError(f"grade {token!r} is not an integer", path, line) from None
+
+
+def _add(j: dict[str, dict[str, int]], qid: str, doc: str, grade: int, path: str, line: int,
+         seen: dict[tuple[str, str], int]) -> None:
+    key = (qid, doc)
+    if key in seen:
+        raise InputError(f"document '{doc}' judged twice for query '{qid}' "
+                         f"(first on line {seen[key]})", path, line)
+    seen[key] = line
+    j.setdefault(qid, {})[doc] = grade
+
+
+def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
+    """Read judgments; ``fmt`` is ``auto`` (from the first line) or one of QRELS_FORMATS."""
+    name = str(path)
+    data = read_bytes(path)
+    text = decode_utf8(data, name)
+    if fmt == "auto":
+        fmt = detect_qrels_format(text, name)
+    judgments: dict[str, dict[str, int]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    if fmt == "jsonl":
+        for line, obj in iter_json_lines(text, name):
+            if "id" not in obj:
+                raise InputError("missing 'id'", name, line)
+            qid = parse_id(obj["id"], name, line)
+            if qid in judgments:
+                raise InputError(f"repeated query id '{qid}'", name, line)
+            judgments[qid] = {}
+            for doc, grade in parse_relevance(obj, name, line).items():
+                _add(judgments, qid, doc, grade, name, line, seen)
+    else:
+        width = 4 if fmt == "trec" else 3
+        for number, raw in enumerate(text.split("\n"), start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split("\t") if fmt == "beir" else line.split()
+            parts = [p.strip() for p in parts]
+            if fmt == "beir" and number == 1 and parts[0].lower() == "query-id":
+                continue
+            if len(parts) != width:
+                raise InputError(f"expected {width} columns, found {len(parts)}", name, number)
+            qid, doc, grade = (parts[0], parts[2], parts[3]) if fmt == "trec" else parts
+            _add(judgments, qid, doc, _grade(grade, name, number), name, number, seen)
+    if not judgments:
+        raise InputError("the qrels file holds no judgments", name)
+    return Qrels(name, sha256_hex(data), fmt, judgments)
+
+
+def write_qrels(qrels: dict[str, dict[str, int]], fmt: str) -> str:
+    """Serialise judgments as TREC qrels (``qid 0 docid grade``) or JSONL (``relevance``)."""
+    if fmt == "trec":
+        return "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    if fmt == "jsonl":
+        return "".join(
+            json.dumps({"id": q, "relevance": docs}, ensure_ascii=False) + "\n"
+            for q, docs in qrels.items()
+        )
+    raise ValueError(f"cannot write qrels as {fmt!r}")

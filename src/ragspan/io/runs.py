@@ -1,0 +1,205 @@
+"""Span runs: per query, the retrieved spans ranked best first (DESIGN.md, "Run (span level)").
+
+Runs are held column-wise (one numpy array per field, rows delimited by ``offsets``) so that a
+run of millions of spans is scored without a Python object per span.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragspan.errors import InputError
+from ragspan.io.evalset import is_offset, parse_id
+from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+
+
+@dataclass
+class SpanList:
+    """Ranked spans of many queries, column-wise.
+
+    Row ``i`` (query ``ids[i]``) owns positions ``offsets[i]:offsets[i+1]`` of every column,
+    in rank order. ``score`` is NaN where the run gave none.
+    """
+
+    ids: list[str]
+    offsets: np.ndarray
+    doc_id: list[str]
+    start: np.ndarray
+    end: np.ndarray
+    score: np.ndarray
+    chunk_id: list[str | None]
+    sources: list[dict[str, int] | None]
+
+    def row(self, i: int) -> range:
+        return range(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+
+@dataclass
+class SpanRun:
+    path: str
+    sha256: str
+    spans: SpanList
+    lines: list[int]
+    first_stage: SpanList | None = None
+    latency_ms: np.ndarray | None = None
+    config: dict[str, Any] | None = field(default=None)
+
+    def index(self) -> dict[str, int]:
+        return {qid: i for i, qid in enumerate(self.spans.ids)}
+
+
+class _Columns:
+    """Accumulates spans of one field (``retrieved`` or ``retrieved_first_stage``)."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.offsets = [0]
+        self.doc: list[str] = []
+        self.start: list[Any] = []
+        self.end: list[Any] = []
+        self.score: list[Any] = []
+        self.chunk: list[str | None] = []
+        self.sources: list[dict[str, int] | None] = []
+        self.line_of_span: list[int] = []
+
+    def add(self, raw: Any, path: str, line: int) -> None:
+        if not isinstance(raw, list):
+            raise InputError(f"'{self.key}' must be a list", path, line)
+        for rank, item in enumerate(raw):
+            if not isinstance(item, dict):
+                raise InputError(f"{self.key}[{rank}]: expected an object", path, line)
+            doc = item.get("doc_id")
+            if doc is None:
+                raise InputError(f"{self.key}[{rank}]: missing 'doc_id'", path, line)
+            if not isinstance(doc, str):
+                doc = parse_id(doc, path, line, f"{self.key}[{rank}].doc_id")
+            self.doc.append(doc)
+            self.start.append(item.get("start"))
+            self.end.append(item.get("end"))
+            self.score.append(item.get("score"))
+            self.chunk.append(item.get("chunk_id"))
+            self.sources.append(item.get("sources"))
+        self.line_of_span.extend([line] * len(raw))
+        self.offsets.append(len(self.doc))
+
+    def skip(self) -> None:
+        self.offsets.append(len(self.doc))
+
+    def finish(self, ids: list[str], path: str) -> SpanList:
+        start = _int_column(self.start, "start", self, path)
+        end = _int_column(self.end, "end", self, path)
+        bad = np.flatnonzero((start < 0) | (start >= end))
+        if bad.size:
+            i = int(bad[0])
+            reason = (
+                f"negative offset start={start[i]}" if start[i] < 0
+                else f"start={start[i]} must be < end={end[i]}"
+            )
+            raise InputError(f"{self._where(i)}: {reason}", path, self.line_of_span[i])
+        score = _score_column(self.score, self, path)
+        return SpanList(
+            ids=ids,
+            offsets=np.asarray(self.offsets, dtype=np.int64),
+            doc_id=self.doc,
+            start=start,
+            end=end,
+            score=score,
+            chunk_id=self.chunk,
+            sources=self.sources,
+        )
+
+    def _where(self, i: int) -> str:
+        row = int(np.searchsorted(np.asarray(self.offsets), i, side="right")) - 1
+        return f"{self.key}[{i - self.offsets[row]}]"
+
+
+def _int_column(values: list[Any], name: str, cols: _Columns, path: str) -> np.ndarray:
+    if not values:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError):
+        arr = np.asarray(values, dtype=object)
+    if arr.dtype.kind == "i":
+        return arr.astype(np.int64, copy=False)
+    for i, value in enumerate(values):
+        if not is_offset(value):
+            what = "missing" if value is None else f"not an integer ({value!r})"
+            raise InputError(f"{cols._where(i)}: '{name}' {what}", path, cols.line_of_span[i])
+    return np.asarray(values, dtype=np.int64)  # pragma: no cover - huge ints
+
+
+def _score_column(values: list[Any], cols: _Columns, path: str) -> np.ndarray:
+    out = np.full(len(values), np.nan)
+    for i, value in enumerate(values):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{cols._where(i)}: 'score' must be a number", path, cols.line_of_span[i])
+        if not math.isfinite(value):
+            raise InputError(f"{cols._where(i)}: non-finite score {value}", path, cols.line_of_span[i])
+        out[i] = value
+    return out
+
+
+def read_span_run(path: str | os.PathLike[str]) -> SpanRun:
+    """Read a span run (JSONL). Query ids must be unique; offsets ``0 <= start < end``;
+    scores, where given, finite. A row may carry ``retrieved_first_stage`` and ``latency_ms``."""
+    name = str(path)
+    data = read_bytes(path)
+    text = decode_utf8(data, name)
+    main = _Columns("retrieved")
+    first = _Columns("retrieved_first_stage")
+    ids: list[str] = []
+    lines: list[int] = []
+    latency: list[float] = []
+    seen: dict[str, int] = {}
+    any_first = False
+    config: dict[str, Any] | None = None
+    for line, obj in iter_json_lines(text, name):
+        if "_header" in obj:
+            if ids:
+                raise InputError("the '_header' record must come first", name, line)
+            header = obj["_header"]
+            config = header if isinstance(header, dict) else None
+            continue
+        if "id" not in obj:
+            raise InputError("missing 'id'", name, line)
+        qid = parse_id(obj["id"], name, line)
+        if qid in seen:
+            raise InputError(f"repeated query id '{qid}' (first on line {seen[qid]})", name, line)
+        if "retrieved" not in obj:
+            raise InputError("missing 'retrieved'", name, line)
+        seen[qid] = line
+        ids.append(qid)
+        lines.append(line)
+        main.add(obj["retrieved"], name, line)
+        if "retrieved_first_stage" in obj:
+            any_first = True
+            first.add(obj["retrieved_first_stage"], name, line)
+        else:
+            first.skip()
+        lat = obj.get("latency_ms")
+        if lat is None:
+            latency.append(math.nan)
+        elif isinstance(lat, bool) or not isinstance(lat, (int, float)) or not math.isfinite(lat):
+            raise InputError("'latency_ms' must be a finite number", name, line)
+        else:
+            latency.append(float(lat))
+    if not ids:
+        raise InputError("the run holds no rows", name)
+    lat_arr = np.asarray(latency, dtype=float)
+    return SpanRun(
+        path=name,
+        sha256=sha256_hex(data),
+        spans=main.finish(ids, name),
+        lines=lines,
+        first_stage=first.finish(ids, name) if any_first else None,
+        latency_ms=lat_arr if np.isfinite(lat_arr).any() else None,
+        config=config,
+    )
