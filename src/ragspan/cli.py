@@ -126,6 +126,56 @@ def validate_report(report: str) -> None:
     click.echo(f"{report}: valid ({doc['predicate']['kind']})")
 
 
+@cli.command()
+@click.argument("what", type=click.Choice(["qrels", "run"]))
+@click.option("--in", "src", required=True, type=str, help="Input file (format detected).")
+@click.option("--to", "fmt", required=True, type=click.Choice(["trec", "jsonl"]))
+@click.option("--out", required=True, type=str, help="Output file (written atomically).")
+@common_options
+def convert(what: str, src: str, fmt: str, out: str) -> None:
+    """Convert qrels or a doc run between TREC and JSONL, losslessly."""
+    from ragspan.commands import convert_command
+
+    convert_command(what, src, fmt, out)
+
+
+@cli.command()
+@click.option("--baseline", required=True, type=str, help="Baseline score report (JSON).")
+@click.option("--candidate", required=True, type=str, help="Candidate score report (JSON).")
+@click.option("--budget", "budgets", multiple=True,
+              help="METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
+                   "Default: complete_grounding=2pt.")
+@click.option("--alpha", type=float, default=None,
+              help="Fail an over-budget drop only if also significant (p < alpha).")
+@click.option("--mode", type=click.Choice(["threshold", "non-inferiority"]), default=None)
+@click.option("--test", type=click.Choice(["randomization", "t-test"]), default=None)
+@click.option("--permutations", type=click.IntRange(min=1), default=None,
+              help="Monte Carlo sign flips when n > 16 (default 10000).")
+@click.option("--bootstrap", type=click.IntRange(min=1), default=None,
+              help="Bootstrap resamples for the 95% CI (default 2000).")
+@click.option("--seed", type=int, default=None, help="Random seed (default 0).")
+@click.option("--correction", type=click.Choice(["none", "holm"]), default=None)
+@click.option("--budget-tolerance", type=click.FloatRange(min=0), default=None,
+              help="Allowed relative change of mean retrieved_chars (default 0.10).")
+@click.option("--allow-budget-change", is_flag=True,
+              help="Accept a changed retrieval budget (still reported).")
+@click.option("--gate-slices", multiple=True, help="Tag key whose every value is gated too.")
+@click.option("--min-slice-size", type=click.IntRange(min=1), default=None)
+@click.option("--primary-metric", type=str, default=None,
+              help="Metric ranking the most regressed queries.")
+@click.option("--top", type=click.IntRange(min=0), default=None)
+@click.option("--config", type=str, default=None,
+              help="pyproject.toml with [tool.ragspan] (default: ./pyproject.toml if present).")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@common_options
+def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
+    from ragspan.commands import compare_command
+
+    emit(compare_command(**kwargs), out, fmt)
+
+
 def main() -> None:
     try:
         cli(prog_name="ragspan")

@@ -59,3 +59,118 @@ def score_command(
         len(evalset.queries), int((~report.in_run).sum()), len(report.unmatched_run_ids),
     )
     return span_envelope(report)
+
+
+def convert_command(what: str, src: str, fmt: str, out: str) -> None:
+    """``ragspan convert qrels|run``: TREC <-> JSONL. Run order is kept exactly: a JSONL run
+    written as TREC gets strictly decreasing scores, so trec_eval reproduces its order."""
+    from ragspan.io.files import write_text_atomic
+
+    if what == "qrels":
+        from ragspan.io.qrels import read_qrels, write_qrels
+
+        text = write_qrels(read_qrels(src).judgments, fmt)
+    else:
+        from ragspan.io.docruns import read_doc_run, write_doc_run
+
+        text = write_doc_run(read_doc_run(src), fmt)
+    write_text_atomic(out, text)
+    log.info("wrote %s (%s)", out, fmt)
+
+
+def compare_command(
+    *,
+    baseline: str,
+    candidate: str,
+    budgets: Sequence[str] = (),
+    alpha: float | None = None,
+    mode: str | None = None,
+    test: str | None = None,
+    permutations: int | None = None,
+    bootstrap: int | None = None,
+    seed: int | None = None,
+    correction: str | None = None,
+    budget_tolerance: float | None = None,
+    allow_budget_change: bool = False,
+    gate_slices: Sequence[str] = (),
+    min_slice_size: int | None = None,
+    primary_metric: str | None = None,
+    top: int | None = None,
+    config: str | None = None,
+) -> dict[str, Any]:
+    """``ragspan compare``: gate a candidate score report against a baseline."""
+    from ragspan import gate
+    from ragspan.budgets import parse_budget
+    from ragspan.config import load_tool_config
+    from ragspan.envelope import InputRef, read_report, statement
+    from ragspan.io.files import read_bytes, sha256_hex
+
+    table, config_path = load_tool_config(config)
+
+    def pick(cli_value: Any, key: str, default: Any) -> Any:
+        return cli_value if cli_value is not None else table.get(key, default)
+
+    budget_specs = [f"{k}={v}" for k, v in (table.get("budgets") or {}).items()]
+    parsed = dict(parse_budget(s) for s in [*budget_specs, *budgets])
+    opts = gate.GateOptions(
+        budgets=parsed,
+        alpha=pick(alpha, "alpha", None),
+        mode=pick(mode, "mode", "threshold"),
+        test=pick(test, "test", "randomization"),
+        permutations=int(pick(permutations, "permutations", 10_000)),
+        bootstrap=int(pick(bootstrap, "bootstrap", 2_000)),
+        seed=int(pick(seed, "seed", 0)),
+        correction=pick(correction, "correction", "none"),
+        budget_tolerance=float(pick(budget_tolerance, "budget-tolerance", 0.10)),
+        allow_budget_change=allow_budget_change or bool(table.get("allow-budget-change", False)),
+        gate_slices=tuple(gate_slices) or tuple(table.get("gate-slices", ())),
+        min_slice_size=int(pick(min_slice_size, "min-slice-size", 10)),
+        primary_metric=pick(primary_metric, "primary-metric", None),
+        top=int(pick(top, "top", 10)),
+    )
+    opts.validate()
+    base_doc, cand_doc = read_report(baseline), read_report(candidate)
+    gate.check_comparable(base_doc, cand_doc, baseline, candidate)
+    cmp = gate.align(base_doc, cand_doc)
+    defaults = gate.default_budgets(cmp.kind)
+    for name in parsed:
+        if "@" in name and name not in cmp.names:
+            raise UsageError(f"--budget names '{name}', which the reports do not carry")
+    outcomes = gate.evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults)
+    bcheck = gate.budget_check(cmp, opts)
+    slices, slice_failures = gate.slice_outcomes(cmp, opts, defaults)
+    decision = gate.decide(outcomes, bcheck, slice_failures)
+    k_min = min(cmp.ks)
+    primary = opts.primary_metric or (
+        f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}")
+    regressed = gate.most_regressed(cmp, primary, opts.top)
+
+    summary: dict[str, Any] = {
+        "verdict": decision.verdict,
+        "reasons": list(decision.reasons),
+        "queries": len(cmp.ids),
+        "primary_metric": primary,
+        "metrics": {o.name: o.as_json() for o in outcomes},
+    }
+    if bcheck is not None:
+        summary["retrieval_budget"] = {"tolerance": bcheck.tolerance, "changed": bcheck.changed,
+                                       "allowed": bcheck.allowed, "per_k": bcheck.per_k}
+    parameters = {
+        "alpha": opts.alpha, "mode": opts.mode, "test": opts.test,
+        "permutations": opts.permutations, "bootstrap": opts.bootstrap, "seed": opts.seed,
+        "correction": opts.correction, "budget_tolerance": opts.budget_tolerance,
+        "allow_budget_change": opts.allow_budget_change,
+        "budgets": {n: str(b) for n, b in sorted({**defaults, **parsed}.items())},
+        "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
+        "k": cmp.ks, "config_file": config_path,
+    }
+    refs = []
+    for role, path in (("baseline", baseline), ("candidate", candidate)):
+        refs.append(InputRef(role, path, sha256_hex(read_bytes(path))))
+    return statement(
+        kind="compare", subject=[refs[1]], inputs=refs,
+        parameters={k: v for k, v in parameters.items() if v is not None},
+        summary=summary,
+        details={"most_regressed": regressed, "slices": slices},
+        verdict=decision.verdict, exit_code=decision.exit_code,
+    )

@@ -65,7 +65,7 @@ def ranked_columns(spans: SpanList, row_to_query: np.ndarray, codes: DocCodes) -
     rank = np.arange(spans.start.size) - np.repeat(spans.offsets[:-1], counts)
     query = row_to_query[row_of_span]
     sel = query >= 0
-    doc = codes.many(spans.doc_id)
+    doc = codes.many(spans.doc_names)[spans.doc_code] if spans.doc_code.size else spans.doc_code
     return RankedColumns(query[sel], doc[sel], spans.start[sel], spans.end[sel], rank[sel])
 
 

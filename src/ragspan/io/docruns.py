@@ -192,8 +192,18 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
             raise InputError("'retrieved_ids' must be a list of doc ids", name, line)
         qcode = qc.code(qid)
         docs = [dc.code(parse_id(x, name, line, "retrieved_ids[]")) for x in ids]
+        scores = np.full(len(docs), np.nan)
+        if "scores" in obj:
+            raw = obj["scores"]
+            if (not isinstance(raw, list) or len(raw) != len(ids) or any(
+                    isinstance(x, bool) or not isinstance(x, (int, float)) for x in raw)):
+                raise InputError("'scores' must be a list of numbers, one per retrieved id",
+                                 name, line)
+            scores = np.asarray(raw, dtype=float)
+            if not np.isfinite(scores).all():
+                raise InputError("non-finite score in 'scores'", name, line)
         parts.append((np.full(len(docs), qcode, np.int64), np.asarray(docs, np.int64),
-                      np.full(len(docs), np.nan), np.full(len(docs), line, np.int64)))
+                      scores, np.full(len(docs), line, np.int64)))
     if not qc:
         raise InputError("the run holds no rows", name)
     return _finish(name, sha256_hex(data), fmt, qc, dc, parts, sort_by_score=False)
@@ -204,8 +214,15 @@ def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:
     (or has ties), so trec_eval reproduces the order exactly."""
     per_query = run.per_query()
     if fmt == "jsonl":
-        return "".join(json.dumps({"id": q, "retrieved_ids": docs}, ensure_ascii=False) + "\n"
-                       for q, docs in per_query.items())
+        rows, pos = [], 0
+        for q, docs in per_query.items():
+            row: dict[str, object] = {"id": q, "retrieved_ids": docs}
+            s = run.score[pos: pos + len(docs)]
+            pos += len(docs)
+            if s.size and np.isfinite(s).all():
+                row["scores"] = s.tolist()
+            rows.append(json.dumps(row, ensure_ascii=False) + "\n")
+        return "".join(rows)
     if fmt != "trec":
         raise ValueError(f"cannot write a run as {fmt!r}")
     lines = []
@@ -214,7 +231,10 @@ def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:
     for q, docs in per_query.items():
         s = scores[pos: pos + len(docs)]
         pos += len(docs)
-        keep = bool(np.isfinite(s).all() and np.all(np.diff(s) < 0))
+        keep = bool(np.isfinite(s).all()) and all(
+            s[r] > s[r + 1] or (s[r] == s[r + 1] and docs[r] > docs[r + 1])
+            for r in range(len(docs) - 1)
+        )  # trec_eval (score desc, doc id desc) would give back exactly this order
         for r, d in enumerate(docs):
             value = repr(float(s[r])) if keep else str(len(docs) - r)
             lines.append(f"{q} Q0 {d} {r + 1} {value} {tag}\n")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.errors import InputError
-from ragspan.io.files import iter_json_records, read_bytes, decode_utf8, sha256_hex
+from ragspan.io.files import decode_utf8, iter_json_records, read_bytes, sha256_hex
 
 HEADER_KEY = "_header"
 MATCH_MODES = ("all", "any")

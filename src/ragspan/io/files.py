@@ -60,7 +60,7 @@ def iter_json_lines(text: str, path: str) -> Iterator[tuple[int, dict[str, Any]]
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path, number)
+            raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path, number) from None
         if not isinstance(obj, dict):
             raise InputError(f"expected a JSON object, got {type(obj).__name__}", path, number)
         yield number, obj
@@ -100,11 +100,8 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[Any
         raise InputError("output directory does not exist", str(directory))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
-        if "b" in mode:
-            handle = os.fdopen(fd, mode)
-        else:
-            handle = os.fdopen(fd, mode, encoding="utf-8", newline="")
-        with handle:
+        text_args = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+        with os.fdopen(fd, mode, **text_args) as handle:
             yield handle
         os.replace(tmp, target)
     except BaseException:

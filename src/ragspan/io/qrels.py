@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import parse_relevance, parse_id
+from ragspan.io.evalset import parse_id, parse_relevance
 from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
 
 QRELS_FORMATS = ("trec", "beir", "jsonl")

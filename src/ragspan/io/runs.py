@@ -34,6 +34,15 @@ class SpanList:
     score: np.ndarray
     chunk_id: list[str | None]
     sources: list[dict[str, int] | None]
+    doc_names: list[str] = field(default_factory=list)
+    doc_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        if self.doc_code.size != len(self.doc_id):
+            names: dict[str, int] = {}
+            self.doc_code = np.fromiter((names.setdefault(d, len(names)) for d in self.doc_id),
+                                        dtype=np.int64, count=len(self.doc_id))
+            self.doc_names = list(names)
 
     def row(self, i: int) -> range:
         return range(int(self.offsets[i]), int(self.offsets[i + 1]))
@@ -102,6 +111,9 @@ class _Columns:
             )
             raise InputError(f"{self._where(i)}: {reason}", path, self.line_of_span[i])
         score = _score_column(self.score, self, path)
+        names: dict[str, int] = {}
+        code = np.fromiter((names.setdefault(d, len(names)) for d in self.doc), dtype=np.int64,
+                           count=len(self.doc))
         return SpanList(
             ids=ids,
             offsets=np.asarray(self.offsets, dtype=np.int64),
@@ -111,6 +123,8 @@ class _Columns:
             score=score,
             chunk_id=self.chunk,
             sources=self.sources,
+            doc_names=list(names),
+            doc_code=code,
         )
 
     def _where(self, i: int) -> str:

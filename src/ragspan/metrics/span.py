@@ -56,16 +56,32 @@ class SpanScores:
 
 
 def dedup_mask(r: RankedColumns) -> np.ndarray:
-    """True for the first occurrence of each ``(query, doc, start, end)``, False for repeats."""
+    """True for the first occurrence of each ``(query, doc, start, end)``, False for repeats.
+
+    A wrapping 64-bit hash of the key finds the candidates; only entries whose hash occurs
+    more than once are compared exactly, so collisions cannot drop a distinct span.
+    """
     n = r.query.size
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    order = np.lexsort((r.rank, r.end, r.start, r.doc, r.query))
-    q, d, s, e = r.query[order], r.doc[order], r.start[order], r.end[order]
-    repeat = np.zeros(n, dtype=bool)
+    keep = np.ones(n, dtype=bool)
+    if n < 2:
+        return keep
+    h = (r.query * np.int64(1_000_003) + r.doc) * np.int64(1_000_033)
+    h = (h + r.start) * np.int64(998_244_353) + r.end
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    same = hs[1:] == hs[:-1]
+    if not same.any():
+        return keep
+    flag = np.zeros(n, dtype=bool)
+    flag[1:] |= same
+    flag[:-1] |= same
+    cand = order[flag]
+    q, d, s, e, k = r.query[cand], r.doc[cand], r.start[cand], r.end[cand], r.rank[cand]
+    sub = np.lexsort((k, e, s, d, q))
+    q, d, s, e = q[sub], d[sub], s[sub], e[sub]
+    repeat = np.zeros(cand.size, dtype=bool)
     repeat[1:] = (q[1:] == q[:-1]) & (d[1:] == d[:-1]) & (s[1:] == s[:-1]) & (e[1:] == e[:-1])
-    keep = np.empty(n, dtype=bool)
-    keep[order] = ~repeat
+    keep[cand[sub][repeat]] = False
     return keep
 
 
@@ -76,6 +92,17 @@ def _sum_by(index: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     out = np.zeros(num.shape, dtype=float)
     np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def group_max(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Maximum of ``values`` per group id in ``[0, n)`` (0 where a group has none)."""
+    out = np.zeros(n)
+    if values.size:
+        order = np.lexsort((values, group))
+        g = group[order]
+        last = np.append(np.flatnonzero(g[1:] != g[:-1]), g.size - 1)
+        out[g[last]] = values[order][last]
     return out
 
 
@@ -105,7 +132,10 @@ def score_spans(
     rs, re_ = line.place(rgroup, ranked.start), line.place(rgroup, ranked.end)
     relevant = keep & (sp.covered(gold_union, rs, re_) > 0)
     first_rel = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_rel, ranked.query[relevant], ranked.rank[relevant])
+    rel_q, rel_rank = ranked.query[relevant], ranked.rank[relevant]
+    order = np.lexsort((rel_rank, rel_q))
+    uq, first = np.unique(rel_q[order], return_index=True)
+    first_rel[uq] = rel_rank[order][first]
 
     values: dict[str, np.ndarray] = {}
     fractions: dict[int, np.ndarray] = {}
@@ -122,8 +152,7 @@ def score_spans(
         fractions[k] = frac
         covered_union = _sum_by(gu_query, sp.covered(r_union, gold_union.start, gold_union.end)
                                 .astype(float), n)
-        frac_max = np.zeros(n)
-        np.maximum.at(frac_max, gold.query, frac)
+        frac_max = group_max(gold.query, frac, n)
         frac_mean = _ratio(_sum_by(gold.query, frac, n), n_gold.astype(float))
         reached = np.bincount(gold.query, weights=(frac >= tau).astype(float), minlength=n)
         grounded_all = (n_gold > 0) & (reached == n_gold)

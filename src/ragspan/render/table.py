@@ -7,13 +7,14 @@ from typing import Any
 from ragspan.render.grid import metric_grid, ordered_metrics
 
 
-def aligned(header: list[str], rows: list[list[str]]) -> str:
+def aligned(header: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """Columns padded to a common width; the first ``left`` columns left-aligned."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
-        return "  ".join([first, *rest]).rstrip()
+        out = [c.ljust(w) if i < left else c.rjust(w)
+               for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(out).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(header), rule, *(line(r) for r in rows)]) + "\n"

@@ -1,0 +1,391 @@
+"""``compare``: is the candidate's retrieval worse than the baseline's, beyond noise and budget?
+
+Order of questions (docs/gate.md):
+
+1. Comparability (else InputError, exit 3): both reports valid score reports of the same
+   kind, neither with verdict ``error``; same eval-set (or qrels) digest; same corpus digest
+   when both recorded one; same query set; same k values, grounding threshold and relevance
+   level.
+2. Retrieval budget: the candidate's mean ``retrieved_chars@k`` may differ from the
+   baseline's by at most ``budget_tolerance`` at every k, unless ``allow_budget_change``.
+3. Per metric: per-query deltas, paired test, bootstrap CI, budget. ``decide`` turns the
+   outcomes into the verdict; it is the only place a verdict is made.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragspan.budgets import Budget, budget_for
+from ragspan.errors import ExitCode, InputError, UsageError
+from ragspan.metrics.registry import METRICS
+
+MODES = ("threshold", "non-inferiority")
+TESTS = ("randomization", "t-test")
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    alpha: float | None = None
+    mode: str = "threshold"
+    test: str = "randomization"
+    permutations: int = 10_000
+    bootstrap: int = 2_000
+    seed: int = 0
+    correction: str = "none"
+    budget_tolerance: float = 0.10
+    allow_budget_change: bool = False
+    gate_slices: tuple[str, ...] = ()
+    min_slice_size: int = 10
+    primary_metric: str | None = None
+    top: int = 10
+
+    def validate(self) -> None:
+        if self.alpha is not None and not 0 < self.alpha < 1:
+            raise UsageError(f"--alpha must be in (0, 1), got {self.alpha}")
+        if self.mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.test not in TESTS:
+            raise UsageError(f"--test must be one of {', '.join(TESTS)}, got {self.test!r}")
+        if self.correction not in ("none", "holm"):
+            raise UsageError(f"--correction must be 'none' or 'holm', got {self.correction!r}")
+        if self.permutations < 1 or self.bootstrap < 1:
+            raise UsageError("--permutations and --bootstrap must be >= 1")
+        if self.budget_tolerance < 0:
+            raise UsageError("--budget-tolerance must be >= 0")
+        if self.min_slice_size < 1:
+            raise UsageError("--min-slice-size must be >= 1")
+
+
+@dataclass(frozen=True)
+class MetricOutcome:
+    """Everything needed to audit one metric's gate decision."""
+
+    name: str
+    baseline: float
+    candidate: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p_value: float | None
+    p_adjusted: float | None
+    test: str
+    budget: str
+    allowed_drop: float
+    gated: bool
+    over_budget: bool
+    significant: bool | None
+    upper_drop: float | None
+    failed: bool
+    worse: int
+    better: int
+    same: int
+    fixed: int | None = None
+    broken: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k not in ("ci_low", "ci_high")}
+        out["ci95"] = [self.ci_low, self.ci_high]
+        if math.isinf(self.allowed_drop):
+            out["allowed_drop"] = None
+        return {k: v for k, v in out.items() if v is not None or k in ("p_value",)}
+
+
+@dataclass(frozen=True)
+class BudgetCheck:
+    per_k: dict[str, dict[str, float]]
+    changed: bool
+    allowed: bool
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    verdict: str
+    exit_code: ExitCode
+    reasons: tuple[str, ...]
+
+
+def metric_fails(*, gated: bool, over_budget: bool, n: int, alpha: float | None,
+                 p: float | None, mode: str, upper_drop: float | None,
+                 allowed_drop: float) -> tuple[bool, bool | None]:
+    """Truth table of one metric: returns (failed, significant).
+
+    * not gated -> never fails;
+    * mode non-inferiority -> fails unless the one-sided 95% upper bound of the drop is
+      within the budget (a noisy small set cannot pass a real regression);
+    * threshold mode, alpha unset -> fails when the drop is over budget;
+    * threshold mode, alpha set -> fails when over budget and p < alpha; with fewer than 2
+      queries there is no p-value and an over-budget drop fails.
+    """
+    significant = None if p is None or alpha is None else p < alpha
+    if not gated:
+        return False, significant
+    if mode == "non-inferiority":
+        bound = upper_drop if upper_drop is not None else 0.0
+        return bound > allowed_drop + 1e-12, significant
+    if not over_budget:
+        return False, significant
+    if alpha is None or n < 2 or p is None:
+        return True, significant
+    return bool(significant), significant
+
+
+def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
+           slice_failures: Sequence[str] = ()) -> GateDecision:
+    """The verdict: fail when the budget changed (not allowed) or any gated metric failed,
+    overall or in a gated slice."""
+    reasons: list[str] = []
+    if budget is not None and budget.changed and not budget.allowed:
+        detail = ", ".join(f"@{k}: {v['baseline']:.0f} -> {v['candidate']:.0f} chars "
+                           f"(x{v['ratio']:.2f})" for k, v in budget.per_k.items()
+                           if v["changed"])
+        reasons.append(f"retrieval budget changed ({detail}); a recall change bought with "
+                       f"more or fewer characters is not a ranking change "
+                       f"(--allow-budget-change to accept)")
+    for o in outcomes:
+        if o.failed:
+            reasons.append(f"{o.name} dropped {_pts(o)} (budget {o.budget}"
+                           + (f", p={o.p_adjusted if o.p_adjusted is not None else o.p_value:.3g}"
+                              if o.p_value is not None else "") + ")")
+    reasons.extend(slice_failures)
+    if reasons:
+        return GateDecision("fail", ExitCode.GATE_FAILED, tuple(reasons))
+    return GateDecision("pass", ExitCode.OK, ())
+
+
+def _pts(o: MetricOutcome) -> str:
+    base = o.name.split("@")[0].removesuffix("_first_stage")
+    if METRICS.get(base) is not None and METRICS[base].bounded:
+        return f"{-o.delta * 100:.2f}pt ({o.baseline:.4f} -> {o.candidate:.4f})"
+    return f"{o.baseline:.4g} -> {o.candidate:.4g}"
+
+
+# ---- reading and checking the two reports ------------------------------------------------
+
+SCORE_KINDS = ("score.span", "score.doc")
+
+
+def _digest(pred: dict[str, Any], *roles: str) -> str | None:
+    for ref in pred["inputs"]:
+        if ref["role"] in roles:
+            return ref["digest"].get("sha256")
+    return None
+
+
+def check_comparable(base: dict[str, Any], cand: dict[str, Any], base_path: str,
+                     cand_path: str) -> None:
+    bp, cp = base["predicate"], cand["predicate"]
+    for pred, path, role in ((bp, base_path, "baseline"), (cp, cand_path, "candidate")):
+        if pred["kind"] not in SCORE_KINDS:
+            raise InputError(f"the {role} is a '{pred['kind']}' report, not a score report", path)
+        if pred["verdict"] == "error":
+            raise InputError(f"the {role} report has verdict 'error' and cannot be compared",
+                             path)
+        if not isinstance(pred["details"].get("queries"), list):
+            raise InputError(f"the {role} report has no per-query rows", path)
+    if bp["kind"] != cp["kind"]:
+        raise InputError(f"report kinds differ: baseline {bp['kind']}, candidate {cp['kind']}",
+                         cand_path)
+    b_eval, c_eval = _digest(bp, "eval_set", "qrels"), _digest(cp, "eval_set", "qrels")
+    if b_eval != c_eval:
+        raise InputError("scored on a different eval set (sha256 "
+                         f"{(b_eval or '-')[:12]} vs {(c_eval or '-')[:12]})", cand_path)
+    b_corp, c_corp = _digest(bp, "corpus"), _digest(cp, "corpus")
+    if b_corp and c_corp and b_corp != c_corp:
+        raise InputError("scored on a different corpus (sha256 "
+                         f"{b_corp[:12]} vs {c_corp[:12]}): corpus drift would be confounded "
+                         "with the change", cand_path)
+    for key in ("k", "grounding_threshold", "relevance_level"):
+        if bp["parameters"].get(key) != cp["parameters"].get(key):
+            raise InputError(f"parameter '{key}' differs: baseline "
+                             f"{bp['parameters'].get(key)}, candidate "
+                             f"{cp['parameters'].get(key)}", cand_path)
+    b_ids = [r["id"] for r in bp["details"]["queries"]]
+    c_ids = [r["id"] for r in cp["details"]["queries"]]
+    if set(b_ids) != set(c_ids):
+        only_b = sorted(set(b_ids) - set(c_ids))
+        only_c = sorted(set(c_ids) - set(b_ids))
+        raise InputError(
+            f"query sets differ: {len(only_b)} only in the baseline (e.g. {only_b[:3]}), "
+            f"{len(only_c)} only in the candidate (e.g. {only_c[:3]})", cand_path)
+
+
+# ---- the comparison ----------------------------------------------------------------------
+
+
+@dataclass
+class Comparison:
+    ids: list[str]
+    names: list[str]
+    base: np.ndarray  # (n, m)
+    cand: np.ndarray
+    rows_base: dict[str, dict[str, Any]]
+    rows_cand: dict[str, dict[str, Any]]
+    kind: str
+    ks: list[int]
+
+
+def align(base: dict[str, Any], cand: dict[str, Any]) -> Comparison:
+    bp, cp = base["predicate"], cand["predicate"]
+    rows_b = {r["id"]: r for r in bp["details"]["queries"]}
+    rows_c = {r["id"]: r for r in cp["details"]["queries"]}
+    ids = [r["id"] for r in bp["details"]["queries"]]
+    names = [n for n in bp["summary"]["metrics"] if n in cp["summary"]["metrics"]]
+    b = np.array([[rows_b[i]["metrics"].get(n, 0.0) for n in names] for i in ids], dtype=float)
+    c = np.array([[rows_c[i]["metrics"].get(n, 0.0) for n in names] for i in ids], dtype=float)
+    b = b.reshape(len(ids), len(names))
+    c = c.reshape(len(ids), len(names))
+    return Comparison(ids, names, b, c, rows_b, rows_c, bp["kind"],
+                      list(bp["parameters"]["k"]))
+
+
+def default_budgets(kind: str) -> dict[str, Budget]:
+    """Only complete grounding is gated by default (2pt); doc reports gate nDCG instead."""
+    return {"complete_grounding" if kind == "score.span" else "doc_ndcg": Budget("pt", 2.0)}
+
+
+def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
+    per_k: dict[str, dict[str, float]] = {}
+    changed = False
+    for k in cmp.ks:
+        name = f"retrieved_chars@{k}"
+        if name not in cmp.names:
+            return None
+        j = cmp.names.index(name)
+        b, c = float(cmp.base[:, j].mean()), float(cmp.cand[:, j].mean())
+        ratio = c / b if b > 0 else (1.0 if c == 0 else math.inf)
+        moved = abs(ratio - 1.0) > opts.budget_tolerance + 1e-12
+        changed |= moved
+        per_k[str(k)] = {"baseline": b, "candidate": c,
+                         "ratio": ratio if math.isfinite(ratio) else 1e308, "changed": moved}
+    return BudgetCheck(per_k, changed, opts.allow_budget_change, opts.budget_tolerance)
+
+
+def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOptions,
+             defaults: dict[str, Budget]) -> list[MetricOutcome]:
+    """Outcomes of every metric on aligned per-query matrices (n queries x m metrics)."""
+    from ragspan import stats
+
+    n, m = base.shape
+    deltas = cand - base
+    if opts.test == "t-test":
+        test = stats.paired_t_test(deltas)
+    else:
+        test = stats.sign_flip_test(deltas, opts.permutations, opts.seed)
+    ci = stats.bootstrap_ci(deltas, opts.bootstrap, opts.seed)
+    upper_down = stats.one_sided_upper_drop(deltas) if n else np.zeros(m)
+    upper_up = stats.one_sided_upper_drop(-deltas) if n else np.zeros(m)
+    budgets = [budget_for(name, opts.budgets, defaults) for name in names]
+    p_values: list[float | None] = []
+    binary: list[tuple[int, int] | None] = []
+    for j, name in enumerate(names):
+        base_name = name.split("@")[0].removesuffix("_first_stage")
+        spec = METRICS.get(base_name)
+        if spec is not None and spec.binary:
+            fixed, broken, p = stats.discordant_pairs(base[:, j], cand[:, j])
+            binary.append((fixed, broken))
+            p_values.append(p if n >= 2 else None)
+        else:
+            binary.append(None)
+            p_values.append(float(test.p_values[j]) if n >= 2 else None)
+    gated_idx = [j for j in range(m) if budgets[j].gated and p_values[j] is not None]
+    adjusted: dict[int, float] = {}
+    if opts.correction == "holm" and gated_idx:
+        adj = stats.holm(np.array([p_values[j] for j in gated_idx]))
+        adjusted = {j: float(a) for j, a in zip(gated_idx, adj)}
+    out = []
+    for j, name in enumerate(names):
+        base_name = name.split("@")[0].removesuffix("_first_stage")
+        higher = METRICS[base_name].higher_is_better if base_name in METRICS else True
+        b_mean = float(base[:, j].mean()) if n else 0.0
+        c_mean = float(cand[:, j].mean()) if n else 0.0
+        delta = c_mean - b_mean
+        drop = -delta if higher else delta
+        allowed = budgets[j].allowed_drop(b_mean)
+        over = budgets[j].gated and drop > allowed + 1e-12
+        p = p_values[j]
+        p_used = adjusted.get(j, p)
+        up = float(upper_down[j] if higher else upper_up[j])
+        failed, significant = metric_fails(
+            gated=budgets[j].gated, over_budget=over, n=n, alpha=opts.alpha, p=p_used,
+            mode=opts.mode, upper_drop=up, allowed_drop=allowed)
+        d = deltas[:, j] if higher else -deltas[:, j]
+        fixed_broken = binary[j]
+        test_name = ("exact-mcnemar" if fixed_broken is not None else test.method)
+        out.append(MetricOutcome(
+            name=name, baseline=b_mean, candidate=c_mean, delta=delta,
+            ci_low=float(ci.low[j]), ci_high=float(ci.high[j]),
+            p_value=p, p_adjusted=adjusted.get(j), test=test_name, budget=str(budgets[j]),
+            allowed_drop=allowed, gated=budgets[j].gated, over_budget=bool(over),
+            significant=significant, upper_drop=up if opts.mode == "non-inferiority" else None,
+            failed=failed, worse=int((d < -1e-12).sum()), better=int((d > 1e-12).sum()),
+            same=int((np.abs(d) <= 1e-12).sum()),
+            fixed=fixed_broken[0] if fixed_broken else None,
+            broken=fixed_broken[1] if fixed_broken else None,
+        ))
+    return out
+
+
+def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget]
+                   ) -> tuple[dict[str, Any], list[str]]:
+    """Gated metrics per value of each ``gate_slices`` tag; small slices reported only."""
+    report: dict[str, Any] = {}
+    failures: list[str] = []
+    gated_cols = [j for j, n in enumerate(cmp.names)
+                  if budget_for(n, opts.budgets, defaults).gated]
+    names = [cmp.names[j] for j in gated_cols]
+    for key in opts.gate_slices:
+        groups: dict[str, list[int]] = {}
+        for i, qid in enumerate(cmp.ids):
+            value = (cmp.rows_base[qid].get("tags") or {}).get(key)
+            if value is not None:
+                groups.setdefault(value, []).append(i)
+        if not groups:
+            raise UsageError(f"--gate-slices {key!r}: no query carries that tag")
+        per_value = {}
+        for value, idx in sorted(groups.items()):
+            rows = np.asarray(idx)
+            gated = len(idx) >= opts.min_slice_size
+            outs = evaluate(cmp.base[np.ix_(rows, gated_cols)], cmp.cand[np.ix_(rows, gated_cols)],
+                            names, opts, defaults)
+            if not gated:
+                outs = [MetricOutcome(**{**o.__dict__, "gated": False, "failed": False})
+                        for o in outs]
+            per_value[value] = {"count": len(idx), "gated": gated,
+                                "metrics": {o.name: o.as_json() for o in outs}}
+            for o in outs:
+                if o.failed:
+                    failures.append(f"slice {key}={value} ({len(idx)} queries): {o.name} "
+                                    f"dropped {_pts(o)} (budget {o.budget})")
+        report[key] = per_value
+    return report, failures
+
+
+def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, Any]]:
+    """The ``top`` queries with the largest drop of the primary metric (ties by id)."""
+    if primary not in cmp.names:
+        raise UsageError(f"primary metric '{primary}' is not in both reports")
+    j = cmp.names.index(primary)
+    base_name = primary.split("@")[0]
+    higher = METRICS[base_name].higher_is_better if base_name in METRICS else True
+    delta = cmp.cand[:, j] - cmp.base[:, j]
+    if not higher:
+        delta = -delta
+    order = sorted((d, qid, i) for i, (qid, d) in enumerate(zip(cmp.ids, delta)) if d < -1e-12)
+    k = primary.split("@")[1]
+    out = []
+    for _, qid, i in order[:top]:
+        row = {"id": qid, "query": cmp.rows_base[qid].get("query", ""),
+               "baseline": float(cmp.base[i, j]), "candidate": float(cmp.cand[i, j]),
+               "delta": float(cmp.cand[i, j] - cmp.base[i, j])}
+        if base_name == "complete_grounding":
+            row["lost_spans"] = (cmp.rows_cand[qid].get("missing_spans") or {}).get(k, [])
+        out.append(row)
+    return out

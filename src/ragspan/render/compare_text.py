@@ -1,0 +1,113 @@
+"""Compare reports for people: verdict first, then one row per metric, then the queries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.render.grid import fmt_number
+
+
+def _p(m: dict[str, Any]) -> str:
+    p = m.get("p_adjusted", m.get("p_value"))
+    return "n/a" if p is None else f"{p:.3g}"
+
+
+def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Gated metrics first, then the registry's order (complete grounding leads), then k."""
+    from ragspan.metrics.registry import METRICS
+
+    order = {n: i for i, n in enumerate(METRICS)}
+
+    def key(item: tuple[str, Any]) -> tuple[int, bool, int, int]:
+        name, m = item
+        base, k = name.split("@")
+        stage = base.endswith("_first_stage")
+        return (not m["gated"], stage, order.get(base.removesuffix("_first_stage"), 99), int(k))
+
+    return sorted(metrics.items(), key=key)
+
+
+def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
+    rows = []
+    for name, m in _ordered(summary["metrics"]):
+        base = name.split("@")[0]
+        mark = ("❌" if m["failed"] else "✅") if with_marks else ("FAIL" if m["failed"] else "ok")
+        if not m["gated"]:
+            mark = "·" if with_marks else "-"
+        delta = m["delta"]
+        d = f"{delta:+,.0f}" if base.startswith("retrieved_chars") else f"{delta * 100:+.2f}pt"
+        extra = ""
+        if m.get("fixed") is not None:
+            extra = f"+{m['fixed']} / -{m['broken']}"
+        else:
+            extra = f"{m['better']}↑ {m['worse']}↓" if with_marks else f"{m['better']}+ {m['worse']}-"
+        ci = m["ci95"]
+        ci_text = (f"[{ci[0]:+,.0f}, {ci[1]:+,.0f}]" if base.startswith("retrieved_chars")
+                   else f"[{ci[0] * 100:+.2f}, {ci[1] * 100:+.2f}]")
+        rows.append([mark, name, fmt_number(m["baseline"], base), fmt_number(m["candidate"], base),
+                     d, ci_text, _p(m), m["budget"], extra])
+    return rows
+
+
+HEADER = ["", "metric", "baseline", "candidate", "delta", "95% CI", "p", "budget",
+          "fixed/broken or better/worse"]
+
+
+def _budget_line(summary: dict[str, Any]) -> str | None:
+    rb = summary.get("retrieval_budget")
+    if not rb:
+        return None
+    parts = [f"@{k}: {v['baseline']:,.0f} → {v['candidate']:,.0f} chars/query (×{v['ratio']:.2f})"
+             for k, v in rb["per_k"].items()]
+    state = ("changed" + (" (allowed)" if rb["allowed"] else "")) if rb["changed"] else "unchanged"
+    return f"Retrieval budget {state} (tolerance {rb['tolerance'] * 100:g}%): " + "; ".join(parts)
+
+
+def compare_markdown(doc: dict[str, Any]) -> str:
+    from ragspan.render.markdown import md_escape, md_table
+
+    pred = doc["predicate"]
+    s = pred["summary"]
+    icon = "✅ PASS" if s["verdict"] == "pass" else "❌ FAIL"
+    lines = [f"### ragspan gate: {icon}", ""]
+    if s["reasons"]:
+        lines += [f"- {md_escape(r)}" for r in s["reasons"]] + [""]
+    lines.append(f"{s['queries']} queries, primary metric `{s['primary_metric']}`.")
+    budget = _budget_line(s)
+    if budget:
+        lines.append(budget.replace("→", "->"))
+    lines.append("")
+    lines.append(md_table(HEADER, _rows(s, True), right_from=2))
+    worst = pred["details"].get("most_regressed") or []
+    if worst:
+        lines += ["", f"#### Most regressed queries ({s['primary_metric']})", ""]
+        rows = []
+        for q in worst:
+            lost = "; ".join(f"{x['doc_id']} [{x['start']}, {x['end']})"
+                             for x in q.get("lost_spans", []))
+            query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
+            rows.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
+                         lost or "-"])
+        lines.append(md_table(["query id", "query", "change", "gold spans no longer covered"],
+                              rows, right_from=9))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def compare_table(doc: dict[str, Any]) -> str:
+    from ragspan.render.table import aligned
+
+    pred = doc["predicate"]
+    s = pred["summary"]
+    lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
+    lines += [f"  - {r}" for r in s["reasons"]]
+    budget = _budget_line(s)
+    if budget:
+        lines.append(budget)
+    lines.append("")
+    text = "\n".join(lines) + "\n" + aligned(HEADER, _rows(s, False), left=2)
+    worst = pred["details"].get("most_regressed") or []
+    if worst:
+        text += f"\nmost regressed ({s['primary_metric']}):\n"
+        for q in worst:
+            text += f"  {q['id']}: {q['baseline']:.2f} -> {q['candidate']:.2f}  {q['query'][:70]}\n"
+    return text

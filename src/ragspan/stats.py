@@ -1,0 +1,180 @@
+"""Paired statistics on per-query deltas, vectorised over many metrics at once.
+
+``deltas`` is an ``(n_queries, n_metrics)`` matrix of candidate - baseline. Every routine takes
+its random generator as an argument (never global state) and returns frozen results that hold
+what is needed to audit them.
+
+Randomization (sign-flip) test, following ``scipy.stats.permutation_test(...,
+permutation_type='samples')`` on the paired samples exactly:
+
+* statistic: the mean delta; under H0 each query's delta has a random sign;
+* exact enumeration of all ``2**n`` sign vectors when ``n <= exact_max`` (default 16), else
+  ``n_resamples`` seeded Monte Carlo draws with the +1 correction ``(hits + 1) / (R + 1)`` so a
+  p-value is never 0;
+* two-sided p = ``min(1, 2 * min(P(T* <= t), P(T* >= t)))``, comparisons with scipy's
+  relative tolerance ``gamma = 100 * eps * |t|`` so ties in the null distribution count.
+
+References: scipy.stats.permutation_test; Efron & Tibshirani, *An Introduction to the
+Bootstrap* (1993), ch. 15; Holm (1979) for the step-down correction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+EXACT_MAX = 16
+BLOCK = 1024
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """p-values per metric, and how they were obtained."""
+
+    p_values: np.ndarray
+    method: str  # "randomization-exact", "randomization-monte-carlo", "t-test"
+    n_resamples: int | None
+    seed: int | None
+
+
+def _tail_p(null: np.ndarray, observed: np.ndarray, count: int, adjustment: int) -> np.ndarray:
+    gamma = np.abs(100 * np.finfo(float).eps * observed)
+    less = ((null <= observed + gamma).sum(axis=0) + adjustment) / (count + adjustment)
+    greater = ((null >= observed - gamma).sum(axis=0) + adjustment) / (count + adjustment)
+    return np.clip(2 * np.minimum(less, greater), 0, 1)
+
+
+def sign_flip_test(
+    deltas: np.ndarray,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    exact_max: int = EXACT_MAX,
+) -> TestResult:
+    """Two-sided paired randomization test of mean delta = 0, per column (see module doc)."""
+    d = np.asarray(deltas, dtype=float)
+    n, m = d.shape
+    if n == 0:
+        return TestResult(np.ones(m), "randomization-exact", 0, None)
+    observed = d.mean(axis=0)
+    total = d.sum(axis=0)
+    if n <= exact_max:
+        count = 1 << n
+        bits = ((np.arange(count)[:, None] >> np.arange(n)[None, :]) & 1).astype(float)
+        null = (total - 2 * bits @ d) / n
+        return TestResult(_tail_p(null, observed, count, 0), "randomization-exact", count, None)
+    rng = np.random.default_rng(seed)
+    gamma = np.abs(100 * np.finfo(float).eps * observed)
+    less = np.zeros(m)
+    greater = np.zeros(m)
+    done = 0
+    while done < n_resamples:
+        b = min(BLOCK, n_resamples - done)
+        raw = rng.integers(0, 256, size=(b, (n + 7) // 8), dtype=np.uint8)
+        bits = np.unpackbits(raw, axis=1, count=n).astype(float)
+        null = (total - 2 * bits @ d) / n
+        less += (null <= observed + gamma).sum(axis=0)
+        greater += (null >= observed - gamma).sum(axis=0)
+        done += b
+    p = np.clip(2 * np.minimum((less + 1) / (n_resamples + 1), (greater + 1) / (n_resamples + 1)),
+                0, 1)
+    return TestResult(p, "randomization-monte-carlo", n_resamples, seed)
+
+
+def paired_t_test(deltas: np.ndarray) -> TestResult:
+    """Two-sided paired t-test per column (equals ``scipy.stats.ttest_rel``). A column of
+    identical deltas has no variance: p = 1 when they are 0, else 0 (a constant shift)."""
+    from scipy import stats as st
+
+    d = np.asarray(deltas, dtype=float)
+    n, m = d.shape
+    p = np.ones(m)
+    if n < 2:
+        return TestResult(p, "t-test", None, None)
+    sd = d.std(axis=0, ddof=1)
+    mean = d.mean(axis=0)
+    ok = sd > 0
+    t = np.zeros(m)
+    t[ok] = mean[ok] / (sd[ok] / math.sqrt(n))
+    p[ok] = 2 * st.t.sf(np.abs(t[ok]), n - 1)
+    p[~ok & (mean != 0)] = 0.0
+    return TestResult(p, "t-test", None, None)
+
+
+def discordant_pairs(baseline: np.ndarray, candidate: np.ndarray) -> tuple[int, int, float]:
+    """For a binary metric: (fixed, broken, exact two-sided binomial p on the discordant pairs).
+
+    fixed = 0 -> 1, broken = 1 -> 0; p is McNemar's exact test, ``binomtest(fixed, fixed +
+    broken, 0.5)``; 1.0 when there are no discordant pairs."""
+    fixed = int(((baseline < 0.5) & (candidate >= 0.5)).sum())
+    broken = int(((baseline >= 0.5) & (candidate < 0.5)).sum())
+    n = fixed + broken
+    if n == 0:
+        return fixed, broken, 1.0
+    from scipy.stats import binom
+
+    tail = float(binom.cdf(min(fixed, broken), n, 0.5))
+    return fixed, broken, min(1.0, 2 * tail)
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: np.ndarray
+    high: np.ndarray
+    level: float
+    n_resamples: int
+    seed: int
+
+
+def bootstrap_ci(deltas: np.ndarray, n_resamples: int = 2_000, seed: int = 0,
+                 level: float = 0.95) -> Interval:
+    """Percentile bootstrap CI of the mean delta per column (queries resampled with
+    replacement, the same resamples for every metric)."""
+    d = np.asarray(deltas, dtype=float)
+    n, m = d.shape
+    if n == 0:
+        z = np.zeros(m)
+        return Interval(z, z, level, 0, seed)
+    rng = np.random.default_rng(seed)
+    means = np.empty((n_resamples, m))
+    block = max(1, min(n_resamples, 20_000_000 // max(n, 1)))
+    done = 0
+    while done < n_resamples:
+        b = min(block, n_resamples - done)
+        idx = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(float)
+        means[done: done + b] = counts @ d / n
+        done += b
+    alpha = (1 - level) / 2
+    return Interval(np.quantile(means, alpha, axis=0), np.quantile(means, 1 - alpha, axis=0),
+                    level, n_resamples, seed)
+
+
+def one_sided_upper_drop(deltas: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """Upper confidence bound (one-sided, t-based) of the mean *drop* (-delta) per column.
+
+    With fewer than 2 queries the bound is the observed drop itself (no interval exists).
+    """
+    from scipy import stats as st
+
+    d = -np.asarray(deltas, dtype=float)
+    n = d.shape[0]
+    mean = d.mean(axis=0) if n else np.zeros(d.shape[1])
+    if n < 2:
+        return mean
+    se = d.std(axis=0, ddof=1) / math.sqrt(n)
+    return mean + st.t.ppf(level, n - 1) * se
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm-Bonferroni step-down adjusted p-values (monotone, capped at 1)."""
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adjusted
+    return out

@@ -1,0 +1,69 @@
+"""Shared fixtures: the CLI runner, paths to the shared real data, a deterministic Hypothesis
+profile, and schema validation of every report the tests produce."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import settings
+
+settings.register_profile("ragspan", derandomize=True, max_examples=200, deadline=None)
+settings.load_profile("ragspan")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+if not SHARED.is_dir():  # CI clones elsewhere with shared/ beside the clone
+    SHARED = Path(os.environ.get("RAGSPAN_SHARED_DATA", SHARED))
+
+
+def shared(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path}")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _pinned_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+
+
+class Result:
+    def __init__(self, exit_code: int, stdout: str, stderr: str):
+        self.exit_code, self.stdout, self.stderr = exit_code, stdout, stderr
+
+    def json(self) -> dict:
+        return json.loads(self.stdout)
+
+
+def run_cli(*args: str) -> Result:
+    """Invoke the CLI in-process; reports written or printed are schema-checked."""
+    from ragspan.cli import cli
+
+    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return Result(result.exit_code, result.stdout, result.stderr)
+
+
+def assert_input_error(result: Result, *fragments: str) -> None:
+    """Exit 3, one stderr line naming what is wrong, no traceback."""
+    assert result.exit_code == 3, (result.exit_code, result.stdout, result.stderr)
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for frag in fragments:
+        assert frag in lines[0], (frag, lines[0])
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def assert_valid_report(doc: dict) -> None:
+    from ragspan.envelope import validation_error
+
+    assert validation_error(doc) is None, validation_error(doc)

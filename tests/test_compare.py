@@ -1,0 +1,235 @@
+"""``ragspan compare``: each verdict path on hand-built report pairs, comparability refusals,
+determinism, config from pyproject, and the markdown output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_input_error, assert_valid_report, run_cli, write_jsonl
+
+N = 20
+
+
+def make_reports(tmp: Path, grounded_base: list[int], grounded_cand: list[int],
+                 cand_chars: int = 100, corpus_text: str = "x" * 1000, name: str = "c",
+                 tags: list[str] | None = None) -> tuple[Path, Path]:
+    """Each query has one gold span [0, 100); grounded queries retrieve [0, 100), others
+    [500, 500 + chars). Returns the baseline and candidate score reports."""
+    n = len(grounded_base)
+    corpus = write_jsonl(tmp / "corpus.jsonl", [{"id": "d", "text": corpus_text}])
+    rows = []
+    for i in range(n):
+        row = {"id": f"q{i:02d}", "query": f"question {i}", "doc_id": "d", "gold_spans": [[0, 100]]}
+        if tags:
+            row["tags"] = {"cat": tags[i]}
+        rows.append(row)
+    evalset = write_jsonl(tmp / "eval.jsonl", rows)
+    paths = []
+    for label, grounded, chars in (("base", grounded_base, 100), (name, grounded_cand, cand_chars)):
+        run = write_jsonl(tmp / f"run-{label}.jsonl", [
+            {"id": f"q{i:02d}", "retrieved": [
+                {"doc_id": "d", "start": 0 if g else 500, "end": (0 if g else 500) + chars}]}
+            for i, g in enumerate(grounded)])
+        out = tmp / f"{label}.json"
+        res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus,
+                      "--k", "1", "--out", out)
+        assert res.exit_code == 0, res.stderr
+        paths.append(out)
+    return paths[0], paths[1]
+
+
+def compare(base, cand, *args):
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, *args)
+    if res.exit_code in (0, 4) and "--out" not in args and "--format" not in args:
+        assert_valid_report(res.json())
+    return res
+
+
+def test_pass_when_unchanged(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [1] * N)
+    res = compare(b, c)
+    assert res.exit_code == 0
+    pred = res.json()["predicate"]
+    assert pred["verdict"] == "pass" and pred["summary"]["reasons"] == []
+
+
+def test_fail_over_budget(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))  # -15pt
+    res = compare(b, c)
+    assert res.exit_code == 4
+    s = res.json()["predicate"]["summary"]
+    m = s["metrics"]["complete_grounding@1"]
+    assert m["failed"] and m["over_budget"] and (m["fixed"], m["broken"]) == (0, 3)
+    assert m["p_value"] == pytest.approx(0.25)
+    assert any("complete_grounding@1 dropped 15.00pt" in r for r in s["reasons"])
+    worst = res.json()["predicate"]["details"]["most_regressed"]
+    assert [w["id"] for w in worst] == ["q00", "q01", "q02"]
+    assert worst[0]["lost_spans"][0]["start"] == 0
+
+
+def test_over_budget_but_not_significant_with_alpha_passes(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))
+    res = compare(b, c, "--alpha", "0.05")
+    assert res.exit_code == 0
+    m = res.json()["predicate"]["summary"]["metrics"]["complete_grounding@1"]
+    assert m["over_budget"] and not m["significant"] and not m["failed"]
+
+
+def test_significant_and_over_budget_with_alpha_fails(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [0] * 10 + [1] * (N - 10))
+    res = compare(b, c, "--alpha", "0.05")
+    assert res.exit_code == 4  # 10 broken, 0 fixed: p = 2 / 1024
+
+
+def test_non_inferiority_fails_a_noisy_small_regression(tmp_path):
+    # 8 queries, 2 lose grounding: p = 0.5 (not significant) but the upper bound of the drop
+    # is far beyond 2pt, so non-inferiority refuses to pass it
+    b, c = make_reports(tmp_path, [1] * 8, [0, 0] + [1] * 6)
+    assert compare(b, c, "--alpha", "0.05").exit_code == 0
+    res = compare(b, c, "--mode", "non-inferiority")
+    assert res.exit_code == 4
+
+
+def test_budget_changed_fails_unless_allowed(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [1] * N, cand_chars=300)
+    res = compare(b, c)
+    assert res.exit_code == 4
+    s = res.json()["predicate"]["summary"]
+    assert s["reasons"][0].startswith("retrieval budget changed")
+    assert s["retrieval_budget"]["per_k"]["1"]["ratio"] == pytest.approx(3.0)
+    ok = compare(b, c, "--allow-budget-change")
+    assert ok.exit_code == 0
+    assert ok.json()["predicate"]["summary"]["retrieval_budget"]["changed"] is True
+
+
+def test_off_metric_never_fails(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [0] * 10 + [1] * (N - 10))
+    res = compare(b, c, "--budget", "complete_grounding=off", "--budget", "span_coverage=off")
+    assert res.exit_code == 0
+    m = res.json()["predicate"]["summary"]["metrics"]["complete_grounding@1"]
+    assert m["gated"] is False and m["failed"] is False
+
+
+def test_relative_budget(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [0] + [1] * (N - 1))  # -5% relative
+    assert compare(b, c, "--budget", "complete_grounding=6%").exit_code == 0
+    assert compare(b, c, "--budget", "complete_grounding=4%").exit_code == 4
+
+
+def test_mismatched_query_set_is_an_input_error(tmp_path):
+    b, _ = make_reports(tmp_path / "a" if (tmp_path / "a").mkdir() is None else tmp_path,
+                        [1] * N, [1] * N)
+    (tmp_path / "b").mkdir()
+    _, c = make_reports(tmp_path / "b", [1] * (N - 1), [1] * (N - 1))
+    assert_input_error(compare(b, c), "different eval set")
+
+
+def test_different_corpus_is_an_input_error(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    b, _ = make_reports(tmp_path / "a", [1] * N, [1] * N)
+    _, c = make_reports(tmp_path / "b", [1] * N, [1] * N, corpus_text="y" * 1000)
+    assert_input_error(compare(b, c), "different corpus")
+
+
+def test_query_set_mismatch_with_same_digest_is_named(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [1] * N)
+    doc = json.loads(c.read_text())
+    doc["predicate"]["details"]["queries"].pop()
+    c.write_text(json.dumps(doc))
+    assert_input_error(compare(b, c), "query sets differ", "1 only in the baseline")
+
+
+def test_k_mismatch_and_error_baseline_and_missing(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [1] * N)
+    doc = json.loads(c.read_text())
+    doc["predicate"]["parameters"]["k"] = [5]
+    k5 = tmp_path / "k5.json"
+    k5.write_text(json.dumps(doc))
+    assert_input_error(compare(b, k5), "parameter 'k' differs")
+    doc = json.loads(b.read_text())
+    doc["predicate"]["verdict"] = "error"
+    doc["predicate"]["exit_code"] = 3
+    err = tmp_path / "err.json"
+    err.write_text(json.dumps(doc))
+    assert_input_error(compare(err, c), "verdict 'error'")
+    assert_input_error(compare(tmp_path / "missing.json", c), "missing.json", "not found")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert_input_error(compare(bad, c), "bad.json", "not a valid ragspan report")
+
+
+def test_usage_errors(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [1] * N)
+    assert compare(b, c, "--budget", "nonsense=2pt").exit_code == 2
+    assert compare(b, c, "--budget", "complete_grounding=2").exit_code == 2
+    assert compare(b, c, "--budget", "retrieved_chars=2pt").exit_code == 2
+    assert compare(b, c, "--alpha", "1.5").exit_code == 2
+
+
+def test_byte_identical_with_same_seed(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [0] * 4 + [1] * (N - 4))
+    o1, o2 = tmp_path / "o1.json", tmp_path / "o2.json"
+    assert compare(b, c, "--seed", "3", "--out", o1).exit_code == 4
+    assert compare(b, c, "--seed", "3", "--out", o2).exit_code == 4
+    assert o1.read_bytes() == o2.read_bytes()
+    assert o1.read_text().count("\n") == 1
+
+
+def test_gate_slices(tmp_path):
+    tags = ["a"] * 10 + ["b"] * 10
+    # slice b loses 3 of 10 (-30pt) while the aggregate loses 15pt; both fail, slice named
+    b, c = make_reports(tmp_path, [1] * N, [1] * 10 + [0] * 3 + [1] * 7, tags=tags)
+    res = compare(b, c, "--gate-slices", "cat", "--budget", "complete_grounding=20pt")
+    assert res.exit_code == 4
+    reasons = res.json()["predicate"]["summary"]["reasons"]
+    assert reasons == [r for r in reasons if r.startswith("slice cat=b")]
+    small = compare(b, c, "--gate-slices", "cat", "--budget", "complete_grounding=20pt",
+                    "--min-slice-size", "11")
+    assert small.exit_code == 0
+    assert small.json()["predicate"]["details"]["slices"]["cat"]["b"]["gated"] is False
+
+
+def test_pyproject_config_and_cli_precedence(tmp_path, monkeypatch):
+    b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text('[tool.ragspan]\nalpha = 0.05\n[tool.ragspan.budgets]\n'
+                   'complete_grounding = "2pt"\n')
+    monkeypatch.chdir(tmp_path)
+    res = compare(b, c)
+    assert res.exit_code == 0  # alpha from pyproject: not significant
+    assert res.json()["predicate"]["parameters"]["config_file"] == "pyproject.toml"
+    assert compare(b, c, "--budget", "complete_grounding=50pt").exit_code == 0
+    cfg.write_text("[tool.ragspan]\nalfa = 1\n")
+    assert_input_error(compare(b, c), "pyproject.toml", "unknown [tool.ragspan] key")
+
+
+def test_markdown_verdict_first(tmp_path):
+    b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))
+    md = compare(b, c, "--format", "markdown").stdout
+    lines = md.splitlines()
+    assert lines[0] == "### ragspan gate: ❌ FAIL"
+    table_rows = [ln for ln in lines if ln.startswith("| ❌")]
+    assert table_rows and "complete_grounding@1" in table_rows[0]
+    assert "Most regressed queries" in md
+
+
+def test_decide_truth_table():
+    from ragspan.gate import metric_fails
+
+    common = dict(n=20, mode="threshold", upper_drop=None, allowed_drop=0.02)
+    assert metric_fails(gated=False, over_budget=True, alpha=None, p=0.0, **common)[0] is False
+    assert metric_fails(gated=True, over_budget=False, alpha=None, p=0.0, **common)[0] is False
+    assert metric_fails(gated=True, over_budget=True, alpha=None, p=0.9, **common)[0] is True
+    assert metric_fails(gated=True, over_budget=True, alpha=0.05, p=0.9, **common)[0] is False
+    assert metric_fails(gated=True, over_budget=True, alpha=0.05, p=0.01, **common)[0] is True
+    one = dict(common, n=1)
+    assert metric_fails(gated=True, over_budget=True, alpha=0.05, p=None, **one)[0] is True
+    ni = dict(common, mode="non-inferiority")
+    assert metric_fails(gated=True, over_budget=False, alpha=None, p=None,
+                        **{**ni, "upper_drop": 0.019})[0] is False
+    assert metric_fails(gated=True, over_budget=False, alpha=None, p=None,
+                        **{**ni, "upper_drop": 0.03})[0] is True

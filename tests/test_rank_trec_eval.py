@@ -1,0 +1,251 @@
+"""Doc-level metrics equal trec_eval's.
+
+Oracles: (1) pytrec_eval (pytrec-eval-terrier, which wraps trec_eval 9) on 200 seeded random
+qrels/run pairs; (2) trec_eval's own reference outputs in ``shared/data/trec_eval_test``
+(``out.test.aq``: ``trec_eval -m all_trec -q qrels.test results.test``; ``out.test.aqc``: the
+same with ``-c`` on ``results.trunc``; ``out.test.aql``: ``-l2`` on ``qrels.rel_level``).
+trec_eval prints 4 decimals, so those comparisons are to 5e-5.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from conftest import run_cli, shared, write_jsonl
+from ragspan.doclevel import score_doc_run
+from ragspan.io.docruns import read_doc_run
+from ragspan.io.qrels import read_qrels
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+KS = (1, 5, 10, 100)
+OURS_TO_TREC = {"doc_precision": "P_{k}", "doc_recall": "recall_{k}", "doc_ndcg": "ndcg_cut_{k}",
+                "doc_map": "map_cut_{k}", "doc_hit_rate": "success_{k}"}
+
+
+def random_pair(rng: random.Random):
+    qrels, run = {}, {}
+    for q in range(rng.randint(1, 12)):
+        qid = f"q{q}"
+        docs = [f"d{i}" for i in range(rng.randint(5, 150))]
+        if rng.random() < 0.85:  # judged query (some have nothing relevant)
+            judged = rng.sample(docs, rng.randint(1, len(docs)))
+            qrels[qid] = {d: rng.choice([0, 0, 1, 2, 3]) for d in judged}
+        if rng.random() < 0.85:  # query present in the run
+            ranked = rng.sample(docs, rng.randint(1, len(docs)))
+            # coarse scores force ties, broken by doc id descending as trec_eval does
+            run[qid] = {d: float(rng.randint(0, 20)) for d in ranked}
+    if not qrels:
+        qrels["q0"] = {"d0": 1}
+    return qrels, run
+
+
+def write_trec(tmp, qrels, run):
+    qp, rp = tmp / "qrels.txt", tmp / "run.txt"
+    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items()))
+    rp.write_text("".join(f"{q} Q0 {d} {i} {s} tag\n" for q, ds in run.items()
+                          for i, (d, s) in enumerate(ds.items())) or "")
+    return qp, rp
+
+
+def reference(qrels, run, k, level):
+    cut = {}
+    for q, ds in run.items():  # trec_eval order, then truncated to k for recip_rank@k
+        by_doc_desc = sorted(ds.items(), key=lambda kv: kv[0], reverse=True)
+        order = sorted(by_doc_desc, key=lambda kv: -kv[1])  # stable: ties stay doc id desc
+        cut[q] = dict(order[:k])
+    measures = {f"P_{k}", f"recall_{k}", f"ndcg_cut_{k}", f"map_cut_{k}", f"success_{k}"}
+    full = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
+    rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=level).evaluate(cut)
+    return full, rr
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_200_random_pairs_equal_pytrec_eval(tmp_path, level):
+    rng = random.Random(7 + level)
+    checked = 0
+    for case in range(200):
+        qrels, run = random_pair(rng)
+        if not run:
+            continue
+        qp, rp = write_trec(tmp_path, qrels, run)
+        scores = score_doc_run(read_doc_run(rp), read_qrels(qp).judgments, KS, level, False)
+        idx = {q: i for i, q in enumerate(scores.qids)}
+        for k in KS:
+            full, rr = reference(qrels, run, k, level)
+            for q in qrels:
+                if not qrels[q]:
+                    continue
+                i = idx[q]
+                for ours, theirs in OURS_TO_TREC.items():
+                    want = full[q][theirs.format(k=k)] if q in full else 0.0
+                    got = scores.values[f"{ours}@{k}"][i]
+                    assert got == pytest.approx(want, abs=1e-9), (case, q, ours, k)
+                want_rr = rr[q]["recip_rank"] if q in rr else 0.0
+                assert scores.values[f"doc_mrr@{k}"][i] == pytest.approx(want_rr, abs=1e-9)
+                checked += 1
+    assert checked > 1000
+
+
+def parse_trec_eval_output(path):
+    out = {}
+    for line in path.read_text().splitlines():
+        name, qid, value = line.split()
+        try:
+            out[(name, qid)] = float(value)
+        except ValueError:  # relstring, runid: not numbers
+            continue
+    return out
+
+
+CASES = [  # reference output, qrels, run, -c, -l
+    ("out.test.aq", "qrels.test", "results.test", False, 1),
+    ("out.test.aqc", "qrels.test", "results.trunc", True, 1),
+    ("out.test.aql", "qrels.rel_level", "results.test", False, 2),
+]
+
+
+@pytest.mark.parametrize("expected,qrels,run,complete,level", CASES)
+def test_reproduces_trec_eval_reference_outputs(expected, qrels, run, complete, level):
+    base = shared("trec_eval_test")
+    want = parse_trec_eval_output(base / expected)
+    scores = score_doc_run(read_doc_run(base / run), read_qrels(base / qrels).judgments,
+                           (5, 10, 15, 20, 30, 100, 200, 500, 1000), level,
+                           judged_only=not complete)
+    names = {"P_{k}": "doc_precision", "recall_{k}": "doc_recall", "ndcg_cut_{k}": "doc_ndcg",
+             "map_cut_{k}": "doc_map", "success_{k}": "doc_hit_rate"}
+    compared = 0
+    for (name, qid), value in want.items():
+        for pattern, ours in names.items():
+            for k in scores.ks:
+                if name != pattern.format(k=k):
+                    continue
+                arr = scores.values[f"{ours}@{k}"]
+                got = float(arr.mean()) if qid == "all" else float(arr[scores.qids.index(qid)])
+                assert got == pytest.approx(value, abs=5e-5), (name, qid)
+                compared += 1
+        if name == "recip_rank":
+            arr = scores.values["doc_mrr@1000"]
+            got = float(arr.mean()) if qid == "all" else float(arr[scores.qids.index(qid)])
+            assert got == pytest.approx(value, abs=5e-5)
+            compared += 1
+    assert compared >= 40
+
+
+def test_trec_eval_comment_ids_and_graded(tmp_path):
+    """TREC RAG 2024-style ids with '#', graded 0-3 (``out.comment.test``: default measures)."""
+    base = shared("trec_eval_test")
+    want = parse_trec_eval_output(base / "out.comment.test")
+    scores = score_doc_run(read_doc_run(base / "results.comment.test"),
+                           read_qrels(base / "qrels.comment.test").judgments, (5, 10, 1000), 1,
+                           judged_only=True)
+    for name, ours in (("P_5", "doc_precision@5"), ("P_10", "doc_precision@10"),
+                       ("recip_rank", "doc_mrr@1000")):
+        assert float(scores.values[ours].mean()) == pytest.approx(want[(name, "all")], abs=5e-5)
+
+
+def test_cli_doc_score_counts(tmp_path):
+    qrels = write_jsonl(tmp_path / "q.jsonl", [
+        {"id": "a", "relevance": {"d1": 2, "d2": 0}},
+        {"id": "b", "relevant_ids": ["d3"]},
+        {"id": "c", "relevant_ids": []},
+    ])
+    run = write_jsonl(tmp_path / "r.jsonl", [
+        {"id": "a", "retrieved_ids": ["d2", "d1"]},
+        {"id": "z", "retrieved_ids": ["d9"]},
+    ])
+    res = run_cli("score", "--qrels", qrels, "--run", run, "--k", "2")
+    assert res.exit_code == 0, res.stderr
+    s = res.json()["predicate"]["summary"]
+    assert s["queries"] == 2
+    assert s["queries_without_judgments"] == 1
+    assert s["judged_queries_without_run_row"] == 1
+    assert s["run_rows_for_unjudged_queries"] == 1
+    assert s["metrics"]["doc_mrr@2"] == pytest.approx(0.25)  # a: 1/2, b: 0 (missing, -c)
+    only = run_cli("score", "--qrels", qrels, "--run", run, "--k", "2", "--judged-only").json()
+    assert only["predicate"]["summary"]["metrics"]["doc_mrr@2"] == pytest.approx(0.5)
+
+
+def test_scifact_scores_end_to_end(tmp_path):
+    """BEIR SciFact test qrels (read from shared/, never copied) against a run made here:
+    for each query, its judged docs placed at rank 2 behind one unjudged doc."""
+    base = shared("beir_scifact")
+    judg = read_qrels(base / "qrels" / "test.tsv")
+    assert judg.format == "beir"
+    assert len(judg.judgments) == 300
+    assert sum(len(v) for v in judg.judgments.values()) == 339
+    lines = []
+    for q, docs in judg.judgments.items():
+        lines.append(f"{q} Q0 unjudged-{q} 1 10.0 t\n")
+        for i, d in enumerate(sorted(docs)):
+            lines.append(f"{q} Q0 {d} {i + 2} {9.0 - i} t\n")
+    run = tmp_path / "run.trec"
+    run.write_text("".join(lines))
+    res = run_cli("score", "--qrels", base / "qrels" / "test.tsv", "--run", run, "--k", "10")
+    assert res.exit_code == 0, res.stderr
+    m = res.json()["predicate"]["summary"]["metrics"]
+    assert m["doc_mrr@10"] == pytest.approx(0.5)
+    assert m["doc_recall@10"] == pytest.approx(1.0)
+    assert m["doc_hit_rate@10"] == 1.0
+
+
+def test_duplicate_doc_in_trec_run_is_an_error(tmp_path):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 d1 1\n")
+    run = tmp_path / "r.txt"
+    run.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n1 Q0 d1 3 0.5 t\n")
+    from conftest import assert_input_error
+
+    assert_input_error(run_cli("score", "--qrels", qrels, "--run", run), "r.txt:3",
+                       "listed twice")
+
+
+@pytest.mark.parametrize("content,what", [
+    ("1 0 d1\n", "expected 4 columns"),
+    ("1 0 d1 x\n", "not an integer"),
+])
+def test_bad_qrels(tmp_path, content, what):
+    from conftest import assert_input_error
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 d0 1\n" + content)
+    run = tmp_path / "r.txt"
+    run.write_text("1 Q0 d1 1 2.0 t\n")
+    res = run_cli("score", "--qrels", qrels, "--run", run, "--qrels-format", "trec")
+    assert_input_error(res, "q.txt:2", what)
+
+
+def test_bad_trec_run_score(tmp_path):
+    from conftest import assert_input_error
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 d0 1\n")
+    run = tmp_path / "r.txt"
+    run.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 abc t\n")
+    assert_input_error(run_cli("score", "--qrels", qrels, "--run", run), "r.txt:2", "score")
+
+
+def test_convert_round_trips(tmp_path):
+    base = shared("trec_eval_test")
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.trec", tmp_path / "c.jsonl"
+    assert run_cli("convert", "run", "--in", base / "results.test", "--to", "jsonl",
+                   "--out", a).exit_code == 0
+    assert run_cli("convert", "run", "--in", a, "--to", "trec", "--out", b).exit_code == 0
+    assert run_cli("convert", "run", "--in", b, "--to", "jsonl", "--out", c).exit_code == 0
+    assert a.read_text() == c.read_text()
+    orig, back = read_doc_run(base / "results.test"), read_doc_run(b)
+    assert orig.per_query() == back.per_query()
+    assert np.array_equal(orig.score, back.score)
+    # a JSONL run without scores gets strictly decreasing TREC scores, order kept
+    plain = write_jsonl(tmp_path / "p.jsonl", [{"id": "q", "retrieved_ids": ["a", "z", "m"]}])
+    assert run_cli("convert", "run", "--in", plain, "--to", "trec", "--out", b).exit_code == 0
+    assert read_doc_run(b).per_query() == {"q": ["a", "z", "m"]}
+    # qrels both ways
+    q1, q2 = tmp_path / "q.jsonl", tmp_path / "q.trec"
+    assert run_cli("convert", "qrels", "--in", base / "qrels.rel_level", "--to", "jsonl",
+                   "--out", q1).exit_code == 0
+    assert run_cli("convert", "qrels", "--in", q1, "--to", "trec", "--out", q2).exit_code == 0
+    assert read_qrels(q2).judgments == read_qrels(base / "qrels.rel_level").judgments

@@ -1,0 +1,187 @@
+"""Span metrics against independent references.
+
+* ``char_precision`` / ``char_recall``: a direct transcription of LegalBench-RAG's
+  ``QAResult.precision`` / ``QAResult.recall`` (zeroentropy-ai/legalbenchrag,
+  ``legalbenchrag/run_benchmark.py``): per retrieved snippet, per gold snippet, same file,
+  accumulate the overlap; no merging.
+* ``span_coverage``, ``span_recall``, ``complete_grounding``, ``char_precision_merged``,
+  ``retrieved_chars``, ``precision``, ``hit_rate``, ``mrr``: brute force over Python sets of
+  ``(doc_id, character index)``.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from ragspan.io.evalset import EvalQuery, EvalSet, GoldSpan
+from ragspan.io.runs import SpanList, SpanRun
+from ragspan.scoring import compute_span_report
+
+
+def legalbench_precision(retrieved, gold):
+    total_retrieved_len = 0
+    relevant_retrieved_len = 0
+    for r_file, r_start, r_end in retrieved:
+        total_retrieved_len += r_end - r_start
+        for g_file, g_start, g_end in gold:
+            if r_file == g_file:
+                common_min = max(r_start, g_start)
+                common_max = min(r_end, g_end)
+                if common_max > common_min:
+                    relevant_retrieved_len += common_max - common_min
+    if total_retrieved_len == 0:
+        return 0
+    return relevant_retrieved_len / total_retrieved_len
+
+
+def legalbench_recall(retrieved, gold):
+    total_relevant_len = 0
+    relevant_retrieved_len = 0
+    for g_file, g_start, g_end in gold:
+        total_relevant_len += g_end - g_start
+        for r_file, r_start, r_end in retrieved:
+            if r_file == g_file:
+                common_min = max(r_start, g_start)
+                common_max = min(r_end, g_end)
+                if common_max > common_min:
+                    relevant_retrieved_len += common_max - common_min
+    if total_relevant_len == 0:
+        return 0
+    return relevant_retrieved_len / total_relevant_len
+
+
+def chars(spans):
+    return {(d, c) for d, s, e in spans for c in range(s, e)}
+
+
+def brute(gold, ranked, k, tau, match_any=False):
+    """Every span metric by character sets; ``ranked`` may hold repeats."""
+    top, seen = [], set()
+    for item in ranked[:k]:
+        if item not in seen:
+            seen.add(item)
+            top.append(item)
+    rc = chars(top)
+    gc = chars(gold)
+    fracs = [len(chars([g]) & rc) / (g[2] - g[1]) for g in gold]
+    relevant = [bool(chars([r]) & gc) for r in ranked[:k]]
+    first = next((i for i, r in enumerate(ranked) if r in set(top) and chars([r]) & gc), None)
+    out = {
+        "span_coverage": max(fracs) if match_any else len(gc & rc) / len(gc),
+        "span_recall": max(fracs) if match_any else sum(fracs) / len(fracs),
+        "complete_grounding": float(any(f >= tau for f in fracs) if match_any
+                                    else all(f >= tau for f in fracs)),
+        "char_precision": legalbench_precision(top, gold),
+        "char_recall": legalbench_recall(top, gold),
+        "char_precision_merged": len(gc & rc) / len(rc) if rc else 0.0,
+        "retrieved_chars": float(sum(e - s for _, s, e in top)),
+        "hit_rate": float(any(relevant)),
+        "mrr": 1.0 / (first + 1) if first is not None and first < k else 0.0,
+    }
+    # precision counts relevant distinct spans in the first k slots, over k
+    distinct_rel = sum(1 for r in top if chars([r]) & gc)
+    out["precision"] = distinct_rel / k
+    return out
+
+
+def make_case(rng: random.Random):
+    docs = ["a", "b", "c"]
+    n_gold = rng.randint(1, 4)
+    gold = []
+    for _ in range(n_gold):
+        s = rng.randint(0, 150)
+        gold.append((rng.choice(docs[:2]), s, s + rng.randint(1, 40)))
+    ranked = []
+    for _ in range(rng.randint(0, 12)):
+        if ranked and rng.random() < 0.15:
+            ranked.append(rng.choice(ranked))  # exact repeat
+            continue
+        s = rng.randint(0, 170)
+        ranked.append((rng.choice(docs), s, s + rng.randint(1, 60)))
+    return gold, ranked
+
+
+def build(cases, match_any=None):
+    queries, ids, offsets, doc, start, end = [], [], [0], [], [], []
+    for i, (gold, ranked) in enumerate(cases):
+        queries.append(EvalQuery(
+            id=f"q{i}", query="", gold_spans=tuple(GoldSpan(*g) for g in gold),
+            match="any" if match_any and match_any[i] else "all", line=i + 1))
+        ids.append(f"q{i}")
+        for d, s, e in ranked:
+            doc.append(d)
+            start.append(s)
+            end.append(e)
+        offsets.append(len(doc))
+    n = len(doc)
+    spans = SpanList(ids, np.asarray(offsets, np.int64), doc, np.asarray(start, np.int64),
+                     np.asarray(end, np.int64), np.full(n, np.nan), [None] * n, [None] * n)
+    return EvalSet("e.jsonl", "0" * 64, tuple(queries)), SpanRun("r.jsonl", "0" * 64, spans,
+                                                                   list(range(len(ids))))
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_500_random_cases_match_references(k):
+    rng = random.Random(20261129 + k)
+    cases = [make_case(rng) for _ in range(500)]
+    match_any = [rng.random() < 0.3 for _ in cases]
+    tau = 0.5
+    evalset, run = build(cases, match_any)
+    report = compute_span_report(evalset, run, None, (k,), tau)
+    values = report.scores.values
+    for i, (gold, ranked) in enumerate(cases):
+        expected = brute(gold, ranked, k, tau, match_any[i])
+        for name, value in expected.items():
+            assert values[f"{name}@{k}"][i] == pytest.approx(value, abs=1e-12), (name, i)
+
+
+def test_char_precision_can_exceed_one_with_overlapping_retrievals():
+    # two identical-extent but distinct chunks can't repeat exactly, so overlap them by offset
+    gold = [("a", 0, 10)]
+    ranked = [("a", 0, 10), ("a", 0, 9)]
+    evalset, run = build([(gold, ranked)])
+    v = compute_span_report(evalset, run, None, (2,), 0.5).scores.values
+    assert v["char_recall@2"][0] == pytest.approx(19 / 10)
+    assert v["span_coverage@2"][0] == 1.0
+    assert legalbench_recall(ranked, gold) == pytest.approx(1.9)
+
+
+def test_grounding_disagrees_with_pooled_coverage_both_ways():
+    """One fully retrieved span + one missed: coverage 0.5, grounding 0.
+    Two spans each 60% covered: coverage 0.6, grounding 1 (tau 0.5)."""
+    case_a = ([("a", 0, 100), ("a", 200, 300)], [("a", 0, 100)])
+    case_b = ([("a", 0, 100), ("a", 200, 300)], [("a", 0, 60), ("a", 200, 260)])
+    evalset, run = build([case_a, case_b])
+    v = compute_span_report(evalset, run, None, (5,), 0.5).scores.values
+    assert v["span_coverage@5"].tolist() == [0.5, 0.6]
+    assert v["complete_grounding@5"].tolist() == [0.0, 1.0]
+
+
+def test_overlap_only_counts_within_the_same_document():
+    evalset, run = build([([("a", 0, 10)], [("b", 0, 10)])])
+    v = compute_span_report(evalset, run, None, (1,), 0.5).scores.values
+    assert v["span_coverage@1"][0] == 0.0
+    assert v["hit_rate@1"][0] == 0.0
+    assert v["retrieved_chars@1"][0] == 10.0
+
+
+def test_repeat_uses_its_slot_but_counts_once():
+    gold = [("a", 0, 10)]
+    ranked = [("a", 0, 10), ("a", 0, 10), ("a", 50, 60)]
+    evalset, run = build([(gold, ranked)])
+    v = compute_span_report(evalset, run, None, (2, 3), 0.5).scores.values
+    assert v["retrieved_chars@2"][0] == 10.0
+    assert v["precision@2"][0] == 0.5
+    assert v["retrieved_chars@3"][0] == 20.0
+
+
+def test_threshold_is_inclusive_and_configurable():
+    gold = [("a", 0, 10)]
+    evalset, run = build([(gold, [("a", 0, 5)])])
+    assert compute_span_report(evalset, run, None, (1,), 0.5).scores.values[
+        "complete_grounding@1"][0] == 1.0
+    assert compute_span_report(evalset, run, None, (1,), 0.51).scores.values[
+        "complete_grounding@1"][0] == 0.0
