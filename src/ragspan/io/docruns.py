@@ -67,31 +67,26 @@ def detect_run_format(text: str, path: str) -> str:
     raise InputError("the run file is empty", path)
 
 
-class _Coder(dict):
-    def code(self, key: str) -> int:
-        c = self.get(key)
-        if c is None:
-            c = self[key] = len(self)
-        return c
+def _floats(tokens: list[str]) -> np.ndarray | None:
+    try:
+        values = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
+    except ValueError:
+        return None
+    return values if np.isfinite(values).all() else None
 
 
-def _parse_trec_block(block: str, first_line: int, path: str, qc: _Coder, dc: _Coder,
+def _parse_trec_block(block: str, first_line: int, path: str,
                       out: list[tuple[np.ndarray, ...]]) -> None:
-    """Parse whole lines of a TREC run; a fast path for clean 6-column blocks."""
+    """Parse whole lines of a TREC run into (qid strings, doc strings, scores, line numbers);
+    a fast path for clean 6-column blocks, a line-by-line path that names bad lines."""
     tokens = block.split()
     n_lines = block.count("\n") + (0 if block.endswith("\n") else 1)
-    scores = None
     if len(tokens) == 6 * n_lines and "#" not in block:
-        try:
-            scores = np.array(tokens[4::6], dtype=np.float64)
-        except ValueError:
-            scores = None
-    if scores is not None and np.isfinite(scores).all():
-        q = np.fromiter(map(qc.code, tokens[0::6]), dtype=np.int64, count=n_lines)
-        d = np.fromiter(map(dc.code, tokens[2::6]), dtype=np.int64, count=n_lines)
-        lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
-        out.append((q, d, scores, lines))
-        return
+        scores = _floats(tokens[4::6])
+        if scores is not None:
+            lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
+            out.append((np.array(tokens[0::6]), np.array(tokens[2::6]), scores, lines))
+            return
     q_l, d_l, s_l, n_l = [], [], [], []
     for i, raw in enumerate(block.split("\n")):
         parts = raw.split()
@@ -107,12 +102,29 @@ def _parse_trec_block(block: str, first_line: int, path: str, qc: _Coder, dc: _C
             raise InputError(f"score {parts[4]!r} is not a number", path, number) from None
         if not math.isfinite(score):
             raise InputError(f"non-finite score {parts[4]}", path, number)
-        q_l.append(qc.code(parts[0]))
-        d_l.append(dc.code(parts[2]))
+        q_l.append(parts[0])
+        d_l.append(parts[2])
         s_l.append(score)
         n_l.append(number)
-    out.append((np.asarray(q_l, np.int64), np.asarray(d_l, np.int64),
-                np.asarray(s_l, np.float64), np.asarray(n_l, np.int64)))
+    if q_l:
+        out.append((np.array(q_l), np.array(d_l), np.asarray(s_l, np.float64),
+                    np.asarray(n_l, np.int64)))
+
+
+def trec_order(q: np.ndarray, d: np.ndarray, s: np.ndarray, doc_order: np.ndarray) -> np.ndarray:
+    """Permutation putting entries in trec_eval order: query, score desc, doc id desc.
+
+    One int64 key ``(query, dense rank of -score, reversed doc rank)`` sorted once when it
+    fits in 63 bits; a three-key lexsort otherwise.
+    """
+    if q.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    uniq, score_rank = np.unique(-s, return_inverse=True)
+    n_s, n_d = int(uniq.size), int(doc_order.size)
+    if (int(q.max()) + 1) * n_s * n_d < 2**62:
+        key = (q * n_s + score_rank.reshape(-1)) * n_d + (n_d - 1 - doc_order[d])
+        return np.argsort(key, kind="stable")
+    return np.lexsort((-doc_order[d], -s, q))
 
 
 def _blocks(text: str) -> list[tuple[int, str]]:
@@ -129,26 +141,28 @@ def _blocks(text: str) -> list[tuple[int, str]]:
     return blocks
 
 
-def _finish(path: str, sha: str, fmt: str, qc: _Coder, dc: _Coder,
-            parts: list[tuple[np.ndarray, ...]], sort_by_score: bool) -> DocRun:
-    q = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-    d = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    s = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
-    ln = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
-    qids, docs = list(qc), list(dc)
+def _finish(path: str, sha: str, fmt: str, parts: list[tuple[np.ndarray, ...]],
+            sort_by_score: bool) -> DocRun:
+    """Code ids with ``np.unique`` (codes follow code-point order, which is trec_eval's byte
+    order for UTF-8), put entries in order and check for repeated documents."""
+    if not parts:
+        raise InputError("the run holds no rows", path)
+    qids_arr, q = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+    docs_arr, d = np.unique(np.concatenate([p[1] for p in parts]), return_inverse=True)
+    q, d = q.reshape(-1).astype(np.int64), d.reshape(-1).astype(np.int64)
+    s = np.concatenate([p[2] for p in parts])
+    ln = np.concatenate([p[3] for p in parts])
+    qids, docs = qids_arr.tolist(), docs_arr.tolist()
     if sort_by_score:
-        doc_order = np.empty(len(docs), dtype=np.int64)
-        doc_order[np.asarray(sorted(range(len(docs)), key=docs.__getitem__), dtype=np.int64)] = (
-            np.arange(len(docs))
-        )
-        order = np.lexsort((-doc_order[d], -s, q))
+        order = trec_order(q, d, s, np.arange(len(docs), dtype=np.int64))
     else:
-        order = np.lexsort((np.arange(q.size), q))
+        order = np.lexsort((ln, q))
     q, d, s, ln = q[order], d[order], s[order], ln[order]
     pair = q * max(len(docs), 1) + d
-    srt = np.argsort(pair, kind="stable")
-    dup = np.flatnonzero(pair[srt][1:] == pair[srt][:-1])
-    if dup.size:
+    sorted_pairs = np.sort(pair)
+    if (sorted_pairs[1:] == sorted_pairs[:-1]).any():
+        srt = np.argsort(pair, kind="stable")
+        dup = np.flatnonzero(pair[srt][1:] == pair[srt][:-1])
         i, j = srt[dup[0]], srt[dup[0] + 1]
         first, second = sorted((int(ln[i]), int(ln[j])))
         raise InputError(f"document '{docs[d[i]]}' listed twice for query '{qids[q[i]]}' "
@@ -164,19 +178,18 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
     """Read a TREC or JSONL doc run (``fmt``: ``auto``, ``trec``, ``jsonl``)."""
     name = str(path)
     data = read_bytes(path)
+    sha = sha256_hex(data)
     text = decode_utf8(data, name)
+    del data  # keep one copy of a large run in memory
     if fmt == "auto":
         fmt = detect_run_format(text, name)
     if fmt == "span":
         raise InputError("this is a span run; score it with --eval-set", name)
-    qc, dc = _Coder(), _Coder()
     parts: list[tuple[np.ndarray, ...]] = []
     if fmt == "trec":
         for first_line, block in _blocks(text):
-            _parse_trec_block(block, first_line, name, qc, dc, parts)
-        if not qc:
-            raise InputError("the run holds no rows", name)
-        return _finish(name, sha256_hex(data), fmt, qc, dc, parts, sort_by_score=True)
+            _parse_trec_block(block, first_line, name, parts)
+        return _finish(name, sha, fmt, parts, sort_by_score=True)
     seen: dict[str, int] = {}
     for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
@@ -190,8 +203,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
         ids = obj.get("retrieved_ids")
         if not isinstance(ids, list):
             raise InputError("'retrieved_ids' must be a list of doc ids", name, line)
-        qcode = qc.code(qid)
-        docs = [dc.code(parse_id(x, name, line, "retrieved_ids[]")) for x in ids]
+        docs = [parse_id(x, name, line, "retrieved_ids[]") for x in ids]
         scores = np.full(len(docs), np.nan)
         if "scores" in obj:
             raw = obj["scores"]
@@ -202,11 +214,12 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
             scores = np.asarray(raw, dtype=float)
             if not np.isfinite(scores).all():
                 raise InputError("non-finite score in 'scores'", name, line)
-        parts.append((np.full(len(docs), qcode, np.int64), np.asarray(docs, np.int64),
+        docs_arr = np.zeros(0, dtype="<U1") if not docs else np.array(docs)
+        parts.append((np.array([qid] * len(docs), dtype=f"<U{max(len(qid), 1)}"), docs_arr,
                       scores, np.full(len(docs), line, np.int64)))
-    if not qc:
+    if not seen:
         raise InputError("the run holds no rows", name)
-    return _finish(name, sha256_hex(data), fmt, qc, dc, parts, sort_by_score=False)
+    return _finish(name, sha, fmt, parts, sort_by_score=False)
 
 
 def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:
