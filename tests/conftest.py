@@ -44,7 +44,16 @@ def run_cli(*args: str) -> Result:
     """Invoke the CLI in-process; reports written or printed are schema-checked."""
     from ragspan.cli import cli
 
-    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    argv = [str(a) for a in args]
+    result = CliRunner().invoke(cli, argv, catch_exceptions=False)
+    if result.stdout.startswith('{"_type"'):
+        assert_valid_report(json.loads(result.stdout))
+    if "--out" in argv and argv[0] != "convert":
+        out = Path(argv[argv.index("--out") + 1])
+        if result.exit_code in (0, 4):
+            assert_valid_report(json.loads(out.read_text(encoding="utf-8")))
+        else:
+            assert not out.exists(), f"{out} left behind after exit {result.exit_code}"
     return Result(result.exit_code, result.stdout, result.stderr)
 
 

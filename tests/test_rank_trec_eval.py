@@ -249,3 +249,17 @@ def test_convert_round_trips(tmp_path):
                    "--out", q1).exit_code == 0
     assert run_cli("convert", "qrels", "--in", q1, "--to", "trec", "--out", q2).exit_code == 0
     assert read_qrels(q2).judgments == read_qrels(base / "qrels.rel_level").judgments
+
+
+def test_eval_set_with_doc_run(tmp_path):
+    """A doc-level eval set (``relevance``) scores a doc run directly."""
+    evalset = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": "a", "query": "x", "relevance": {"d1": 1}},
+        {"id": "b", "query": "y", "relevant_ids": ["d2"]},
+    ])
+    run = write_jsonl(tmp_path / "r.jsonl", [
+        {"id": "a", "retrieved_ids": ["d1"]}, {"id": "b", "retrieved_ids": ["d9", "d2"]}])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--k", "2")
+    assert res.exit_code == 0, res.stderr
+    assert res.json()["predicate"]["kind"] == "score.doc"
+    assert res.json()["predicate"]["summary"]["metrics"]["doc_mrr@2"] == pytest.approx(0.75)

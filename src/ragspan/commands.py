@@ -40,14 +40,22 @@ def score_command(
             qrels=qrels, run=run, qrels_format=qrels_format, run_format=run_format, ks=ks,
             relevance_level=relevance_level, judged_only=judged_only,
         )
-    if run_format not in ("auto", "span"):
-        raise UsageError("--eval-set scores span runs; use --qrels for a doc-level run")
     from ragspan.io.corpus import read_corpus
     from ragspan.io.evalset import read_eval_set
     from ragspan.io.runs import read_span_run
     from ragspan.scoring import compute_span_report, span_envelope
 
     evalset = read_eval_set(eval_set)
+    if run_format == "auto":
+        from ragspan.io.docruns import detect_run_format
+        from ragspan.io.files import decode_utf8, read_bytes
+
+        head = decode_utf8(read_bytes(run)[:65536].rsplit(b"\n", 1)[0] or b" ", run)
+        run_format = detect_run_format(head, run)
+    if run_format != "span":
+        from ragspan.doclevel import evalset_doc_score
+
+        return evalset_doc_score(evalset, run, run_format, ks, relevance_level, judged_only)
     span_run = read_span_run(run)
     corp = read_corpus(corpus) if corpus else None
     report = compute_span_report(evalset, span_run, corp, ks, tau)

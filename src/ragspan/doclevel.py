@@ -109,9 +109,7 @@ def span_doc_projection(report: Any, ks: Sequence[int], level: int = 1,
     """Doc-level view of a span report's eval set and run (first occurrence of each doc)."""
     evalset, spans = report.evalset, report.run.spans
     judgments: dict[str, dict[str, int]] = {}
-    for q in evalset.queries:
-        docs = q.relevance or {s.doc_id: 1 for s in q.gold_spans}
-        judgments[q.id] = dict(docs)
+    judgments.update(evalset_judgments(evalset))
     qids: list[str] = []
     docs: dict[str, int] = {}
     rq, rd, rr = [], [], []
@@ -191,3 +189,21 @@ def doc_score_command(*, qrels: str, run: str, qrels_format: str, run_format: st
     scores = score_doc_run(r, q.judgments, ks, relevance_level, judged_only)
     inputs = [InputRef("qrels", q.path, q.sha256), InputRef("run", r.path, r.sha256)]
     return doc_envelope(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
+
+
+def evalset_judgments(evalset: Any) -> dict[str, dict[str, int]]:
+    """Doc-level judgments of an eval set: ``relevance`` when given, else the docs holding
+    gold spans (grade 1)."""
+    return {q.id: dict(q.relevance or {s.doc_id: 1 for s in q.gold_spans})
+            for q in evalset.queries}
+
+
+def evalset_doc_score(evalset: Any, run: str, run_format: str, ks: Sequence[int],
+                      relevance_level: int, judged_only: bool) -> dict[str, Any]:
+    """``score --eval-set E --run R`` with a doc-level run (TREC or JSONL ``retrieved_ids``)."""
+    from ragspan.io.docruns import read_doc_run
+
+    r = read_doc_run(run, run_format)
+    scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
+    inputs = [InputRef("eval_set", evalset.path, evalset.sha256), InputRef("run", r.path, r.sha256)]
+    return doc_envelope(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set", r.format)
