@@ -120,16 +120,6 @@ BAD_EVAL = [
 ]
 
 
-@pytest.mark.parametrize("content,where,what", BAD_EVAL)
-def test_bad_eval_set(files, content, where, what):
-    files["eval"].write_text(content, encoding="utf-8")
-    out = files["dir"] / "out.json"
-    res = score(files, "--out", out)
-    assert_input_error(res, where, what)
-    assert not out.exists()
-    assert not list(files["dir"].glob(".out.json*"))
-
-
 def _row(spans, qid="q1", **extra):
     return json.dumps({"id": qid, "retrieved": spans, **extra}) + "\n"
 
@@ -151,13 +141,15 @@ BAD_RUN = [
 ]
 
 
-@pytest.mark.parametrize("content,where,what", BAD_RUN)
-def test_bad_run(files, content, where, what):
-    files["run"].write_text(content, encoding="utf-8")
+@pytest.mark.parametrize("which,content,where,what",
+                         [("eval", *case) for case in BAD_EVAL] + [("run", *case) for case in BAD_RUN])
+def test_bad_input(files, which, content, where, what):
+    files[which].write_text(content, encoding="utf-8")
     out = files["dir"] / "out.json"
     res = score(files, "--out", out)
     assert_input_error(res, where, what)
     assert not out.exists()
+    assert not list(files["dir"].glob(".out.json*"))  # no temporary file either
 
 
 def test_missing_file_is_named(files):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import parse_id
+from ragspan.io.evalset import parse_id, unique_row_id
 from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
 
 RUN_FORMATS = ("trec", "jsonl", "span")
@@ -194,12 +194,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
     for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
             continue
-        if "id" not in obj:
-            raise InputError("missing 'id'", name, line)
-        qid = parse_id(obj["id"], name, line)
-        if qid in seen:
-            raise InputError(f"repeated query id '{qid}' (first on line {seen[qid]})", name, line)
-        seen[qid] = line
+        qid = unique_row_id(obj, seen, name, line)
         ids = obj.get("retrieved_ids")
         if not isinstance(ids, list):
             raise InputError("'retrieved_ids' must be a list of doc ids", name, line)

@@ -63,6 +63,17 @@ def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
     return text
 
 
+def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: int) -> str:
+    """The row's ``id``: present, a valid id, not seen before (``seen`` maps id -> line)."""
+    if "id" not in obj:
+        raise InputError("missing 'id'", path, line)
+    qid = parse_id(obj["id"], path, line)
+    if qid in seen:
+        raise InputError(f"repeated query id '{qid}' (first on line {seen[qid]})", path, line)
+    seen[qid] = line
+    return qid
+
+
 def is_offset(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -201,11 +212,8 @@ def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
                 raise InputError("'_header' must be an object", name, line)
             header = obj[HEADER_KEY]
             continue
-        q = parse_query(obj, name, line)
-        if q.id in seen:
-            raise InputError(f"repeated query id '{q.id}' (first on line {seen[q.id]})", name, line)
-        seen[q.id] = line
-        queries.append(q)
+        unique_row_id(obj, seen, name, line)
+        queries.append(parse_query(obj, name, line))
     if not queries:
         raise InputError("the eval set holds no queries", name)
     return EvalSet(path=name, sha256=sha256_hex(data), queries=tuple(queries), header=header)

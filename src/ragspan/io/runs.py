@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import is_offset, parse_id
+from ragspan.io.evalset import is_offset, parse_id, unique_row_id
 from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
 
 
@@ -182,14 +182,9 @@ def read_span_run(path: str | os.PathLike[str]) -> SpanRun:
             header = obj["_header"]
             config = header if isinstance(header, dict) else None
             continue
-        if "id" not in obj:
-            raise InputError("missing 'id'", name, line)
-        qid = parse_id(obj["id"], name, line)
-        if qid in seen:
-            raise InputError(f"repeated query id '{qid}' (first on line {seen[qid]})", name, line)
+        qid = unique_row_id(obj, seen, name, line)
         if "retrieved" not in obj:
             raise InputError("missing 'retrieved'", name, line)
-        seen[qid] = line
         ids.append(qid)
         lines.append(line)
         main.add(obj["retrieved"], name, line)
