@@ -29,6 +29,3 @@ def configure(verbose: bool = False, quiet: bool = False, fmt: str = "text") -> 
     LOGGER.setLevel(level)
     LOGGER.propagate = False
 
-
-def is_quiet() -> bool:
-    return LOGGER.level >= logging.ERROR

@@ -37,9 +37,6 @@ class Corpus:
     documents: dict[str, Document]
     extractor: dict[str, str] = field(default_factory=dict)
 
-    def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self.documents
-
     def __len__(self) -> int:
         return len(self.documents)
 

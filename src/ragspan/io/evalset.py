@@ -49,9 +49,6 @@ class EvalSet:
     queries: tuple[EvalQuery, ...]
     header: dict[str, Any] | None = None
 
-    def by_id(self) -> dict[str, EvalQuery]:
-        return {q.id: q for q in self.queries}
-
 
 def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
     """Ids are non-empty strings; integers are accepted and turned into their decimal text."""

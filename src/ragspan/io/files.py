@@ -39,12 +39,6 @@ def decode_utf8(data: bytes, path: str | os.PathLike[str]) -> str:
         raise InputError(f"not valid UTF-8 (byte {exc.start})", str(path)) from None
 
 
-def read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """Return ``(text, sha256 hex of the bytes)`` of a UTF-8 file."""
-    data = read_bytes(path)
-    return decode_utf8(data, path), hashlib.sha256(data).hexdigest()
-
-
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -58,9 +58,6 @@ class SpanRun:
     latency_ms: np.ndarray | None = None
     config: dict[str, Any] | None = field(default=None)
 
-    def index(self) -> dict[str, int]:
-        return {qid: i for i, qid in enumerate(self.spans.ids)}
-
 
 class _Columns:
     """Accumulates spans of one field (``retrieved`` or ``retrieved_first_stage``)."""
