@@ -233,3 +233,22 @@ def test_decide_truth_table():
                         **{**ni, "upper_drop": 0.019})[0] is False
     assert metric_fails(gated=True, over_budget=False, alpha=None, p=None,
                         **{**ni, "upper_drop": 0.03})[0] is True
+
+
+def test_report_with_broken_query_rows_is_refused(tmp_path):
+    """A hand-edited report whose rows lack metrics fails the schema: exit 3, not a crash."""
+    b, c = make_reports(tmp_path, [1] * N, [1] * N)
+    doc = json.loads(c.read_text())
+    del doc["predicate"]["details"]["queries"][0]["metrics"]
+    c.write_text(json.dumps(doc))
+    assert_input_error(compare(b, c), "not a valid ragspan report",
+                       "$.predicate.details.queries[0]")
+
+
+def test_compare_records_report_digests(tmp_path):
+    import hashlib
+
+    b, c = make_reports(tmp_path, [1] * N, [1] * N)
+    inputs = compare(b, c).json()["predicate"]["inputs"]
+    assert [i["digest"]["sha256"] for i in inputs] == [
+        hashlib.sha256(p.read_bytes()).hexdigest() for p in (b, c)]

@@ -41,7 +41,8 @@ def test_created_at_honours_source_date_epoch(monkeypatch):
 def _doc(**kw):
     ref = InputRef("run", "run.jsonl", "a" * 64)
     args = dict(kind="score.span", subject=[ref], inputs=[ref], parameters={"k": [5]},
-                summary={"queries": 1, "metrics": {"span_coverage@5": 0.5}}, details={})
+                summary={"queries": 1, "metrics": {"span_coverage@5": 0.5}},
+                details={"queries": []})
     args.update(kw)
     return json.loads(canonical_dumps(statement(**args)))
 

@@ -110,8 +110,7 @@ def compare_command(
     from ragspan import gate
     from ragspan.budgets import parse_budget
     from ragspan.config import load_tool_config
-    from ragspan.envelope import InputRef, read_report, statement
-    from ragspan.io.files import read_bytes, sha256_hex
+    from ragspan.envelope import InputRef, load_report, statement
 
     table, config_path = load_tool_config(config)
 
@@ -137,7 +136,7 @@ def compare_command(
         top=int(pick(top, "top", 10)),
     )
     opts.validate()
-    base_doc, cand_doc = read_report(baseline), read_report(candidate)
+    (base_doc, base_sha), (cand_doc, cand_sha) = load_report(baseline), load_report(candidate)
     gate.check_comparable(base_doc, cand_doc, baseline, candidate)
     cmp = gate.align(base_doc, cand_doc)
     defaults = gate.default_budgets(cmp.kind)
@@ -172,9 +171,7 @@ def compare_command(
         "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
         "k": cmp.ks, "config_file": config_path,
     }
-    refs = []
-    for role, path in (("baseline", baseline), ("candidate", candidate)):
-        refs.append(InputRef(role, path, sha256_hex(read_bytes(path))))
+    refs = [InputRef("baseline", baseline, base_sha), InputRef("candidate", candidate, cand_sha)]
     return statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},

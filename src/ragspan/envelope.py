@@ -11,6 +11,7 @@ stay integers. The same inputs therefore give the same bytes, and ``SOURCE_DATE_
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import math
 import os
@@ -143,8 +144,14 @@ def write_report(path: str | os.PathLike[str], doc: dict[str, Any]) -> str:
 
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and schema-validate a report; any problem is an InputError naming the file."""
+    return load_report(path)[0]
+
+
+def load_report(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
+    """``read_report`` plus the sha256 of the bytes read (one read of the file)."""
     name = str(path)
-    text = decode_utf8(read_bytes(path), name)
+    data = read_bytes(path)
+    text = decode_utf8(data, name)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -152,4 +159,4 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     problem = validation_error(doc)
     if problem is not None:
         raise InputError(f"not a valid ragspan report: {problem}", name)
-    return doc
+    return doc, hashlib.sha256(data).hexdigest()
