@@ -40,6 +40,11 @@ class Result:
         return json.loads(self.stdout)
 
 
+BUILDING_COMMANDS = ("adapt", "import", "run-retriever")
+REPORTS_FINDINGS = ("validate",)  # exit 3 with a report listing what is wrong
+OUTPUT_FLAGS = ("--out", "--corpus-out", "--chunks-out", "--report")
+
+
 def run_cli(*args: str) -> Result:
     """Invoke the CLI in-process; reports written or printed are schema-checked."""
     from ragspan.cli import cli
@@ -48,12 +53,21 @@ def run_cli(*args: str) -> Result:
     result = CliRunner().invoke(cli, argv, catch_exceptions=False)
     if result.stdout.startswith('{"_type"'):
         assert_valid_report(json.loads(result.stdout))
-    if "--out" in argv and argv[0] != "convert":
-        out = Path(argv[argv.index("--out") + 1])
-        if result.exit_code in (0, 4):
-            assert_valid_report(json.loads(out.read_text(encoding="utf-8")))
+    builds = argv[0] in BUILDING_COMMANDS
+    report_flag = "--report" if builds else "--out"
+    if report_flag in argv and argv[0] != "convert":
+        out = Path(argv[argv.index(report_flag) + 1])
+        if result.exit_code in (0, 4) or argv[0] in REPORTS_FINDINGS:
+            doc = json.loads(out.read_text(encoding="utf-8"))
+            assert_valid_report(doc)
+            assert doc["predicate"]["exit_code"] == result.exit_code
         else:
             assert not out.exists(), f"{out} left behind after exit {result.exit_code}"
+    if builds and result.exit_code not in (0, 4):
+        for flag in OUTPUT_FLAGS:
+            if flag in argv:
+                out = Path(argv[argv.index(flag) + 1])
+                assert not out.exists(), f"{out} left behind after exit {result.exit_code}"
     return Result(result.exit_code, result.stdout, result.stderr)
 
 

@@ -176,6 +176,112 @@ def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     emit(compare_command(**kwargs), out, fmt)
 
 
+def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--out`` (the eval set), ``--corpus-out``, ``--report`` and ``--format`` for the commands
+    that build eval sets."""
+    func = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+                        show_default=True, help="What to print on stdout.")(func)
+    func = click.option("--report", type=str, help="Write the JSON report here (atomically).")(func)
+    func = click.option("--corpus-out", type=str, help="Write the corpus (JSONL) here.")(func)
+    return click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")(func)
+
+
+@cli.command()
+@click.option("--docs", required=True, type=str,
+              help="Directory of .txt/.md/.pdf documents (or a corpus JSONL).")
+@click.option("--queries", required=True, type=str,
+              help="Query rows with gold_spans, gold_texts or expected (JSONL or JSON array).")
+@click.option("--normalize-whitespace", is_flag=True,
+              help="Match gold texts across line wraps; spans still point at the original text.")
+@click.option("--max-docs", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option("--max-bytes", type=click.IntRange(min=1), default=2_000_000_000, show_default=True)
+@output_options
+@common_options
+def adapt(report: str | None, fmt: str, **kwargs: Any) -> None:
+    """Build an eval set with verified offsets from documents and questions."""
+    from ragspan.commands import adapt_command
+
+    emit(adapt_command(**kwargs), report, fmt)
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Import a public benchmark (CUAD, LegalBench-RAG, BEIR) as an eval set."""
+
+
+@import_group.command("cuad")
+@click.option("--csv", type=str, help="master_clauses.csv")
+@click.option("--contracts", type=str, help="Folder of full_contract_txt files.")
+@click.option("--categories", type=str, help="category_descriptions.csv")
+@click.option("--squad-json", type=str, help="CUADv1.json (SQuAD shape) instead of the CSV.")
+@click.option("--sample-docs", type=click.IntRange(min=1), default=None,
+              help="Keep N contracts, drawn with --seed.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--exclude-metadata-clauses/--include-metadata-clauses", "exclude_metadata",
+              default=True, show_default=True,
+              help="Skip Document Name, Parties, Agreement/Effective/Expiration Date.")
+@click.option("--allow-missing-contracts", is_flag=True,
+              help="List and skip CSV rows without a contract file (default: error).")
+@output_options
+@common_options
+def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
+    """CUAD: master_clauses.csv + contracts, or the SQuAD-style JSON."""
+    from ragspan.commands import import_command
+
+    emit(import_command("cuad", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@import_group.command("legalbench-rag")
+@click.option("--root", required=True, type=str, help="Folder with corpus/ and benchmarks/.")
+@click.option("--subset", "subsets", multiple=True, help="Benchmark name; repeatable (default all).")
+@click.option("--paper-sampling", is_flag=True,
+              help="Keep the benchmark's own 194-per-subset selection.")
+@output_options
+@common_options
+def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | None,
+                      **opts: Any) -> None:
+    """LegalBench-RAG: snippets with file_path and span."""
+    from ragspan.commands import import_command
+
+    emit(import_command("legalbench-rag", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@import_group.command("beir")
+@click.option("--root", required=True, type=str,
+              help="Folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+@click.option("--split", default="test", show_default=True)
+@output_options
+@common_options
+def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
+    """BEIR: a doc-level eval set with graded judgments."""
+    from ragspan.commands import import_command
+
+    emit(import_command("beir", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@cli.command()
+@click.option("--eval-set", "eval_set", required=True, type=str)
+@click.option("--corpus", required=True, type=str)
+@click.option("--chunks", type=str, help="Chunk manifest (run-retriever --chunks-out): coverage gate.")
+@click.option("--grounding-threshold", "tau", type=click.FloatRange(0, 1, min_open=True),
+              default=0.5, show_default=True)
+@click.option("--min-span-integrity", type=click.FloatRange(0, 1), default=None,
+              help="Fail when fewer gold spans than this share sit whole in one chunk.")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Check an eval set against its corpus (and chunking): exit 0 valid, 3 findings."""
+    from ragspan.validate import validate_command
+
+    doc = validate_command(**kwargs)
+    if doc["predicate"]["exit_code"]:
+        s = doc["predicate"]["summary"]
+        click.echo(f"ragspan: error: validation found {s['errors']} errors "
+                   f"({', '.join(f'{k}: {v}' for k, v in s['findings_by_check'].items())})", err=True)
+    emit(doc, out, fmt)
+
+
 def main() -> None:
     try:
         cli(prog_name="ragspan")

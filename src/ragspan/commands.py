@@ -179,3 +179,77 @@ def compare_command(
         details={"most_regressed": regressed, "slices": slices},
         verdict=decision.verdict, exit_code=decision.exit_code,
     )
+
+
+def build_command(kind: str, build: Any, *, out: str, corpus_out: str | None,
+                  inputs: list[Any], parameters: dict[str, Any]) -> dict[str, Any]:
+    """Write an EvalBuild (eval set + corpus, together or not at all) and return its report."""
+    from ragspan.evalbuild import build_envelope, write_build
+
+    digests = write_build(build, out, corpus_out)
+    log.info("wrote %s (%d queries)%s", out, len(build.rows),
+             f" and {corpus_out} ({len(build.documents)} documents)" if corpus_out else "")
+    params = {k: v for k, v in parameters.items() if v is not None}
+    return build_envelope(build, kind, digests, out, corpus_out, inputs, params)
+
+
+def adapt_command(*, docs: str, queries: str, out: str, corpus_out: str | None,
+                  normalize_whitespace: bool, max_docs: int, max_bytes: int) -> dict[str, Any]:
+    """``ragspan adapt``: documents + questions with answer texts -> verified eval set."""
+    from ragspan.adapt import adapt
+    from ragspan.envelope import InputRef
+    from ragspan.io.files import read_bytes, sha256_hex
+
+    build = adapt(docs, queries, normalize_whitespace=normalize_whitespace,
+                  max_docs=max_docs, max_bytes=max_bytes)
+    inputs = [InputRef("queries", queries, sha256_hex(read_bytes(queries)))]
+    return build_command("adapt", build, out=out, corpus_out=corpus_out, inputs=inputs,
+                         parameters={"normalize_whitespace": normalize_whitespace,
+                                     "max_docs": max_docs, "max_bytes": max_bytes})
+
+
+def import_command(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> dict[str, Any]:
+    """``ragspan import cuad|legalbench-rag|beir``."""
+    from ragspan.envelope import InputRef
+    from ragspan.io.files import read_bytes, sha256_hex
+
+    def ref(role: str, path: str) -> InputRef:
+        return InputRef(role, path, sha256_hex(read_bytes(path)))
+
+    if source == "cuad":
+        from ragspan.importers.cuad import import_cuad_csv, import_cuad_squad
+
+        common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
+                  "exclude_metadata": opts["exclude_metadata"]}
+        if opts.get("squad_json"):
+            if opts.get("csv"):
+                raise UsageError("give --squad-json or --csv, not both")
+            build = import_cuad_squad(opts["squad_json"], **common)
+            inputs = [ref("squad_json", opts["squad_json"])]
+        else:
+            missing = [f"--{k}" for k in ("csv", "contracts", "categories") if not opts.get(k)]
+            if missing:
+                raise UsageError(f"import cuad needs --squad-json, or {', '.join(missing)}")
+            build = import_cuad_csv(opts["csv"], opts["contracts"], opts["categories"],
+                                    allow_missing_contracts=opts["allow_missing_contracts"],
+                                    **common)
+            inputs = [ref("master_clauses", opts["csv"]), ref("categories", opts["categories"])]
+        params = {"sample_docs": common["sample_docs"], "seed": common["seed"],
+                  "exclude_metadata_clauses": common["exclude_metadata"]}
+    elif source == "legalbench-rag":
+        from ragspan.importers.legalbench import import_legalbench
+
+        build = import_legalbench(opts["root"], tuple(opts["subsets"]),
+                                  paper_sampling=opts["paper_sampling"])
+        inputs = [ref("benchmark", f"{opts['root']}/benchmarks/{s}.json")
+                  for s in build.header["subsets"]]
+        params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"]}
+    else:
+        from ragspan.importers.beir import import_beir
+
+        build = import_beir(opts["root"], opts["split"])
+        inputs = [ref("queries", f"{opts['root']}/queries.jsonl"),
+                  ref("qrels", f"{opts['root']}/qrels/{opts['split']}.tsv")]
+        params = {"split": opts["split"]}
+    return build_command("import", build, out=out, corpus_out=corpus_out, inputs=inputs,
+                         parameters={"source": source, **params})

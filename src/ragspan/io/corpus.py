@@ -88,11 +88,16 @@ def _read_jsonl(path: Path, max_records: int | None) -> Corpus:
     return Corpus(path=name, sha256=sha256_hex(data), documents=docs)
 
 
-def _read_directory(path: Path, max_records: int | None) -> Corpus:
-    files = sorted(
+def directory_files(path: Path) -> list[Path]:
+    """The files of a corpus directory, sorted; hidden (dot) files and folders are not documents."""
+    return sorted(
         f for f in path.rglob("*")
         if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
     )
+
+
+def _read_directory(path: Path, max_records: int | None) -> Corpus:
+    files = directory_files(path)
     if max_records is not None and len(files) > max_records:
         raise InputError(f"{len(files)} files exceed --max-records {max_records}", str(path))
     docs: dict[str, Document] = {}

@@ -20,6 +20,7 @@ class GoldSpan:
     doc_id: str
     start: int
     end: int
+    text: str | None = field(default=None, compare=False)  # the answer text, when recorded
 
     @property
     def length(self) -> int:
@@ -104,7 +105,10 @@ def parse_gold_span(raw: Any, scope: str | None, path: str, line: int, index: in
     if "start" not in raw or "end" not in raw:
         raise InputError(f"{what}: missing 'start' or 'end'", path, line)
     start, end = check_offsets(raw["start"], raw["end"], path, line, what)
-    return GoldSpan(doc_id, start, end)
+    text = raw.get("text")
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"{what}: 'text' must be a string", path, line)
+    return GoldSpan(doc_id, start, end, text)
 
 
 def parse_tags(raw: Any, path: str, line: int) -> dict[str, str]:

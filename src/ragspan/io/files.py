@@ -108,3 +108,15 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_output(path) as handle:
         handle.write(text)
+
+
+def write_texts_atomic(outputs: dict[str, str]) -> None:
+    """Write several files so that either all of them appear or none does: every temporary
+    file is written first, then all are renamed into place."""
+    stack = contextlib.ExitStack()
+    handles = []
+    with stack:
+        for path, text in outputs.items():
+            handles.append((stack.enter_context(atomic_output(path)), text))
+        for handle, text in handles:
+            handle.write(text)

@@ -1,0 +1,1 @@
+"""Importers for public benchmarks: each returns an EvalBuild whose every span is verified."""

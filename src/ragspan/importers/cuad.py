@@ -1,0 +1,264 @@
+"""CUAD (The Atticus Project, CC BY 4.0) in both official shapes.
+
+- ``master_clauses.csv`` + ``full_contract_txt``: each category cell is a Python-list literal
+  of quotes; a quote split by ``<omitted>`` gives one gold span per piece. A piece found zero
+  times is an error; a piece found more than once is ambiguous: skipped, counted and listed
+  (as LegalBench-RAG does). One query per (contract, category) with at least one span, its
+  text CUAD's own question template over ``category_descriptions.csv``.
+- SQuAD-style JSON (``CUADv1.json``): ``answer_start`` offsets into each paragraph's context;
+  ``is_impossible`` questions are skipped (and counted).
+
+Doc ids are contract file names without ``.txt``; offsets index the file decoded as UTF-8
+with no newline translation.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import io
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from ragspan.adapt import provenance
+from ragspan.errors import InputError
+from ragspan.evalbuild import EvalBuild, verify_slices
+from ragspan.io.corpus import Corpus, Document
+from ragspan.io.files import decode_utf8, read_bytes, sha256_hex
+from ragspan.io.writers import span_json
+from ragspan.locate import find_exact
+
+METADATA_CLAUSES = ("Document Name", "Parties", "Agreement Date", "Effective Date",
+                    "Expiration Date")
+OMITTED = "<omitted>"
+QUESTION = ('Highlight the parts (if any) of this contract related to "{category}" that should '
+            "be reviewed by a lawyer. Details: {description}")
+SHOW = 5
+
+
+def question(category: str, description: str) -> str:
+    return QUESTION.format(category=category, description=description)
+
+
+def query_id(doc_id: str, category: str) -> str:
+    """Stable across samples: a digest of the contract name plus the category."""
+    digest = hashlib.sha1(doc_id.encode("utf-8")).hexdigest()[:8]
+    slug = "-".join(category.lower().replace("/", " ").split())
+    return f"cuad-{digest}-{slug}"
+
+
+def read_descriptions(path: str) -> dict[str, str]:
+    """``category_descriptions.csv``: ``Category: X`` -> ``Description: Y`` (prefixes dropped)."""
+    text = decode_utf8(read_bytes(path), path).lstrip("\ufeff")
+    out: dict[str, str] = {}
+    for i, row in enumerate(csv.reader(io.StringIO(text, newline=""))):
+        if i == 0 or not row:
+            continue
+        if len(row) < 2:
+            raise InputError("expected Category and Description columns", path, i + 1)
+        cat, desc = row[0].strip(), row[1].strip()
+        cat = cat.removeprefix("Category:").strip()
+        out[cat] = desc.removeprefix("Description:").strip()
+    if not out:
+        raise InputError("no categories found", path)
+    return out
+
+
+def _contract_path(contracts: Path, filename: str) -> Path:
+    stem = filename[:-4] if filename.lower().endswith(".pdf") else filename
+    return contracts / f"{stem}.txt"
+
+
+def _quotes(cell: str, path: str, line: int, column: str) -> list[str]:
+    cell = cell.strip()
+    if not cell:
+        return []
+    try:
+        value = ast.literal_eval(cell)
+    except (ValueError, SyntaxError):
+        raise InputError(f"column '{column}' is not a list literal", path, line) from None
+    if not isinstance(value, list) or not all(isinstance(q, str) for q in value):
+        raise InputError(f"column '{column}' is not a list of strings", path, line)
+    return value
+
+
+def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
+                    sample_docs: int | None = None, seed: int = 0,
+                    exclude_metadata: bool = True,
+                    allow_missing_contracts: bool = False) -> EvalBuild:
+    descriptions = read_descriptions(categories)
+    data = read_bytes(csv_path)
+    text = decode_utf8(data, csv_path).lstrip("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if not header or header[0] != "Filename":
+        raise InputError("expected a master_clauses.csv header starting with 'Filename'", csv_path, 1)
+    # the released CSV spells one answer column "...- Answer", and capitalises some
+    # categories differently from category_descriptions.csv: match case-insensitively
+    columns = [(i, c.strip()) for i, c in enumerate(header)
+               if i and not re.search(r"-\s*Answer$", c.strip())]
+    descriptions = {k.casefold(): v for k, v in descriptions.items()}
+    unknown = [c for _, c in columns if c.casefold() not in descriptions]
+    if unknown:
+        raise InputError(f"categories without a description in {categories}: {unknown[:SHOW]}",
+                         csv_path, 1)
+    skipped = set(METADATA_CLAUSES) if exclude_metadata else set()
+    rows_by_doc: dict[str, tuple[int, list[str]]] = {}
+    missing: list[str] = []
+    cdir = Path(contracts)
+    for line, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise InputError(f"{len(row)} columns, the header has {len(header)}", csv_path, line)
+        path = _contract_path(cdir, row[0])
+        if not path.is_file():
+            missing.append(row[0])
+            continue
+        doc_id = path.stem
+        if doc_id in rows_by_doc:
+            raise InputError(f"contract '{row[0]}' listed twice (first on line "
+                             f"{rows_by_doc[doc_id][0]})", csv_path, line)
+        rows_by_doc[doc_id] = (line, row)
+    if missing and not allow_missing_contracts:
+        raise InputError(f"{len(missing)} contracts have no .txt under {contracts}: "
+                         f"{missing[:SHOW]} (--allow-missing-contracts lists and skips them)",
+                         csv_path)
+    chosen = sorted(rows_by_doc)
+    if sample_docs is not None:
+        if sample_docs > len(chosen):
+            raise InputError(f"--sample-docs {sample_docs} exceeds the {len(chosen)} contracts",
+                             csv_path)
+        chosen = sorted(random.Random(seed).sample(chosen, sample_docs))
+    documents, out_rows = [], []
+    counts = {"pieces": 0, "spans": 0, "ambiguous_pieces": 0, "duplicate_pieces": 0,
+              "empty_pieces": 0, "queries_without_unique_piece": 0,
+              "missing_contracts": len(missing)}
+    ambiguous: list[dict[str, Any]] = []
+    not_found: list[str] = []
+    for doc_id in chosen:
+        line, row = rows_by_doc[doc_id]
+        path = _contract_path(cdir, row[0])
+        body = decode_utf8(read_bytes(path), path)
+        documents.append(Document(doc_id, body, "", {"source": path.name}))
+        for col, category in columns:
+            if category in skipped:
+                continue
+            spans: dict[tuple[int, int], dict[str, Any]] = {}
+            pieces = 0
+            for q in _quotes(row[col], csv_path, line, category):
+                for piece in (p.strip() for p in q.split(OMITTED)):
+                    if not piece:
+                        counts["empty_pieces"] += 1
+                        continue
+                    pieces += 1
+                    hits = find_exact(body, piece)
+                    if not hits:
+                        not_found.append(f"{doc_id} / {category}: {piece[:60]!r}")
+                    elif len(hits) > 1:
+                        counts["ambiguous_pieces"] += 1
+                        ambiguous.append({"doc_id": doc_id, "category": category,
+                                          "text": piece, "occurrences": len(hits)})
+                    elif hits[0] in spans:
+                        counts["duplicate_pieces"] += 1
+                    else:
+                        spans[hits[0]] = span_json(doc_id, *hits[0], piece)
+            counts["pieces"] += pieces
+            if not pieces:
+                continue
+            if not spans:
+                counts["queries_without_unique_piece"] += 1
+                continue
+            counts["spans"] += len(spans)
+            out_rows.append({
+                "id": query_id(doc_id, category),
+                "query": question(category, descriptions[category.casefold()]),
+                "doc_id": doc_id,
+                "gold_spans": [spans[k] for k in sorted(spans)],
+                "tags": {"category": category},
+                "filters": {"doc_id": doc_id},
+            })
+    if not_found:
+        raise InputError(f"{len(not_found)} clause pieces not found in their contract: "
+                         f"{'; '.join(not_found[:SHOW])}", csv_path)
+    if not out_rows:
+        raise InputError("no query has an unambiguous clause", csv_path)
+    verify_slices(out_rows, documents, "CUAD")
+    corpus = Corpus(csv_path, sha256_hex(data), {d.id: d for d in documents})
+    head = provenance(corpus, "cuad-csv", sample_docs=sample_docs, seed=seed,
+                      exclude_metadata_clauses=exclude_metadata)
+    details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing}
+    return EvalBuild(head, out_rows, documents, counts, details)
+
+
+def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: int = 0,
+                      exclude_metadata: bool = True) -> EvalBuild:
+    """SQuAD-style CUAD: ``data[].title``, ``paragraphs[].context``, ``qas[]`` with ``answers``
+    (``text``, ``answer_start``) and ``is_impossible``."""
+    data = read_bytes(json_path)
+    try:
+        root = json.loads(decode_utf8(data, json_path))
+        entries = root["data"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise InputError("not a SQuAD-style JSON file with a 'data' list", json_path) from None
+    docs: dict[str, str] = {}
+    qas: list[tuple[str, dict[str, Any]]] = []
+    for entry in entries:
+        for para in entry.get("paragraphs", []):
+            doc_id = str(entry.get("title", ""))
+            if not doc_id or not isinstance(para.get("context"), str):
+                raise InputError("an entry lacks 'title' or a paragraph 'context'", json_path)
+            if doc_id in docs and docs[doc_id] != para["context"]:
+                raise InputError(f"document '{doc_id}' has two different contexts", json_path)
+            docs[doc_id] = para["context"]
+            qas.extend((doc_id, qa) for qa in para.get("qas", []))
+    chosen = sorted(docs)
+    if sample_docs is not None:
+        if sample_docs > len(chosen):
+            raise InputError(f"--sample-docs {sample_docs} exceeds the {len(chosen)} documents",
+                             json_path)
+        chosen = sorted(random.Random(seed).sample(chosen, sample_docs))
+    keep = set(chosen)
+    counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0}
+    rows = []
+    for doc_id, qa in qas:
+        if doc_id not in keep:
+            continue
+        if qa.get("is_impossible"):
+            counts["impossible_skipped"] += 1
+            continue
+        qid = str(qa.get("id", ""))
+        category = qid.rsplit("__", 1)[-1] if "__" in qid else ""
+        if exclude_metadata and category in METADATA_CLAUSES:
+            counts["metadata_skipped"] += 1
+            continue
+        spans: dict[tuple[int, int], dict[str, Any]] = {}
+        for ans in qa.get("answers", []):
+            start = ans.get("answer_start")
+            text = ans.get("text")
+            if not isinstance(start, int) or not isinstance(text, str) or not text:
+                raise InputError(f"question '{qid}': an answer lacks text or answer_start", json_path)
+            key = (start, start + len(text))
+            if key in spans:
+                counts["duplicate_answers"] += 1
+            spans[key] = span_json(doc_id, *key, text)
+        if not spans:
+            continue
+        counts["spans"] += len(spans)
+        row = {"id": qid, "query": qa.get("question", ""), "doc_id": doc_id,
+               "gold_spans": [spans[k] for k in sorted(spans)], "filters": {"doc_id": doc_id}}
+        if category:
+            row["tags"] = {"category": category}
+        rows.append(row)
+    documents = [Document(d, docs[d]) for d in chosen]
+    if not rows:
+        raise InputError("no answerable question in the selected documents", json_path)
+    verify_slices(rows, documents, "CUAD SQuAD")
+    corpus = Corpus(json_path, sha256_hex(data), {d.id: d for d in documents})
+    head = provenance(corpus, "cuad-squad", sample_docs=sample_docs, seed=seed,
+                      exclude_metadata_clauses=exclude_metadata)
+    return EvalBuild(head, rows, documents, counts, {})

@@ -1,0 +1,150 @@
+"""``ragspan validate``: is this eval set trustworthy against this corpus (and this chunking)?
+
+Checks, each finding naming the query (and the span):
+
+- every gold span lies inside its document, and a recorded answer ``text`` slices back;
+- no query without gold evidence (no spans and no doc-level judgments);
+- the provenance digests in the eval set's ``_header`` match the corpus texts;
+- with a chunk manifest, the **coverage gate**: gold spans that no single chunk contains whole
+  (severed by the chunker; the contained share is the chunker's *span integrity*), and gold
+  spans that cannot reach the grounding threshold tau even if every chunk were retrieved.
+
+Errors make the report's verdict ``error`` (exit 3); severed spans are warnings unless
+``min_span_integrity`` is set and not met.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from ragspan.envelope import InputRef, statement
+from ragspan.errors import ExitCode
+from ragspan.io.chunks import Chunk, read_chunks
+from ragspan.io.corpus import Corpus, read_corpus
+from ragspan.io.evalset import EvalSet, read_eval_set
+
+MAX_LISTED = 200
+
+
+class _DocChunks:
+    """Chunks of one document, for containment and union-coverage queries."""
+
+    def __init__(self, chunks: list[Chunk]):
+        cs = sorted(chunks, key=lambda c: (c.start, c.end))
+        self.starts = [c.start for c in cs]
+        self.max_end: list[int] = []
+        best = -1
+        for c in cs:
+            best = max(best, c.end)
+            self.max_end.append(best)
+        merged: list[list[int]] = []
+        for c in cs:
+            if merged and c.start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], c.end)
+            else:
+                merged.append([c.start, c.end])
+        self.union = merged
+
+    def contains(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self.starts, start)
+        return i > 0 and self.max_end[i - 1] >= end
+
+    def covered(self, start: int, end: int) -> int:
+        return sum(max(0, min(e, end) - max(s, start)) for s, e in self.union)
+
+
+def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
+    findings: list[dict[str, Any]] = []
+
+    def add(check: str, severity: str, qid: str | None, message: str) -> None:
+        findings.append({"check": check, "severity": severity, "query": qid, "message": message})
+
+    for q in evalset.queries:
+        if not q.gold_spans and not q.relevance:
+            add("empty_gold", "error", q.id, "no gold spans and no doc-level judgments")
+        for i, s in enumerate(q.gold_spans):
+            doc = corpus.documents.get(s.doc_id)
+            if doc is None:
+                add("unknown_document", "error", q.id, f"gold_spans[{i}]: no document '{s.doc_id}'")
+            elif s.end > len(doc.text):
+                add("span_outside_document", "error", q.id,
+                    f"gold_spans[{i}]: end={s.end} past the end of '{s.doc_id}' ({len(doc.text)})")
+            elif s.text is not None and doc.text[s.start:s.end] != s.text:
+                add("text_mismatch", "error", q.id,
+                    f"gold_spans[{i}]: '{s.doc_id}'[{s.start}:{s.end}] does not slice back to "
+                    f"its text {s.text[:40]!r}")
+        for d in q.relevance:
+            if d not in corpus.documents:
+                add("unknown_document", "error", q.id, f"judged document '{d}' is not in the corpus")
+    recorded = (evalset.header or {}).get("documents") or {}
+    for doc_id, digest in sorted(recorded.items()):
+        doc = corpus.documents.get(doc_id)
+        if doc is None:
+            add("provenance", "error", None, f"document '{doc_id}' of the header is not in the corpus")
+        elif doc.sha256 != digest:
+            add("provenance", "error", None,
+                f"document '{doc_id}' changed since the offsets were made (sha256 differs)")
+    return findings
+
+
+def check_chunks(evalset: EvalSet, by_doc: dict[str, _DocChunks], tau: float
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    findings: list[dict[str, Any]] = []
+    total = whole = unreachable = 0
+    for q in evalset.queries:
+        for i, s in enumerate(q.gold_spans):
+            total += 1
+            dc = by_doc.get(s.doc_id)
+            if dc is not None and dc.contains(s.start, s.end):
+                whole += 1
+                continue
+            cover = dc.covered(s.start, s.end) / s.length if dc is not None else 0.0
+            where = f"gold_spans[{i}] '{s.doc_id}'[{s.start}:{s.end}]"
+            if cover < tau:
+                unreachable += 1
+                findings.append({"check": "unreachable_span", "severity": "error", "query": q.id,
+                                 "message": f"{where}: at most {cover:.3f} coverable < tau {tau}"})
+            else:
+                findings.append({"check": "severed_span", "severity": "warning", "query": q.id,
+                                 "message": f"{where}: no single chunk holds it whole"})
+    integrity = whole / total if total else 1.0
+    return findings, {"gold_spans": total, "contained_whole": whole, "span_integrity": integrity,
+                      "unreachable_spans": unreachable}
+
+
+def validate_command(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0.5,
+                     min_span_integrity: float | None = None) -> dict[str, Any]:
+    evalset = read_eval_set(eval_set)
+    corp = read_corpus(corpus)
+    findings = check_eval_set(evalset, corp)
+    inputs = [InputRef("eval_set", eval_set, evalset.sha256), InputRef("corpus", corpus, corp.sha256)]
+    summary: dict[str, Any] = {"queries": len(evalset.queries),
+                               "gold_spans": sum(len(q.gold_spans) for q in evalset.queries)}
+    if chunks:
+        manifest = read_chunks(chunks)
+        inputs.append(InputRef("chunks", chunks, manifest.sha256))
+        by_doc = {d: _DocChunks(cs) for d, cs in manifest.by_doc().items()}
+        chunk_findings, coverage = check_chunks(evalset, by_doc, tau)
+        findings += chunk_findings
+        summary["coverage"] = coverage
+        if min_span_integrity is not None and coverage["span_integrity"] < min_span_integrity:
+            findings.append({"check": "span_integrity", "severity": "error", "query": None,
+                             "message": f"span integrity {coverage['span_integrity']:.4f} < "
+                                        f"--min-span-integrity {min_span_integrity}"})
+    errors = [f for f in findings if f["severity"] == "error"]
+    by_check: dict[str, int] = {}
+    for f in findings:
+        by_check[f["check"]] = by_check.get(f["check"], 0) + 1
+    summary.update({"errors": len(errors), "warnings": len(findings) - len(errors),
+                    "findings_by_check": dict(sorted(by_check.items()))})
+    ok = not errors
+    return statement(
+        kind="validate", subject=[inputs[0]], inputs=inputs,
+        parameters={k: v for k, v in {"grounding_threshold": tau,
+                                      "min_span_integrity": min_span_integrity}.items()
+                    if v is not None},
+        summary=summary,
+        details={"findings": findings[:MAX_LISTED], "findings_listed": min(len(findings), MAX_LISTED)},
+        verdict="pass" if ok else "error", exit_code=ExitCode.OK if ok else ExitCode.INPUT,
+    )

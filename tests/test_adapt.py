@@ -1,0 +1,145 @@
+"""``ragspan adapt``: gold texts located exactly once, offsets verified, provenance recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_input_error, run_cli, shared, write_jsonl
+
+DOC_A = "The Supplier shall deliver the Goods.\nPayment is due within\nthirty days of invoice.\n"
+DOC_B = "Either party may terminate. Either party may terminate on notice.\n"
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    d = tmp_path / "docs"
+    (d / "sub").mkdir(parents=True)
+    (d / "a.txt").write_text(DOC_A, encoding="utf-8")
+    (d / "sub" / "b.md").write_text(DOC_B, encoding="utf-8")
+    return d
+
+
+def adapt(tmp_path: Path, docs: Path, rows: list[dict], *extra: str):
+    q = write_jsonl(tmp_path / "q.jsonl", rows)
+    return run_cli("adapt", "--docs", docs, "--queries", q, "--out", tmp_path / "eval.jsonl",
+                   "--corpus-out", tmp_path / "corpus.jsonl", "--report", tmp_path / "r.json",
+                   *extra)
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_gold_texts_located_and_header(tmp_path, docs):
+    res = adapt(tmp_path, docs, [
+        {"id": "q1", "query": "Who delivers?", "doc_id": "a", "gold_texts": ["The Supplier shall deliver"]},
+        {"id": "q2", "query": "Notice?", "doc_id": "sub/b.md", "gold_texts": ["terminate on notice"]},
+        {"id": "q3", "query": "Both", "expected": [{"doc_id": "a", "text": "the Goods"},
+                                                   {"doc_id": "sub/b", "text": "on notice"}],
+         "match": "any", "tags": {"kind": "x"}},
+        {"id": "q4", "query": "Given", "doc_id": "a", "gold_spans": [[0, 12]]},
+    ])
+    assert res.exit_code == 0, res.stderr
+    header, *rows = read_rows(tmp_path / "eval.jsonl")
+    texts = {"a": DOC_A, "sub/b": DOC_B}
+    for row in rows:
+        for s in row["gold_spans"]:
+            assert texts[s["doc_id"]][s["start"]:s["end"]] == s["text"]
+    assert rows[0]["gold_spans"] == [{"doc_id": "a", "start": 0, "end": 26,
+                                      "text": "The Supplier shall deliver"}]
+    assert rows[1]["doc_id"] == "sub/b"
+    assert rows[2]["match"] == "any" and rows[2]["tags"] == {"kind": "x"}
+    assert rows[3]["gold_spans"][0]["text"] == "The Supplier"
+    h = header["_header"]
+    import hashlib
+
+    assert h["documents"] == {k: hashlib.sha256(v.encode()).hexdigest() for k, v in texts.items()}
+    assert h["source"] == "adapt" and "text" in h["extractor"]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["predicate"]["kind"] == "adapt"
+    assert report["predicate"]["summary"]["spans"] == 5
+    # the result reads back as an eval set and validates against its corpus
+    ok = run_cli("validate", "--eval-set", tmp_path / "eval.jsonl", "--corpus", tmp_path / "corpus.jsonl")
+    assert ok.exit_code == 0, ok.stdout
+
+
+def test_normalize_whitespace_spans_point_at_original_text(tmp_path, docs):
+    rows = [{"id": "q", "query": "When?", "doc_id": "a", "gold_texts": ["due within thirty days"]}]
+    res = adapt(tmp_path, docs, rows)
+    assert_input_error(res, "'due within thirty days'", "found 0 times", "'a'", "--normalize-whitespace")
+    res = adapt(tmp_path, docs, rows, "--normalize-whitespace")
+    assert res.exit_code == 0, res.stderr
+    span = read_rows(tmp_path / "eval.jsonl")[1]["gold_spans"][0]
+    assert DOC_A[span["start"]:span["end"]] == "due within\nthirty days" == span["text"]
+
+
+@pytest.mark.parametrize("row, fragments", [
+    ({"gold_texts": ["may terminate"], "doc_id": "sub/b"}, ["found 2 times", "'sub/b'", "'may terminate'"]),
+    ({"gold_texts": ["absent words"], "doc_id": "a"}, ["found 0 times", "'absent words'"]),
+    ({"gold_spans": [[0, 999]], "doc_id": "a"}, ["past the end of 'a'"]),
+    ({"gold_spans": [{"doc_id": "a", "start": 0, "end": 3, "text": "Tha"}]}, ["does not slice back"]),
+    ({"gold_texts": ["x"], "doc_id": "nope"}, ["'nope' is not a document"]),
+    ({"gold_texts": ["The"]}, ["needs the row's 'doc_id'"]),
+    ({"doc_id": "a"}, ["exactly one of"]),
+    ({"gold_texts": ["The Supplier"], "gold_spans": [[0, 1]], "doc_id": "a"}, ["exactly one of"]),
+    ({"expected": ["Goods"], "match": "some", "doc_id": "a"}, ["'match'"]),
+    ({"gold_texts": [], "doc_id": "a"}, ["non-empty list"]),
+])
+def test_bad_rows(tmp_path, docs, row, fragments):
+    res = adapt(tmp_path, docs, [{"id": "q1", "query": "?", **row}])
+    assert_input_error(res, "q.jsonl:1", *fragments)
+
+
+def test_unsupported_file_is_named_not_skipped(tmp_path, docs):
+    (docs / "notes.docx").write_bytes(b"PK")
+    res = adapt(tmp_path, docs, [{"id": "q", "query": "?", "doc_id": "a", "gold_texts": ["Goods"]}])
+    assert_input_error(res, "notes.docx", "unsupported file type")
+
+
+def test_caps_report_actual_counts(tmp_path, docs):
+    rows = [{"id": "q", "query": "?", "doc_id": "a", "gold_texts": ["Goods"]}]
+    assert_input_error(adapt(tmp_path, docs, rows, "--max-docs", "1"), "2 files exceed --max-docs 1")
+    total = len(DOC_A.encode()) + len(DOC_B.encode())
+    assert_input_error(adapt(tmp_path, docs, rows, "--max-bytes", "100"),
+                       f"{total} bytes exceed --max-bytes 100")
+
+
+def test_real_pdfs(tmp_path):
+    src = shared("agentic_file_search_test_acquisition")
+    docs = tmp_path / "pdfs"
+    docs.mkdir()
+    for pdf in sorted(src.glob("*.pdf")):
+        (docs / pdf.name).write_bytes(pdf.read_bytes())
+    rows = [
+        {"id": "price", "query": "What is the purchase price?", "doc_id": "01_acquisition_agreement.pdf",
+         "gold_texts": ['"Purchase Price" means $45,000,000 USD']},
+        {"id": "patents", "query": "How many patents?", "doc_id": "03_ip_certification",
+         "gold_texts": ["StartupXYZ owns 12 U.S. patents"]},
+        {"id": "dd", "query": "What is the report about?", "doc_id": "02_due_diligence_report",
+         "gold_texts": ["due diligence investigation of StartupXYZ LLC in connection with the "
+                        "proposed acquisition"]},
+    ]
+    res = adapt(tmp_path, docs, rows, "--normalize-whitespace")
+    assert res.exit_code == 0, res.stderr
+    header, *out = read_rows(tmp_path / "eval.jsonl")
+    assert header["_header"]["extractor"]["pdf"]["name"] == "pypdf"
+    assert len(header["_header"]["documents"]) == 10
+    corpus = {r["id"]: r["text"] for r in read_rows(tmp_path / "corpus.jsonl")}
+    for row in out:
+        s = row["gold_spans"][0]
+        assert corpus[s["doc_id"]][s["start"]:s["end"]] == s["text"]
+    assert "\n" in out[2]["gold_spans"][0]["text"]  # the PDF wrapped this line
+
+
+def test_pdf_without_text_is_named(tmp_path, docs):
+    import pypdf
+
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(width=200, height=200)
+    with open(docs / "scan.pdf", "wb") as fh:
+        writer.write(fh)
+    res = adapt(tmp_path, docs, [{"id": "q", "query": "?", "doc_id": "a", "gold_texts": ["Goods"]}])
+    assert_input_error(res, "scan.pdf", "no extractable text")

@@ -1,0 +1,244 @@
+"""Importers on real data: CUAD (CSV and SQuAD shapes), LegalBench-RAG, BEIR SciFact; and the
+round trip CUAD -> documents + gold_texts -> adapt."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_input_error, run_cli, shared, write_jsonl
+
+METADATA = {"Document Name", "Parties", "Agreement Date", "Effective Date", "Expiration Date"}
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+def import_cuad(tmp_path: Path, *extra, csv_path=None, contracts=None):
+    base = shared("cuad_dev")
+    return run_cli("import", "cuad", "--csv", csv_path or base / "master_clauses_subset.csv",
+                   "--contracts", contracts or base / "contracts",
+                   "--categories", base / "category_descriptions.csv",
+                   "--out", tmp_path / "eval.jsonl", "--corpus-out", tmp_path / "corpus.jsonl",
+                   "--report", tmp_path / "r.json", *extra)
+
+
+def clause_pieces(exclude_metadata: bool) -> list[dict]:
+    rows = [json.loads(x) for x in
+            (shared("cuad_dev") / "clause_spans.jsonl").read_text("utf-8").splitlines()]
+    return [r for r in rows if not (exclude_metadata and r["category"] in METADATA)]
+
+
+@pytest.mark.parametrize("exclude", [True, False])
+def test_cuad_counts_match_clause_spans(tmp_path, exclude):
+    res = import_cuad(tmp_path, *([] if exclude else ["--include-metadata-clauses"]))
+    assert res.exit_code == 0, res.stderr
+    pieces = clause_pieces(exclude)
+    unique = {(p["doc_id"][:-4], p["category"], p["start"], p["end"]) for p in pieces if p["unique"]}
+    summary = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]
+    assert summary["pieces"] == len(pieces)
+    assert summary["spans"] == len(unique)
+    assert summary["ambiguous_pieces"] == sum(not p["unique"] for p in pieces)
+    assert summary["queries"] == len({(d, c) for d, c, _, _ in unique})
+    if not exclude:
+        assert (summary["pieces"], summary["spans"], summary["ambiguous_pieces"],
+                summary["queries"]) == (941, 793, 148, 419)
+    header, *rows = read_rows(tmp_path / "eval.jsonl")
+    corpus = {r["id"]: r["text"] for r in read_rows(tmp_path / "corpus.jsonl")}
+    got = set()
+    for row in rows:
+        assert row["query"].startswith('Highlight the parts (if any) of this contract related to "')
+        for s in row["gold_spans"]:
+            assert corpus[s["doc_id"]][s["start"]:s["end"]] == s["text"]
+            got.add((s["doc_id"], row["tags"]["category"], s["start"], s["end"]))
+    assert got == unique
+    assert len(header["_header"]["documents"]) == 32
+    details = json.loads((tmp_path / "r.json").read_text())["predicate"]["details"]
+    assert len(details["ambiguous_pieces"]) == summary["ambiguous_pieces"]
+    assert all(a["occurrences"] > 1 for a in details["ambiguous_pieces"])
+
+
+def test_cuad_sampling_is_deterministic(tmp_path):
+    picks = []
+    for seed in (7, 7, 8):
+        out = tmp_path / str(len(picks))
+        out.mkdir()
+        assert import_cuad(out, "--sample-docs", "4", "--seed", str(seed)).exit_code == 0
+        picks.append(sorted(read_rows(out / "eval.jsonl")[0]["_header"]["documents"]))
+        assert len(picks[-1]) == 4
+    assert picks[0] == picks[1] != picks[2]
+    assert (tmp_path / "0" / "eval.jsonl").read_bytes() == (tmp_path / "1" / "eval.jsonl").read_bytes()
+
+
+def test_cuad_missing_contract_and_unknown_piece(tmp_path):
+    base = shared("cuad_dev")
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    files = sorted((base / "contracts").glob("*.txt"))
+    for f in files[1:]:
+        (contracts / f.name).write_bytes(f.read_bytes())
+    assert_input_error(import_cuad(tmp_path, contracts=contracts),
+                       "1 contracts have no .txt", files[0].stem[:20])
+    res = import_cuad(tmp_path, "--allow-missing-contracts", contracts=contracts)
+    assert res.exit_code == 0, res.stderr
+    report = json.loads((tmp_path / "r.json").read_text())["predicate"]
+    assert report["summary"]["missing_contracts"] == 1 and report["summary"]["documents"] == 31
+    # a quote that is not in its contract is an error, never skipped
+    with open(base / "master_clauses_subset.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    col = rows[0].index("Governing Law")
+    rows[1][col] = "['This clause appears nowhere in the contract']"
+    bad = tmp_path / "bad.csv"
+    with open(bad, "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    for name in ("r.json", "eval.jsonl", "corpus.jsonl"):
+        (tmp_path / name).unlink()
+    assert_input_error(import_cuad(tmp_path, csv_path=bad), "1 clause pieces not found",
+                       "Governing Law", "appears nowhere")
+
+
+def squad_fixture(tmp_path: Path, break_one: bool = False) -> Path:
+    base = shared("cuad_dev")
+    pieces = [p for p in clause_pieces(False) if p["unique"]]
+    docs = sorted({p["doc_id"] for p in pieces})[:3]
+    data = []
+    for d in docs:
+        with open(base / "contracts" / d, encoding="utf-8", newline="") as fh:
+            context = fh.read()
+        by_cat: dict[str, list] = {}
+        for p in pieces:
+            if p["doc_id"] == d:
+                by_cat.setdefault(p["category"], []).append(p)
+        qas = [{"id": f"{d[:-4]}__{c}", "question": f"Find {c}", "is_impossible": False,
+                "answers": [{"text": p["text"], "answer_start": p["start"]} for p in ps]}
+               for c, ps in sorted(by_cat.items())]
+        qas.append({"id": f"{d[:-4]}__Insurance-none", "question": "x", "is_impossible": True,
+                    "answers": []})
+        data.append({"title": d[:-4], "paragraphs": [{"context": context, "qas": qas}]})
+    if break_one:
+        data[0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] += 1
+    path = tmp_path / "CUADv1.json"
+    path.write_text(json.dumps({"version": "1", "data": data}), encoding="utf-8")
+    return path
+
+
+def test_cuad_squad_shape(tmp_path):
+    path = squad_fixture(tmp_path)
+    res = run_cli("import", "cuad", "--squad-json", path, "--include-metadata-clauses",
+                  "--out", tmp_path / "e.jsonl", "--corpus-out", tmp_path / "c.jsonl",
+                  "--report", tmp_path / "r.json")
+    assert res.exit_code == 0, res.stderr
+    summary = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]
+    assert summary["impossible_skipped"] == 3 and summary["documents"] == 3
+    corpus = {r["id"]: r["text"] for r in read_rows(tmp_path / "c.jsonl")}
+    rows = read_rows(tmp_path / "e.jsonl")[1:]
+    assert sum(len(r["gold_spans"]) for r in rows) == summary["spans"] > 0
+    for row in rows:
+        for s in row["gold_spans"]:
+            assert corpus[s["doc_id"]][s["start"]:s["end"]] == s["text"]
+    bad = squad_fixture(tmp_path, break_one=True)
+    res = run_cli("import", "cuad", "--squad-json", bad, "--include-metadata-clauses",
+                  "--out", tmp_path / "e2.jsonl",
+                  "--corpus-out", tmp_path / "c2.jsonl")
+    assert_input_error(res, "1 CUAD SQuAD spans do not slice back")
+
+
+def test_round_trip_through_adapt(tmp_path):
+    """Imported CUAD -> .txt documents + gold_texts -> adapt gives the same eval set."""
+    assert import_cuad(tmp_path).exit_code == 0
+    _, *rows = read_rows(tmp_path / "eval.jsonl")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for r in read_rows(tmp_path / "corpus.jsonl"):
+        with open(docs / f"{r['id']}.txt", "w", encoding="utf-8", newline="") as fh:
+            fh.write(r["text"])
+    queries = [{"id": r["id"], "query": r["query"], "doc_id": r["doc_id"],
+                "gold_texts": [s["text"] for s in r["gold_spans"]], "tags": r["tags"],
+                "filters": r["filters"]} for r in rows]
+    q = write_jsonl(tmp_path / "q.jsonl", queries)
+    res = run_cli("adapt", "--docs", docs, "--queries", q, "--out", tmp_path / "again.jsonl")
+    assert res.exit_code == 0, res.stderr
+    header, *again = read_rows(tmp_path / "again.jsonl")
+    assert len(again) == len(rows)
+    for a, b in zip(rows, again):
+        for key in ("id", "query", "doc_id", "tags", "filters"):
+            assert a[key] == b[key], key
+        assert sorted((s["doc_id"], s["start"], s["end"], s["text"]) for s in a["gold_spans"]) == \
+            sorted((s["doc_id"], s["start"], s["end"], s["text"]) for s in b["gold_spans"])
+    orig = read_rows(tmp_path / "eval.jsonl")[0]["_header"]["documents"]
+    assert header["_header"]["documents"] == orig
+
+
+def legalbench_fixture(tmp_path: Path, order: list[str], answer_ok: bool = True) -> Path:
+    """Real CUAD text under corpus/cuad/{a,b,c,d}.txt; one test per entry of ``order`` whose
+    first snippet is in that file."""
+    base = shared("cuad_dev")
+    root = tmp_path / "lbr"
+    (root / "corpus" / "cuad").mkdir(parents=True)
+    (root / "benchmarks").mkdir()
+    files = sorted((base / "contracts").glob("*.txt"))[:4]
+    texts = {}
+    for name, f in zip("abcd", files):
+        with open(f, encoding="utf-8", newline="") as fh:
+            texts[name] = fh.read()
+        (root / "corpus" / "cuad" / f"{name}.txt").write_bytes(f.read_bytes())
+    tests = []
+    for i, name in enumerate(order):
+        start = 100 + i
+        answer = texts[name][start:start + 50]
+        tests.append({"query": f"q{i}", "snippets": [
+            {"file_path": f"cuad/{name}.txt", "span": [start, start + 50],
+             "answer": answer if answer_ok or i else answer.upper() + "!"}]})
+    (root / "benchmarks" / "cuad.json").write_text(json.dumps({"tests": tests}), encoding="utf-8")
+    return root
+
+
+def test_paper_sampling_pinned_by_hand():
+    """Keys worked out once with random.Random(path).random(): a 0.7241, b 0.3064, c 0.7001,
+    d 0.0811 -> sorted d, b, c, a; a cap of 3 keeps tests 3, 1, 2."""
+    from ragspan.importers.legalbench import paper_sample
+
+    tests = [{"snippets": [{"file_path": f"cuad/{n}.txt"}]} for n in "abcd"]
+    assert paper_sample(tests, cap=3) == [3, 1, 2]
+    assert paper_sample(tests, cap=4) == [0, 1, 2, 3]
+
+
+def test_legalbench_import_with_paper_sampling(tmp_path):
+    # 196 tests: a, c, d, then 193 x b. Sorted by key: d, b x 193 (stable), c, a -> the
+    # first 194 drop exactly the tests on a (index 0) and c (index 1).
+    root = legalbench_fixture(tmp_path, ["a", "c", "d"] + ["b"] * 193)
+    res = run_cli("import", "legalbench-rag", "--root", root, "--paper-sampling",
+                  "--out", tmp_path / "e.jsonl", "--corpus-out", tmp_path / "c.jsonl",
+                  "--report", tmp_path / "r.json")
+    assert res.exit_code == 0, res.stderr
+    rows = read_rows(tmp_path / "e.jsonl")[1:]
+    assert len(rows) == 194
+    assert [r["id"] for r in rows[:2]] == ["cuad-0002", "cuad-0003"]
+    assert {r["id"] for r in rows}.isdisjoint({"cuad-0000", "cuad-0001"})
+    assert Counter(s["doc_id"] for r in rows for s in r["gold_spans"]) == {"cuad/b.txt": 193,
+                                                                           "cuad/d.txt": 1}
+    res = run_cli("import", "legalbench-rag", "--root", root, "--out", tmp_path / "all.jsonl")
+    assert res.exit_code == 0 and len(read_rows(tmp_path / "all.jsonl")) == 197
+
+
+def test_legalbench_mismatch_fails_with_examples(tmp_path):
+    root = legalbench_fixture(tmp_path, ["a", "b"], answer_ok=False)
+    res = run_cli("import", "legalbench-rag", "--root", root, "--out", tmp_path / "e.jsonl")
+    assert_input_error(res, "1 LegalBench-RAG spans do not slice back", "cuad-0000")
+
+
+def test_beir_scifact(tmp_path):
+    root = shared("beir_scifact")
+    res = run_cli("import", "beir", "--root", root, "--out", tmp_path / "e.jsonl",
+                  "--report", tmp_path / "r.json")
+    assert res.exit_code == 0, res.stderr
+    rows = read_rows(tmp_path / "e.jsonl")[1:]
+    assert len(rows) == 300
+    assert sum(len(r["relevance"]) for r in rows) == 339
+    summary = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]
+    assert summary["judgments"] == 339 and summary["queries"] == 300
