@@ -282,6 +282,29 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
     emit(doc, out, fmt)
 
 
+@cli.command("run-retriever")
+@click.option("--corpus", required=True, type=str, help="Corpus (JSONL or directory).")
+@click.option("--eval-set", "eval_set", required=True, type=str, help="Eval set (its queries are run).")
+@click.option("--config", type=str, help="Pipeline config (TOML); see examples/configs/.")
+@click.option("--retriever", type=str,
+              help="Your own retriever, module:attr or module:factory() (imports and runs your code).")
+@click.option("--out", required=True, type=str, help="Span run to write (JSONL).")
+@click.option("--chunks-out", type=str, help="Write the chunk manifest (JSONL) here.")
+@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@click.option("--cache-dir", type=str, help="Embedding cache (default ~/.cache/ragspan or $RAGSPAN_CACHE_DIR).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the embedding cache.")
+@click.option("--qdrant-path", type=str, help="Dense search in a local on-disk Qdrant store.")
+@click.option("--qdrant-url", type=str, help="Dense search on a Qdrant server.")
+@click.option("--depth", type=click.IntRange(min=1), default=None, help="Override the config's depth.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
+    """Run a retrieval pipeline (or your retriever) over an eval set's queries -> span run."""
+    from ragspan.retrieval.command import run_retriever_command
+
+    emit(run_retriever_command(**kwargs), report, fmt)
+
+
 def main() -> None:
     try:
         cli(prog_name="ragspan")

@@ -57,7 +57,9 @@ def detect_run_format(text: str, path: str) -> str:
                 raise InputError("malformed JSON on the first line", path, 1) from None
             if isinstance(obj, dict) and "retrieved" in obj:
                 return "span"
-            if isinstance(obj, dict) and ("retrieved_ids" in obj or "_header" in obj):
+            if isinstance(obj, dict) and "_header" in obj:
+                continue
+            if isinstance(obj, dict) and "retrieved_ids" in obj:
                 return "jsonl"
             raise InputError("a JSONL run row needs 'retrieved' or 'retrieved_ids'", path, 1)
         if len(line.split()) >= 6:

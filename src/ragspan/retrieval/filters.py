@@ -1,0 +1,56 @@
+"""Payload filters over chunks: a query's filters -> the chunk indices they allow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ragspan.errors import InputError
+
+
+def query_filters(scope: str, doc_id: str | None, filters: dict[str, Any]) -> dict[str, Any]:
+    """``doc_id``: the query's own document plus its filters; ``filters``: its filters only;
+    ``none``: corpus-wide."""
+    if scope == "none":
+        return {}
+    out = dict(filters)
+    if scope == "doc_id" and doc_id is not None:
+        out["doc_id"] = doc_id
+    return out
+
+
+class PayloadTable:
+    """One payload per chunk (``doc_id`` plus the document's scalar metadata)."""
+
+    def __init__(self, payloads: list[dict[str, Any]]):
+        self.payloads = payloads
+        self.keys = {k for p in payloads for k in p}
+        self._index: dict[str, dict[Any, list[int]]] = {}
+
+    def _values(self, key: str) -> dict[Any, list[int]]:
+        if key not in self._index:
+            table: dict[Any, list[int]] = {}
+            for i, p in enumerate(self.payloads):
+                if key in p:
+                    table.setdefault(p[key], []).append(i)
+            self._index[key] = table
+        return self._index[key]
+
+    def allowed(self, filters: dict[str, Any], qid: str) -> np.ndarray | None:
+        """Chunk indices matching every filter (a list value matches any of its items);
+        ``None`` when there is no filter. A key no chunk carries, or a filter nothing
+        matches, is an error naming the query."""
+        if not filters:
+            return None
+        mask: set[int] | None = None
+        for key, value in sorted(filters.items()):
+            if key not in self.keys:
+                raise InputError(f"query '{qid}': filter on '{key}', which no document carries")
+            table = self._values(key)
+            wanted = value if isinstance(value, list) else [value]
+            hits = {i for v in wanted for i in table.get(v, [])}
+            mask = hits if mask is None else mask & hits
+        if not mask:
+            raise InputError(f"query '{qid}': filters {filters} match no chunk")
+        return np.array(sorted(mask), dtype=np.int64)

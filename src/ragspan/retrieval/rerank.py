@@ -1,0 +1,32 @@
+"""Cross-encoder reranking with sentence-transformers' ``CrossEncoder`` (model by name or path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ragspan.errors import MissingExtraError, UsageError
+
+
+class Reranker:
+    def __init__(self, model: str, batch_size: int = 32):
+        from ragspan.retrieval.embed import quiet_transformers
+
+        quiet_transformers()
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError:
+            raise MissingExtraError("sentence_transformers", "retrieval") from None
+        try:
+            self.model: Any = CrossEncoder(model, device="cpu")
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot load reranker '{model}': {exc}") from None
+        self.batch_size = batch_size
+
+    def scores(self, query: str, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0)
+        out = self.model.predict([(query, t) for t in texts], batch_size=self.batch_size,
+                                 show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(out, dtype=np.float64).reshape(len(texts), -1)[:, 0]
