@@ -306,6 +306,53 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
     emit(run_retriever_command(**kwargs), report, fmt)
 
 
+@cli.command()
+@click.option("--eval-set", "eval_set", required=True, type=str,
+              help="Eval items (eval set, or BEIR queries with _id/text).")
+@click.option("--corpus", required=True, type=str, help="Corpus (JSONL, BEIR corpus, or directory).")
+@click.option("--field", "fields", multiple=True, type=click.Choice(["query", "gold"]),
+              help="Item field to check; repeatable (default query).")
+@click.option("--ngram", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.6,
+              show_default=True, help="Containment at which an item leaks.")
+@click.option("--method", type=click.Choice(["exact", "embedding"]), default="exact",
+              show_default=True, help="embedding: paraphrase leaks (slower, approximate).")
+@click.option("--similarity", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
+              help="Cosine similarity at which an item leaks (--method embedding).")
+@click.option("--model", default="all-MiniLM-L6-v2", show_default=True)
+@click.option("--cache-dir", type=str, help="Embedding cache (--method embedding).")
+@click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--max-leaks", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Exit 4 when more items than this leak.")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Find eval items contained in corpus documents: exit 0 clean, 4 leaks, 3 bad input."""
+    from ragspan.contamination.leakage import leakage_command
+
+    emit(leakage_command(**kwargs), out, fmt)
+
+
+@cli.command()
+@click.option("--a", "a", required=True, type=str, help="First corpus.")
+@click.option("--b", "b", required=True, type=str, help="Second corpus.")
+@click.option("--method", type=click.Choice(["exact", "minhash"]), default="exact", show_default=True)
+@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8,
+              show_default=True, help="Jaccard of word 5-gram shingles (--method minhash).")
+@click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--max-duplicates", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Exit 4 when more pairs than this are found.")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Find documents shared by two corpora: exit 0 none, 4 duplicates, 3 bad input."""
+    from ragspan.contamination.overlap import overlap_command
+
+    emit(overlap_command(**kwargs), out, fmt)
+
+
 def main() -> None:
     try:
         cli(prog_name="ragspan")

@@ -21,7 +21,7 @@ def generic_table(doc: dict[str, Any]) -> str:
 
     pred = doc["predicate"]
     head = f"ragspan {pred['kind']}: verdict {pred['verdict']}\n\n"
-    return head + aligned(["field", "value"], _rows(pred["summary"]))
+    return head + aligned(["field", "value"], _rows(pred["summary"])) + _with_listing(doc, "table")
 
 
 def generic_markdown(doc: dict[str, Any]) -> str:
@@ -29,4 +29,49 @@ def generic_markdown(doc: dict[str, Any]) -> str:
 
     pred = doc["predicate"]
     head = f"### ragspan {pred['kind']}: **{pred['verdict']}**\n\n"
-    return head + md_table(["field", "value"], _rows(pred["summary"]), right_from=2)
+    return (head + md_table(["field", "value"], _rows(pred["summary"]), right_from=2)
+            + _with_listing(doc, "markdown"))
+
+
+LISTED = 20
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int] | None:
+    """What a person needs to see beyond the counts: the leaks, the duplicate pairs, the
+    validation findings (first 20)."""
+    kind, details = pred["kind"], pred["details"]
+    if kind == "leakage":
+        rows = [[x["id"], x["field"], _clip(x["document"], 40),
+                 _clip(x.get("passage", {}).get("text", "")),
+                 f"{x.get('containment', x.get('similarity', 0)):.3f}"] for x in details.get("leaks", [])]
+        score = "containment" if pred["parameters"].get("method") == "exact" else "similarity"
+        return "Leaking items", ["item", "field", "document", "shared passage", score], rows, 4
+    if kind == "overlap":
+        rows = [[_clip(p["a"], 40), _clip(p["b"], 40), f"{p['jaccard']:.3f}"]
+                for p in details.get("pairs", [])]
+        return "Duplicate pairs", ["a", "b", "jaccard"], rows, 2
+    if kind == "validate":
+        rows = [[f["severity"], f["check"], f["query"] or "-", _clip(f["message"], 80)]
+                for f in details.get("findings", [])]
+        return "Findings", ["severity", "check", "query", "message"], rows, 4
+    return None
+
+
+def _with_listing(doc: dict[str, Any], fmt: str) -> str:
+    from ragspan.render.markdown import md_table
+    from ragspan.render.table import aligned
+
+    found = listing(doc["predicate"])
+    if not found or not found[2]:
+        return ""
+    title, header, rows, left = found
+    more = len(rows) - LISTED
+    tail = f"... and {more} more (see the JSON report)\n" if more > 0 else ""
+    if fmt == "table":
+        return f"\n{title}:\n" + aligned(header, rows[:LISTED], left=left) + tail
+    return f"\n#### {title}\n\n" + md_table(header, rows[:LISTED], right_from=len(header)) + tail

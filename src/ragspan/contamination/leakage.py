@@ -1,0 +1,212 @@
+"""``ragspan leakage``: eval items whose text sits in a corpus document.
+
+Containment, not Jaccard: for an item field, the share of its distinct word n-grams that occur
+in one document (after normalisation, ``normalize.py``). A 12-word question pasted into a
+300-word document has containment 1.0 while its Jaccard similarity is about 0.03. Items
+shorter than ``n`` words use their whole token sequence as one gram. An item leaks when a field
+reaches the threshold in some document.
+
+Fields: ``query`` (the question) and ``gold`` (each gold span's text, checked against every
+document except the one it was annotated in: an extractive answer is in its own source by
+design).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragspan.contamination.ngrams import GramCoder, GramIndex, Vocabulary, gram_matrix, longest_shared_run
+from ragspan.contamination.normalize import aligned_tokens, tokens
+from ragspan.envelope import InputRef, statement
+from ragspan.errors import ExitCode, InputError, UsageError
+from ragspan.io.corpus import Corpus, read_corpus
+from ragspan.io.evalset import parse_id
+from ragspan.io.files import decode_utf8, iter_json_records, read_bytes, sha256_hex
+
+log = logging.getLogger("ragspan")
+FIELDS = ("query", "gold")
+DEFAULT_MAX_RECORDS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Item:
+    """One text to check: ``(item id, field, text, document to skip)``."""
+
+    id: str
+    field: str
+    text: str
+    exclude_doc: str | None = None
+    index: int = 0  # which gold span, for the gold field
+
+
+def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: int) -> list[Item]:
+    """Eval set rows (``id``, ``query``, ``gold_spans``) or BEIR queries (``_id``, ``text``)."""
+    text = decode_utf8(read_bytes(path), path)
+    rows = [(ln, obj) for ln, obj in iter_json_records(text, path) if "_header" not in obj]
+    if len(rows) > max_records:
+        raise InputError(f"{len(rows)} records exceed --max-records {max_records}", path)
+    items: list[Item] = []
+    for line, obj in rows:
+        qid = parse_id(obj.get("id", obj.get("_id")), path, line)
+        if "query" in fields:
+            q = obj.get("query", obj.get("text"))
+            if not isinstance(q, str):
+                raise InputError("missing 'query' (or BEIR 'text')", path, line)
+            items.append(Item(qid, "query", q))
+        if "gold" in fields:
+            for i, span in enumerate(obj.get("gold_spans") or []):
+                doc = span.get("doc_id", obj.get("doc_id")) if isinstance(span, dict) else obj.get("doc_id")
+                start, end = (span["start"], span["end"]) if isinstance(span, dict) else span
+                if doc not in corpus.documents:
+                    raise InputError(f"gold_spans[{i}]: document '{doc}' is not in the corpus", path, line)
+                items.append(Item(qid, "gold", corpus.text(doc)[start:end], str(doc), i))
+    if not rows:
+        raise InputError("no items to check", path)
+    return items
+
+
+class ContainmentIndex:
+    """Exact containment of item token sequences in corpus documents."""
+
+    def __init__(self, corpus: Corpus, n: int):
+        self.n = n
+        self.doc_ids = sorted(corpus.documents)
+        self.vocab = Vocabulary()
+        self.doc_tokens = [self.vocab.encode(tokens(corpus.text(d))) for d in self.doc_ids]
+        self.size = len(self.vocab.ids)  # frozen: items look tokens up, never add them
+        self.position = {d: i for i, d in enumerate(self.doc_ids)}
+        self._coders: dict[int, GramCoder] = {}
+        self._indexes: dict[int, GramIndex] = {}
+
+    def _coder(self, m: int) -> GramCoder:
+        if m not in self._coders:
+            self._coders[m] = GramCoder(self.size, m)
+        return self._coders[m]
+
+    def index(self, m: int) -> GramIndex:
+        """The index of m-grams (built lazily: m = n, or shorter for short items)."""
+        if m not in self._indexes:
+            coder = self._coder(m)
+            self._indexes[m] = GramIndex([coder.ids(gram_matrix(t, m)) for t in self.doc_tokens])
+        return self._indexes[m]
+
+    def containment(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(containment per document, item token ids)``; all zeros for an empty item."""
+        ids = self.vocab.lookup(tokens(text))
+        if ids.size == 0:
+            return np.zeros(len(self.doc_ids)), ids
+        m = min(self.n, ids.size)
+        windows = gram_matrix(ids, m)
+        distinct = np.unique(windows, axis=0).shape[0]
+        known = windows[(windows < self.size).all(axis=1)]  # a gram with an unknown word matches nothing
+        found = self.index(m).counts(self._coder(m).ids(known)) if known.shape[0] else 0
+        return np.zeros(len(self.doc_ids)) + found / distinct, ids
+
+
+def passage(corpus: Corpus, doc_id: str, item_ids: np.ndarray, index: ContainmentIndex) -> dict[str, Any]:
+    """The longest shared passage, as character offsets into the document."""
+    text = corpus.text(doc_id)
+    toks, spans = aligned_tokens(text)
+    doc_ids = index.vocab.lookup(toks)
+    a, b, _ = longest_shared_run(item_ids, doc_ids, index.n)
+    if b <= a:
+        return {}
+    start, end = spans[a][0], spans[b - 1][1]
+    return {"start": start, "end": end, "words": b - a, "text": text[start:end][:300]}
+
+
+def exact_leaks(items: list[Item], corpus: Corpus, n: int, threshold: float
+                ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    index = ContainmentIndex(corpus, n)
+    findings: list[dict[str, Any]] = []
+    for it in items:
+        cont, ids = index.containment(it.text)
+        if it.exclude_doc is not None and it.exclude_doc in index.position:
+            cont[index.position[it.exclude_doc]] = -1.0
+        best = int(np.argmax(cont)) if cont.size else 0
+        if cont.size and cont[best] >= threshold:
+            doc = index.doc_ids[best]
+            row = {"id": it.id, "field": it.field, "document": doc,
+                   "containment": float(cont[best]), "words": int(ids.size),
+                   "documents_over_threshold": int((cont >= threshold).sum()),
+                   "passage": passage(corpus, doc, ids, index)}
+            if it.field == "gold":
+                row["gold_span"] = it.index
+            findings.append(row)
+    return findings, {"vocabulary": len(index.vocab.ids)}
+
+
+def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model: str,
+                    chunk_size: int, cache_dir: str | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Cosine similarity of each item with every corpus chunk (sentence chunks up to
+    ``chunk_size`` characters) with a sentence-transformers model. Approximate and slower."""
+    from pathlib import Path
+
+    from ragspan.retrieval.chunkers import ChunkerSpec, chunk_document
+    from ragspan.retrieval.embed import Embedder, default_cache_dir
+
+    chunks = []
+    for d in sorted(corpus.documents):
+        part, _ = chunk_document(d, corpus.text(d), ChunkerSpec("sentence", chunk_size))
+        chunks.extend(part)
+    emb = Embedder(model, Path(cache_dir) if cache_dir else default_cache_dir())
+    cvecs = emb.embed([corpus.text(c.doc_id)[c.start:c.end] for c in chunks])
+    ivecs = emb.embed_queries([it.text for it in items])
+    doc_of = np.array([c.doc_id for c in chunks], dtype=object)
+    findings = []
+    for it, v in zip(items, ivecs):
+        sims = cvecs @ v
+        if it.exclude_doc is not None:
+            sims = np.where(doc_of == it.exclude_doc, -1.0, sims)
+        best = int(np.argmax(sims))
+        if sims[best] >= similarity:
+            c = chunks[best]
+            row = {"id": it.id, "field": it.field, "document": c.doc_id,
+                   "similarity": round(float(sims[best]), 6),
+                   "passage": {"start": c.start, "end": c.end,
+                               "text": corpus.text(c.doc_id)[c.start:c.end][:300]}}
+            if it.field == "gold":
+                row["gold_span"] = it.index
+            findings.append(row)
+    return findings, {"chunks": len(chunks), "model": emb.model_id}
+
+
+def leakage_command(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",),
+                    ngram: int = 3, threshold: float = 0.6, method: str = "exact",
+                    similarity: float = 0.9, model: str = "all-MiniLM-L6-v2",
+                    chunk_size: int = 1000, cache_dir: str | None = None,
+                    max_records: int = DEFAULT_MAX_RECORDS, max_leaks: int = 0) -> dict[str, Any]:
+    fields = tuple(dict.fromkeys(fields or ("query",)))
+    bad = [f for f in fields if f not in FIELDS]
+    if bad:
+        raise UsageError(f"--field must be one of {FIELDS}, got {bad}")
+    if ngram < 1:
+        raise UsageError("--ngram must be >= 1")
+    corp = read_corpus(corpus, max_records=max_records)
+    items = read_items(eval_set, corp, fields, max_records)
+    if method == "exact":
+        findings, extra = exact_leaks(items, corp, ngram, threshold)
+        params: dict[str, Any] = {"method": "exact", "ngram": ngram, "threshold": threshold}
+    else:
+        findings, extra = embedding_leaks(items, corp, similarity, model, chunk_size, cache_dir)
+        params = {"method": "embedding", "similarity": similarity, "model": extra["model"],
+                  "chunk_size": chunk_size, "approximate": True}
+    leaking = sorted({f["id"] for f in findings})
+    by_field = {f: sum(1 for x in findings if x["field"] == f) for f in fields}
+    fail = len(leaking) > max_leaks
+    summary = {"items": len({i.id for i in items}), "texts_checked": len(items),
+               "documents": len(corp), "leaking_items": len(leaking), "findings_by_field": by_field,
+               "max_leaks": max_leaks, **{k: v for k, v in extra.items() if k != "model"}}
+    return statement(
+        kind="leakage",
+        subject=[InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set)))],
+        inputs=[InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set))),
+                InputRef("corpus", corpus, corp.sha256)],
+        parameters={**params, "fields": list(fields), "max_records": max_records},
+        summary=summary, details={"leaks": findings},
+        verdict="fail" if fail else "pass", exit_code=ExitCode.GATE_FAILED if fail else ExitCode.OK,
+    )
