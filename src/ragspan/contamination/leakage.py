@@ -14,6 +14,7 @@ design).
 from __future__ import annotations
 
 import logging
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,8 +76,12 @@ class ContainmentIndex:
     def __init__(self, corpus: Corpus, n: int):
         self.n = n
         self.doc_ids = sorted(corpus.documents)
+        per_doc = [tokens(corpus.text(d)) for d in self.doc_ids]
+        flat = list(chain.from_iterable(per_doc))
         self.vocab = Vocabulary()
-        self.doc_tokens = [self.vocab.encode(tokens(corpus.text(d))) for d in self.doc_ids]
+        self.vocab.ids = {t: i for i, t in enumerate(dict.fromkeys(flat))}  # first-seen order
+        self.flat = np.fromiter(map(self.vocab.ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+        self.lengths = np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc))
         self.size = len(self.vocab.ids)  # frozen: items look tokens up, never add them
         self.position = {d: i for i, d in enumerate(self.doc_ids)}
         self._coders: dict[int, GramCoder] = {}
@@ -87,11 +92,20 @@ class ContainmentIndex:
             self._coders[m] = GramCoder(self.size, m)
         return self._coders[m]
 
+    def doc_tokens(self, i: int) -> np.ndarray:
+        start = int(self.lengths[:i].sum())
+        return self.flat[start:start + int(self.lengths[i])]
+
     def index(self, m: int) -> GramIndex:
-        """The index of m-grams (built lazily: m = n, or shorter for short items)."""
+        """The index of m-grams (built lazily: m = n, or shorter for short items). Windows are
+        taken over all documents at once; those crossing a document boundary are dropped."""
         if m not in self._indexes:
-            coder = self._coder(m)
-            self._indexes[m] = GramIndex([coder.ids(gram_matrix(t, m)) for t in self.doc_tokens])
+            doc_of = np.repeat(np.arange(self.lengths.size, dtype=np.int64), self.lengths)
+            windows = gram_matrix(self.flat, m)
+            count = windows.shape[0]
+            inside = doc_of[:count] == doc_of[m - 1:m - 1 + count]
+            grams = self._coder(m).ids(windows)[inside]
+            self._indexes[m] = GramIndex.from_pairs(grams, doc_of[:count][inside], self.lengths.size)
         return self._indexes[m]
 
     def containment(self, text: str) -> tuple[np.ndarray, np.ndarray]:

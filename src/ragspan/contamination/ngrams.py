@@ -65,16 +65,28 @@ class GramCoder:
 class GramIndex:
     """Distinct (n-gram id, document number) pairs, sorted, for one n."""
 
-    def __init__(self, doc_grams: list[np.ndarray]):
-        lens = np.fromiter((g.size for g in doc_grams), dtype=np.int64, count=len(doc_grams))
-        grams = np.concatenate(doc_grams) if doc_grams else np.zeros(0, dtype=np.int64)
-        docs = np.repeat(np.arange(len(doc_grams), dtype=np.int64), lens)
-        order = np.lexsort((docs, grams))
+    def __init__(self, grams: np.ndarray, docs: np.ndarray, n_docs: int):
+        self.grams, self.docs, self.n_docs = grams, docs, n_docs
+
+    @classmethod
+    def from_pairs(cls, grams: np.ndarray, docs: np.ndarray, n_docs: int) -> GramIndex:
+        """From (gram, document) pairs with ``docs`` ascending: a stable sort by gram keeps
+        the documents ascending within each gram; repeated pairs are dropped. When
+        ``gram * n_docs + doc`` fits in 64 bits, one sort of that key does it all."""
+        top = int(grams.max()) + 1 if grams.size else 0
+        if grams.size and top * max(n_docs, 1) < 2 ** 64:
+            key = grams.astype(np.uint64) * np.uint64(max(n_docs, 1)) + docs.astype(np.uint64)
+            key.sort()
+            keep = np.ones(key.size, dtype=bool)
+            keep[1:] = key[1:] != key[:-1]
+            key = key[keep]
+            q, r = np.divmod(key, np.uint64(max(n_docs, 1)))
+            return cls(q.astype(np.int64), r.astype(np.int64), n_docs)
+        order = np.argsort(grams, kind="stable")
         grams, docs = grams[order], docs[order]
         keep = np.ones(grams.size, dtype=bool)
         keep[1:] = (grams[1:] != grams[:-1]) | (docs[1:] != docs[:-1])
-        self.grams, self.docs = grams[keep], docs[keep]
-        self.n_docs = len(doc_grams)
+        return cls(grams[keep], docs[keep], n_docs)
 
     def counts(self, item_grams: np.ndarray) -> np.ndarray:
         """For each document, how many of the (distinct) ``item_grams`` it contains."""
