@@ -14,7 +14,7 @@ design).
 from __future__ import annotations
 
 import logging
-from itertools import chain
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,11 +76,14 @@ class ContainmentIndex:
     def __init__(self, corpus: Corpus, n: int):
         self.n = n
         self.doc_ids = sorted(corpus.documents)
-        per_doc = [tokens(corpus.text(d)) for d in self.doc_ids]
-        flat = list(chain.from_iterable(per_doc))
+        # ids in first-seen order, assigned at C speed: a missing key gets len(vocabulary)
+        grow: defaultdict[str, int] = defaultdict()
+        grow.default_factory = grow.__len__
+        per_doc = [np.fromiter(map(grow.__getitem__, tokens(corpus.text(d))), dtype=np.int64)
+                   for d in self.doc_ids]
         self.vocab = Vocabulary()
-        self.vocab.ids = {t: i for i, t in enumerate(dict.fromkeys(flat))}  # first-seen order
-        self.flat = np.fromiter(map(self.vocab.ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+        self.vocab.ids = dict(grow)
+        self.flat = np.concatenate(per_doc) if per_doc else np.zeros(0, dtype=np.int64)
         self.lengths = np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc))
         self.size = len(self.vocab.ids)  # frozen: items look tokens up, never add them
         self.position = {d: i for i, d in enumerate(self.doc_ids)}
