@@ -19,7 +19,7 @@ $(VENV)/.dev-installed: $(PY) pyproject.toml
 	touch $@
 
 $(VENV)/.retrieval-installed: $(PY) pyproject.toml
-	$(PIP) install -q "$(TORCH_PIN)"
+	$(PIP) install -q $(TORCH_PIN)
 	$(PIP) install -q -e '.[retrieval]'
 	touch $@
 

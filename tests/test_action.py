@@ -1,0 +1,196 @@
+"""The GitHub Action, run locally: ``action.yml`` is parsed and its ``run:`` steps execute in
+bash with GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP and the step ``env:`` set as the
+runner would, on the committed fixture reports (one pass, one fail). The install step runs
+for real into a fresh virtualenv (core only: no torch)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+yaml = pytest.importorskip("yaml")
+FIX = ROOT / "tests" / "fixtures" / "gate"
+EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def action() -> dict:
+    return yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+
+
+def steps() -> list[dict]:
+    return action()["runs"]["steps"]
+
+
+def test_no_input_is_interpolated_into_a_script():
+    doc = action()
+    assert doc["runs"]["using"] == "composite"
+    assert set(doc["inputs"]) == {"baseline", "candidate", "budgets", "alpha", "primary-metric",
+                                  "fail-on-regression", "python-version", "comment"}
+    assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
+    for step in doc["runs"]["steps"]:
+        if "run" in step:
+            assert "${{" not in step["run"], step["name"]  # inputs reach the shell via env only
+            assert step["shell"] == "bash"
+
+
+def expand(value: str, inputs: dict[str, str]) -> str:
+    """Evaluate the ``${{ inputs.x }}`` / ``${{ github.action_path }}`` expressions of env."""
+
+    def sub(m: re.Match) -> str:
+        expr = m.group(1)
+        if expr.startswith("inputs."):
+            return inputs.get(expr[len("inputs."):], "")
+        if expr == "github.action_path":
+            return str(ROOT)
+        raise AssertionError(f"unexpected expression {expr}")
+
+    return EXPR.sub(sub, str(value))
+
+
+def run_step(step: dict, inputs: dict[str, str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    step_env = {**env, **{k: expand(v, inputs) for k, v in (step.get("env") or {}).items()}}
+    return subprocess.run(["bash", "-c", step["run"]],
+                          env=step_env, capture_output=True, text=True, cwd=FIX)
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    """A fresh virtualenv with ragspan installed by the action's own install step."""
+    tmp = tmp_path_factory.mktemp("action")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    defaults = {k: str(v.get("default", "")) for k, v in action()["inputs"].items()}
+    install = next(s for s in steps() if s.get("name", "").startswith("Install"))
+    t0 = time.perf_counter()
+    res = run_step(install, defaults, env)
+    elapsed = time.perf_counter() - t0
+    assert res.returncode == 0, res.stderr
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)"])
+    assert probe.returncode == 0, "the action's install step pulled in torch"
+    print(f"\naction install step (core only): {elapsed:.1f} s")
+    return tmp, env, defaults
+
+
+def gate(runner, name: str, **inputs: str):
+    tmp, env, defaults = runner
+    work = tmp / name
+    work.mkdir()
+    out, summary = work / "output", work / "step-summary.md"
+    out.touch()
+    summary.touch()
+    env = {**env, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary),
+           "RUNNER_TEMP": str(work)}
+    step = next(s for s in steps() if s.get("id") == "gate")
+    res = run_step(step, {**defaults, **inputs}, env)
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
+    return res, outputs, summary.read_text(encoding="utf-8")
+
+
+def test_pass(runner):
+    res, outputs, summary = gate(runner, "pass", baseline="baseline.json",
+                                 candidate="candidate-pass.json")
+    assert res.returncode == 0, res.stderr
+    assert outputs["verdict"] == "pass" and outputs["exit-code"] == "0"
+    assert Path(outputs["report"]).is_file() and Path(outputs["summary"]).read_text() == summary
+    assert "ragspan gate: ✅ PASS" in summary
+
+
+def test_fail_and_budgets(runner):
+    res, outputs, summary = gate(runner, "fail", baseline="baseline.json",
+                                 candidate="candidate-fail.json",
+                                 budgets="complete_grounding=5pt\n  span_coverage = 50pt \n\n")
+    assert res.returncode == 4
+    assert outputs == {**outputs, "verdict": "fail", "exit-code": "4"}
+    assert "❌ FAIL" in summary and "complete_grounding@1" in summary
+    import json
+
+    params = json.loads(Path(outputs["report"]).read_text())["predicate"]["parameters"]
+    assert params["budgets"]["complete_grounding"] == "5pt"
+    assert params["budgets"]["span_coverage"] == "50pt"
+
+
+def test_fail_without_failing_the_step_and_comment_file(runner, tmp_path):
+    comment = tmp_path / "comment.md"
+    res, outputs, summary = gate(runner, "soft", baseline="baseline.json",
+                                 candidate="candidate-fail.json", **{"fail-on-regression": "false"},
+                                 comment=str(comment))
+    assert res.returncode == 0
+    assert outputs["verdict"] == "fail" and outputs["exit-code"] == "4"
+    assert comment.read_text() == summary
+
+
+def test_bad_input_is_an_error_even_when_regressions_are_allowed(runner):
+    res, outputs, summary = gate(runner, "error", baseline="baseline.json",
+                                 candidate="missing.json", **{"fail-on-regression": "false"})
+    assert res.returncode == 3
+    assert outputs["verdict"] == "error" and outputs["exit-code"] == "3"
+    assert "missing.json" in summary and "file not found" in summary
+
+
+def test_an_input_cannot_inject_shell(runner, tmp_path):
+    marker = tmp_path / "pwned"
+    res, outputs, _ = gate(runner, "inject", baseline="baseline.json",
+                           candidate=f'candidate-pass.json"; touch {marker}; echo "',
+                           alpha=f"$(touch {marker})")
+    assert not marker.exists()
+    assert outputs["verdict"] == "error"
+
+
+def test_summary_is_valid_gfm(runner):
+    from markdown_it import MarkdownIt
+
+    _, outputs, summary = gate(runner, "gfm", baseline="baseline.json", candidate="candidate-fail.json")
+    html = MarkdownIt("commonmark").enable("table").render(summary)
+    assert "<h3>ragspan gate: ❌ FAIL</h3>" in html
+    assert "<table>" in html
+    row = re.search(r"<tr>\s*<td>[^<]*</td>\s*<td>complete_grounding@1</td>(.*?)</tr>", html, re.S)
+    assert row, html
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
+    assert cells[:3] == ["0.8000", "0.5333", "-26.67pt"]
+
+
+def test_fixture_reports_are_current(tmp_path):
+    """The committed reports are what make_fixtures.py produces now."""
+    import shutil
+
+    copy = tmp_path / "gate"
+    shutil.copytree(FIX, copy)
+    subprocess.run([sys.executable, str(copy / "make_fixtures.py")], check=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    for name in ("baseline.json", "candidate-pass.json", "candidate-fail.json"):
+        assert (copy / name).read_bytes() == (FIX / name).read_bytes(), name
+
+
+def test_workflows_and_hook_are_well_formed():
+    ci = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    assert set(ci["jobs"]) == {"test", "lint", "action"}
+    assert ci["jobs"]["test"]["strategy"]["matrix"]["python"] == ["3.10", "3.11", "3.12", "3.13"]
+    assert [s.get("uses") for s in ci["jobs"]["action"]["steps"]].count("./") == 2
+    gate_wf = yaml.safe_load((ROOT / "examples" / "workflows" / "ragspan-gate.yml").read_text())
+    comment = yaml.safe_load((ROOT / "examples" / "workflows" / "ragspan-comment.yml").read_text())
+    assert gate_wf["permissions"] == {"contents": "read"}
+    # YAML 1.1 reads the key "on" as True
+    trigger = comment.get("on", comment.get(True))
+    assert trigger["workflow_run"]["workflows"] == [gate_wf["name"]]
+    assert comment["permissions"]["pull-requests"] == "write"
+    uses = [s.get("uses", "") for s in comment["jobs"]["comment"]["steps"]]
+    assert not any(u.startswith("actions/checkout") for u in uses)  # never runs PR code
+    for wf in (ci, gate_wf, comment):
+        for job in wf["jobs"].values():
+            for step in job["steps"]:
+                if "run" in step:
+                    assert "${{" not in step["run"], step
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "ragspan-gate" and hook["entry"].startswith("ragspan compare")
+    assert hook["pass_filenames"] is False
