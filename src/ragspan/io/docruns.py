@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,7 +71,7 @@ def detect_run_format(text: str, path: str) -> str:
 
 def _floats(tokens: list[str]) -> np.ndarray | None:
     try:
-        values = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
+        values = np.array(tokens, dtype=np.float64)
     except ValueError:
         return None
     return values if np.isfinite(values).all() else None
@@ -145,21 +144,6 @@ def _blocks(text: str) -> list[tuple[int, str]]:
     return blocks
 
 
-class _Coder:
-    """Exact integer codes for ids, assigned at C speed (a missing key gets the dictionary's
-    length); ``finish`` renumbers them in code-point order, the order trec_eval sorts by."""
-
-    def __init__(self) -> None:
-        self.map: defaultdict[str, int] = defaultdict()
-        self.map.default_factory = self.map.__len__
-
-    def codes(self, ids: list[str]) -> np.ndarray:
-        return np.fromiter(map(self.map.__getitem__, ids), dtype=np.int64, count=len(ids))
-
-    def finish(self) -> tuple[list[str], np.ndarray]:
-        return sorted_codes(list(self.map))
-
-
 def sorted_codes(names: list[str]) -> tuple[list[str], np.ndarray]:
     """``(names sorted by code point, remap)`` with ``remap[old code] = new code``."""
     order = sorted(range(len(names)), key=names.__getitem__)
@@ -168,16 +152,33 @@ def sorted_codes(names: list[str]) -> tuple[list[str], np.ndarray]:
     return [names[i] for i in order], remap
 
 
+def code_column(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """``(distinct ids in code-point order, codes)``; ``np.unique`` orders unicode arrays by
+    code point, trec_eval's byte order for UTF-8. Runs of one id (a run's query column) are
+    coded by their first element only."""
+    if values.size == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.flatnonzero(values[1:] != values[:-1]) + 1])
+    if starts.size * 4 < values.size:
+        names, inverse = np.unique(values[starts], return_inverse=True)
+        codes = np.repeat(inverse.reshape(-1), np.diff(np.append(starts, values.size)))
+    else:
+        names, codes = np.unique(values, return_inverse=True)
+    return names.tolist(), codes.reshape(-1).astype(np.int64)
+
+
+def _strings(parts: list[tuple], i: int) -> np.ndarray:
+    arrays = [np.array(p[i]) for p in parts if len(p[i])]
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype="<U1")
+
+
 def _code_parts(parts: list[tuple]) -> tuple[list[str], list[str], np.ndarray, np.ndarray,
                                               np.ndarray, np.ndarray]:
-    qc, dc = _Coder(), _Coder()
-    q = np.concatenate([qc.codes(p[0]) for p in parts])
-    d = np.concatenate([dc.codes(p[1]) for p in parts])
-    qids, q_remap = qc.finish()
-    docs, d_remap = dc.finish()
+    qids, q = code_column(_strings(parts, 0))
+    docs, d = code_column(_strings(parts, 1))
     s = np.concatenate([p[2] for p in parts])
     ln = np.concatenate([p[3] for p in parts])
-    return qids, docs, q_remap[q], d_remap[d], s, ln
+    return qids, docs, q, d, s, ln
 
 
 def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: np.ndarray,
