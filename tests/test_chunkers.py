@@ -120,3 +120,13 @@ def test_tiling_property(text, size, kind):
     if "dropped_invisible" not in note:
         assert_tiles(chunks, text)
     assert all(e - s <= size for s, e in spans)
+
+
+def test_headers_in_a_real_contract(contracts):
+    """Section headers of the 2TheMart co-branding agreement (CUAD), and its page footers
+    ('Source: ... 8/26/1999' and blank lines) never counted as headers."""
+    text = next(t for d, t in contracts.items() if d.startswith("2ThemartComInc"))
+    found = {text[h:text.find("\n", h)][:22] for h in headers(text)}
+    for header in ("1. DEFINITIONS.", "2.1 OVERVIEW.", "5. PAYMENT.", "12.1 GOVERNING LAW."):
+        assert any(f.startswith(header) for f in found), header
+    assert not any(f.startswith(("Source", "8/26/1999")) for f in found)

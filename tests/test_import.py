@@ -242,3 +242,39 @@ def test_beir_scifact(tmp_path):
     assert sum(len(r["relevance"]) for r in rows) == 339
     summary = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]
     assert summary["judgments"] == 339 and summary["queries"] == 300
+
+
+def test_import_error_paths(tmp_path):
+    """Every importer failure: exit 3 (2 for usage), one line, no output left behind."""
+    base = shared("cuad_dev")
+    out = ["--out", tmp_path / "e.jsonl", "--corpus-out", tmp_path / "c.jsonl"]
+    assert_input_error(import_cuad(tmp_path, "--sample-docs", "99"),
+                       "--sample-docs 99 exceeds the 32 contracts")
+    bad_header = tmp_path / "bad.csv"
+    bad_header.write_text("Name,Parties\nx,[]\n", encoding="utf-8")
+    assert_input_error(import_cuad(tmp_path, csv_path=bad_header), "bad.csv:1", "'Filename'")
+    res = run_cli("import", "cuad", "--csv", base / "master_clauses_subset.csv", *out)
+    assert res.exit_code == 2 and "--contracts" in res.stderr
+    # BEIR: a judged document missing from the corpus, a judged query missing from the queries
+    root = shared("beir_scifact")
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "x"}\n', encoding="utf-8")
+    (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "why?"}\n', encoding="utf-8")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td9\t1\n", encoding="utf-8")
+    assert_input_error(run_cli("import", "beir", "--root", beir, *out),
+                       "1 judged documents are not in corpus.jsonl", "d9")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq7\td1\t1\n", encoding="utf-8")
+    assert_input_error(run_cli("import", "beir", "--root", beir, *out),
+                       "1 judged queries are not in queries.jsonl", "q7")
+    assert root.is_dir()
+    # LegalBench-RAG without its folders, and with a span past the end of its file
+    assert_input_error(run_cli("import", "legalbench-rag", "--root", tmp_path, *out),
+                       "expected 'benchmarks/' and 'corpus/'")
+    lbr = legalbench_fixture(tmp_path, ["a"])
+    bench = lbr / "benchmarks" / "cuad.json"
+    data = json.loads(bench.read_text())
+    data["tests"][0]["snippets"][0]["span"] = [10, 10_000_000]
+    bench.write_text(json.dumps(data))
+    assert_input_error(run_cli("import", "legalbench-rag", "--root", lbr, *out),
+                       "past the end of 'cuad/a.txt'")

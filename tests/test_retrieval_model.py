@@ -100,3 +100,29 @@ def test_reranker_with_a_locally_built_cross_encoder(cuad, tmp_path):
     dense = {r["id"]: [s["chunk_id"] for s in r["retrieved"]] for r in rows(cuad, "dense")}
     for r in first:
         assert [s["chunk_id"] for s in r["retrieved_first_stage"]] == dense[r["id"]]
+
+
+def test_leakage_embedding_method(tmp_path):
+    """Paraphrase leaks with the packaged MiniLM: a reworded question that shares almost no
+    word trigram with the document (the exact method cannot see it) is found by cosine
+    similarity; an unrelated one is not."""
+    from conftest import write_jsonl
+
+    corpus = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "faq", "text": "Customers can get their money back within thirty days of buying "
+                              "the product.\n\nShipping is free on orders over fifty euros."},
+        {"id": "other", "text": "The committee meets on the first Monday of every month."}])
+    items = write_jsonl(tmp_path / "i.jsonl", [
+        {"id": "para", "query": "Buyers may obtain a full refund within 30 days after purchasing."},
+        {"id": "far", "query": "Which enzyme breaks down starch in saliva?"}])
+    exact = run_cli("leakage", "--eval-set", items, "--corpus", corpus, "--format", "json")
+    assert exact.exit_code == 0
+    res = run_cli("leakage", "--eval-set", items, "--corpus", corpus, "--method", "embedding",
+                  "--similarity", "0.7", "--chunk-size", "100", "--cache-dir", tmp_path / "cache",
+                  "--format", "json")
+    assert res.exit_code == 4
+    pred = res.json()["predicate"]
+    assert pred["parameters"]["method"] == "embedding" and pred["parameters"]["approximate"]
+    assert [(x["id"], x["document"]) for x in pred["details"]["leaks"]] == [("para", "faq")]
+    leak = pred["details"]["leaks"][0]
+    assert leak["similarity"] >= 0.7 and leak["passage"]["start"] == 0

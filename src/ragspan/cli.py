@@ -319,7 +319,10 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
               show_default=True, help="embedding: paraphrase leaks (slower, approximate).")
 @click.option("--similarity", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
               help="Cosine similarity at which an item leaks (--method embedding).")
-@click.option("--model", default="all-MiniLM-L6-v2", show_default=True)
+@click.option("--model", default="all-MiniLM-L6-v2", show_default=True,
+              help="Embedding model, name or path (--method embedding).")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Sentence chunks of the corpus, in characters (--method embedding).")
 @click.option("--cache-dir", type=str, help="Embedding cache (--method embedding).")
 @click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
 @click.option("--max-leaks", type=click.IntRange(min=0), default=0, show_default=True,
