@@ -7,6 +7,7 @@ run's order is the listed order. A document listed twice for one query is an err
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -205,17 +206,31 @@ def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: 
     return DocRun(path, sha, fmt, qids, docs, q, d, s, rank, ln)
 
 
-def _has_comment_lines(data: bytes) -> bool:
-    return data.startswith(b"#") or b"\n#" in data
+ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+SCAN_BYTES = 1 << 24
 
 
-def _odd_whitespace(data: bytes, head: str) -> bool:
-    """Whitespace other than the delimiter and newlines (the plain parser splits on it too).
-    Tab-separated files are checked field by field instead."""
-    if "\t" in head.split("\n", 1)[0]:
-        return False
-    return any(ch in data for ch in (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e",
-                                      b"\x1f"))
+def _scan(path: str) -> tuple[str, str] | None:
+    """Stream the file once: its sha256 and first lines, or None when the fast path cannot
+    take it (not ASCII, comment lines, whitespace other than the delimiter inside lines).
+    Tab-separated files are checked field by field by the fast path instead."""
+    digest = hashlib.sha256()
+    head, tabs, prev = "", False, b"\n"
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(SCAN_BYTES):
+                digest.update(chunk)
+                if not head:
+                    head = chunk[:65536].rsplit(b"\n", 1)[0].decode("ascii", "replace")
+                    tabs = "\t" in head.split("\n", 1)[0]
+                if not chunk.isascii() or (prev[-1:] + chunk).find(b"\n#") >= 0:
+                    return None
+                if not tabs and any(ch in chunk for ch in ODD_WHITESPACE):
+                    return None
+                prev = chunk
+    except OSError:
+        return None  # the plain path reports it with the file's name
+    return (digest.hexdigest(), head) if head else None
 
 
 def fast_available() -> bool:
@@ -282,15 +297,16 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     reader; both paths give identical runs (tested), and any file the fast path does not
     accept is read by the plain parser."""
     name = str(path)
+    if fmt in ("auto", "trec") and (fast_available() if fast is None else fast):
+        scan = _scan(name)  # streamed: the fast path never holds the file's bytes
+        if scan is not None:
+            sha, head = scan
+            if fmt == "trec" or detect_run_format(head, name) == "trec":
+                run = _arrow_trec(name, sha, head.split("\n", 1)[0])
+                if run is not None:
+                    return run
     data = read_bytes(path)
     sha = sha256_hex(data)
-    if fmt in ("auto", "trec") and (fast_available() if fast is None else fast):
-        head = decode_utf8(data[:65536].rsplit(b"\n", 1)[0] or data[:65536], name)
-        if ((fmt == "trec" or detect_run_format(head, name) == "trec") and data.isascii()
-                and not _has_comment_lines(data) and not _odd_whitespace(data, head)):
-            run = _arrow_trec(name, sha, head.split("\n", 1)[0])
-            if run is not None:
-                return run
     text = decode_utf8(data, name)
     del data  # keep one copy of a large run in memory
     if fmt == "auto":
