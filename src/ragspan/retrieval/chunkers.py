@@ -23,7 +23,6 @@ dropped, never embedded.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ragspan.errors import UsageError
@@ -186,6 +185,3 @@ def chunk_document(doc_id: str, text: str, spec: ChunkerSpec) -> tuple[list[Chun
         note["dropped_invisible"] = len(spans) - len(kept)
     return [Chunk(doc_id, f"{doc_id}:{i}", s, e) for i, (s, e) in enumerate(kept)], note
 
-
-CHUNK_FUNCS: dict[str, Callable[..., object]] = {"fixed": fixed, "sentence": sentence,
-                                                 "recursive": recursive, "clause": clause}

@@ -37,6 +37,7 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
     summary: dict[str, Any] = {"queries": len(queries), "documents": len(corp)}
     header: dict[str, Any] = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256}
     outputs: dict[str, str] = {}
+    notes: dict[str, Any] = {}
     if config is not None:
         from ragspan.retrieval.config import load_config
         from ragspan.retrieval.embed import default_cache_dir
@@ -58,7 +59,8 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
         finally:
             pipe.close()
         header.update({"config": cfg.as_json(), "config_digest": cfg.digest})
-        fallback = sorted(d for d, n in pipe.table.notes.items() if n.get("fallback"))
+        notes = {d: pipe.table.notes[d] for d in sorted(pipe.table.notes)}
+        fallback = [d for d, n in notes.items() if n.get("fallback")]
         dropped = sum(int(n.get("dropped_invisible", 0)) for n in pipe.table.notes.values())
         summary.update({
             "config": cfg.name, "config_digest": cfg.digest, "chunks": len(pipe.table.chunks),
@@ -71,7 +73,7 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
         if chunks_out:
             chunk_header = {"config": cfg.as_json(), "config_digest": cfg.digest,
                             "corpus_sha256": corp.sha256,
-                            "notes": {d: pipe.table.notes[d] for d in sorted(pipe.table.notes)}}
+                            "notes": notes}
             outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
         parameters: dict[str, Any] = {"config": cfg.as_json(), "config_digest": cfg.digest}
     else:
@@ -93,5 +95,4 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
     if chunks_out:
         subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
     return statement(kind="run-retriever", subject=subject, inputs=inputs, parameters=parameters,
-                     summary=summary, details={"chunker_notes": header.get("config") and {
-                         d: n for d, n in sorted(pipe.table.notes.items())} or {}})
+                     summary=summary, details={"chunker_notes": notes})
