@@ -45,5 +45,9 @@ def score_table(pred: dict[str, Any]) -> str:
             extra.append(f"{key.replace('_', ' ')}: {s[key]}")
     if "grounding_threshold" in pred["parameters"]:
         head.append(f"grounding threshold tau = {pred['parameters']['grounding_threshold']}")
+    lat = s.get("latency_ms")
+    if lat:
+        head.append(f"latency per query: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms "
+                    f"({lat['rows']} rows)")
     table = aligned(["metric", *[f"@{k}" for k in ks]], [[b, *c] for b, c in rows])
     return "\n".join(head + extra) + "\n\n" + table
