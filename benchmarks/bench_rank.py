@@ -50,7 +50,7 @@ def ragspan(run: Path, qrels: Path, fast: bool):
     from ragspan.io.qrels import read_qrels
 
     t0 = time.perf_counter()
-    parsed = read_doc_run(run, fast=fast)
+    parsed = read_doc_run(run, fast=fast, top=100)  # what `ragspan score --k 10 --k 100` reads
     t_parse = time.perf_counter() - t0
     ours = score_doc_run(parsed, read_qrels(qrels).judgments, (10, 100), 1, False)
     return time.perf_counter() - t0, t_parse, ours

@@ -313,3 +313,41 @@ def test_fast_path_falls_back_to_the_plain_parser(tmp_path, content, error):
             with pytest.raises(InputError) as exc:
                 read_doc_run(run, fast=fast)
             assert error in str(exc.value)
+
+
+@pytest.mark.parametrize("top", [1, 5, 100])
+def test_top_selection_equals_full_order_cut(top):
+    """``trec_top`` (per-query partition) == ``trec_order`` then a cut at rank ``top``, with
+    many ties, on runs whose lines are grouped by query and on shuffled ones."""
+    from ragspan.io.docruns import trec_order, trec_top
+
+    rng = np.random.default_rng(top)
+    for case in range(60):
+        nq = int(rng.integers(1, 30))
+        per = int(rng.integers(1, 3 * top + 40))
+        q = np.repeat(np.arange(nq), per)
+        d = np.concatenate([rng.permutation(per * 3)[:per] for _ in range(nq)])
+        s = rng.integers(0, 6 if case % 2 else 1000, q.size).astype(float)
+        if case % 3 == 0:
+            p = rng.permutation(q.size)
+            q, d, s = q[p], d[p], s[p]
+        if case % 5 == 0:
+            s[::7] = -0.0
+            s[1::7] = 0.0
+        full = trec_order(q, d, s, np.arange(d.max() + 1))
+        qs = q[full]
+        first = np.concatenate([[0], np.flatnonzero(qs[1:] != qs[:-1]) + 1])
+        rank = np.arange(q.size) - np.repeat(first, np.diff(np.append(first, q.size)))
+        assert np.array_equal(trec_top(q, d, s, top), full[rank < top]), case
+
+
+def test_scoring_reads_only_the_top_but_checks_every_line(tmp_path):
+    from conftest import assert_input_error
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 d1 1\n")
+    run = tmp_path / "r.txt"
+    lines = [f"1 Q0 d{i} {i} {100 - i} t\n" for i in range(1, 60)] + ["1 Q0 d1 99 0.5 t\n"]
+    run.write_text("".join(lines))
+    assert_input_error(run_cli("score", "--qrels", qrels, "--run", run, "--k", "5"), "r.txt:60",
+                       "listed twice")

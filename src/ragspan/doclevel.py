@@ -66,7 +66,8 @@ def compute_doc_scores(
     row_map = np.fromiter((index.get(q, -1) for q in run_qids), dtype=np.int64,
                           count=len(run_qids))
     eq = row_map[run_query] if run_query.size else np.zeros(0, np.int64)
-    sel = eq >= 0
+    # every metric is cut at some k: entries ranked at or below max(k) cannot change any value
+    sel = (eq >= 0) & (run_rank < max(ks))
     eq, ed, er = eq[sel], run_doc[sel], run_rank[sel]
 
     doc_code = {d: i for i, d in enumerate(run_docs)}
@@ -183,7 +184,7 @@ def doc_score_command(*, qrels: str, run: str, qrels_format: str, run_format: st
     from ragspan.io.qrels import read_qrels
 
     q = read_qrels(qrels, qrels_format)
-    r = read_doc_run(run, "auto" if run_format == "auto" else run_format)
+    r = read_doc_run(run, "auto" if run_format == "auto" else run_format, top=max(ks))
     if not q.judgments:
         raise InputError("no judgments", qrels)
     scores = score_doc_run(r, q.judgments, ks, relevance_level, judged_only)
@@ -203,7 +204,7 @@ def evalset_doc_score(evalset: Any, run: str, run_format: str, ks: Sequence[int]
     """``score --eval-set E --run R`` with a doc-level run (TREC or JSONL ``retrieved_ids``)."""
     from ragspan.io.docruns import read_doc_run
 
-    r = read_doc_run(run, run_format)
+    r = read_doc_run(run, run_format, top=max(ks))
     scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
     inputs = [InputRef("eval_set", evalset.path, evalset.sha256), InputRef("run", r.path, r.sha256)]
     return doc_envelope(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set", r.format)

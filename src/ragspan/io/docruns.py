@@ -116,19 +116,30 @@ def _parse_trec_block(block: str, first_line: int, path: str,
 def trec_order(q: np.ndarray, d: np.ndarray, s: np.ndarray, doc_order: np.ndarray) -> np.ndarray:
     """Permutation putting entries in trec_eval order: query, score desc, doc id desc.
 
-    One int64 key ``(query, dense rank of -score, reversed doc rank)`` sorted once when it
-    fits in 63 bits; a three-key lexsort otherwise.
+    One sort by score, then a stable sort by query (a radix sort when query codes fit in 16
+    bits); only entries tied on (query, score) are then re-ordered by doc id. ``-0.0`` and
+    ``0.0`` are one score.
     """
-    if q.size == 0:
+    n = q.size
+    if n == 0:
         return np.zeros(0, dtype=np.int64)
-    neg = -s + 0.0  # -0.0 and 0.0 are one score
-    uniq = np.unique(neg)
-    score_rank = np.searchsorted(uniq, neg)
-    n_s, n_d = int(uniq.size), int(doc_order.size)
-    if (int(q.max()) + 1) * n_s * n_d < 2**62:
-        key = (q * n_s + score_rank.reshape(-1)) * n_d + (n_d - 1 - doc_order[d])
-        return np.argsort(key, kind="stable")
-    return np.lexsort((-doc_order[d], -s, q))
+    neg = -s + 0.0
+    by_score = np.argsort(neg)
+    q_small = q.astype(np.uint16) if int(q.max()) < 1 << 16 else q
+    order = by_score[np.argsort(q_small[by_score], kind="stable")]
+    qs, ss = q[order], neg[order]
+    tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+    if tie.any():
+        member = np.zeros(n, dtype=bool)
+        member[:-1] |= tie
+        member[1:] |= tie
+        pos = np.flatnonzero(member)
+        starts = np.ones(pos.size, dtype=bool)
+        starts[1:] = ~tie[pos[1:] - 1]  # a member not tied to its predecessor opens a group
+        group = np.cumsum(starts)
+        within = np.lexsort((-doc_order[d[order[pos]]], group))
+        order[pos] = order[pos][within]
+    return order
 
 
 def _blocks(text: str) -> list[tuple[int, str]]:
@@ -182,14 +193,57 @@ def _code_parts(parts: list[tuple]) -> tuple[list[str], list[str], np.ndarray, n
     return qids, docs, q, d, s, ln
 
 
-def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: np.ndarray,
-            d: np.ndarray, s: np.ndarray, ln: np.ndarray, sort_by_score: bool) -> DocRun:
-    """Put coded entries in order and check for repeated documents."""
-    if sort_by_score:
-        order = trec_order(q, d, s, np.arange(len(docs), dtype=np.int64))
+def _group_by_query(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(perm, starts)``: a permutation grouping entries by query (stable; the identity when
+    the file already lists each query's lines together) and each group's start in it."""
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    if change.size + 1 == np.unique(q[np.concatenate([[0], change])]).size:
+        perm = np.arange(q.size)
+        starts = np.concatenate([[0], change])
     else:
-        order = np.lexsort((ln, q))
-    q, d, s, ln = q[order], d[order], s[order], ln[order]
+        key = q.astype(np.uint16) if int(q.max()) < 1 << 16 else q
+        perm = np.argsort(key, kind="stable")
+        qp = q[perm]
+        starts = np.concatenate([[0], np.flatnonzero(qp[1:] != qp[:-1]) + 1])
+    return perm, starts
+
+
+def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int) -> np.ndarray:
+    """Indices of each query's first ``top`` entries in trec_eval order, grouped by query in
+    code order: what ``trec_order`` followed by a cut at rank ``top`` gives, without sorting
+    every entry. Each query's candidates are found with ``argpartition`` (plus every entry
+    tied with the ``top``-th score), then ordered exactly. Falls back to ``trec_order`` when
+    queries hold few entries (the loop is per query, never per entry)."""
+    n = q.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    perm, starts = _group_by_query(q)
+    if n < 4 * top * starts.size:
+        order = trec_order(q, d, s, np.arange(int(d.max()) + 1, dtype=np.int64))
+        qs = q[order]
+        first = np.concatenate([[0], np.flatnonzero(qs[1:] != qs[:-1]) + 1])
+        rank = np.arange(n) - np.repeat(first, np.diff(np.append(first, n)))
+        return order[rank < top]
+    ends = np.append(starts[1:], n)
+    neg = -s + 0.0
+    pieces: dict[int, np.ndarray] = {}
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        idx = perm[a:b]
+        g = neg[idx]
+        if b - a > top:
+            kth = g[np.argpartition(g, top - 1)[:top]].max()
+            keep = g <= kth
+            idx, g = idx[keep], g[keep]
+        best = idx[np.lexsort((-d[idx], g))][:top]
+        pieces[int(q[idx[0]])] = best
+    return np.concatenate([pieces[k] for k in sorted(pieces)])
+
+
+def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: np.ndarray,
+            d: np.ndarray, s: np.ndarray, ln: np.ndarray, sort_by_score: bool,
+            top: int | None = None) -> DocRun:
+    """Check for repeated documents (over every entry), then put entries in order; with
+    ``top``, keep only each query's first ``top`` entries."""
     pair = q * max(len(docs), 1) + d
     sorted_pairs = np.sort(pair)
     if (sorted_pairs[1:] == sorted_pairs[:-1]).any():
@@ -199,10 +253,21 @@ def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: 
         first, second = sorted((int(ln[i]), int(ln[j])))
         raise InputError(f"document '{docs[d[i]]}' listed twice for query '{qids[q[i]]}' "
                          f"(first on line {first})", path, second)
+    del pair, sorted_pairs
+    if sort_by_score and top is not None:
+        order = trec_top(q, d, s, top)
+    elif sort_by_score:
+        order = trec_order(q, d, s, np.arange(len(docs), dtype=np.int64))
+    else:
+        order = np.lexsort((ln, q))
+    q, d, s, ln = q[order], d[order], s[order], ln[order]
     start = np.ones(q.size, dtype=bool)
     start[1:] = q[1:] != q[:-1]
     first_idx = np.flatnonzero(start)
     rank = np.arange(q.size) - np.repeat(first_idx, np.diff(np.append(first_idx, q.size)))
+    if top is not None and not sort_by_score:
+        keep = rank < top
+        q, d, s, ln, rank = q[keep], d[keep], s[keep], ln[keep], rank[keep]
     return DocRun(path, sha, fmt, qids, docs, q, d, s, rank, ln)
 
 
@@ -242,7 +307,7 @@ def fast_available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
-def _arrow_trec(path: str, sha: str, first_line: str = "") -> DocRun | None:
+def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = None) -> DocRun | None:
     """The TREC run through pyarrow's CSV reader: six columns separated by single spaces, or
     by tabs when the first line has one (trec_eval's own test files); no comment lines,
     finite scores, no whitespace inside ids, no repeated documents. Anything else returns
@@ -284,25 +349,28 @@ def _arrow_trec(path: str, sha: str, first_line: str = "") -> DocRun | None:
     ln = np.arange(1, s.size + 1, dtype=np.int64)
     try:
         return _finish(path, sha, "trec", coded[0][0], coded[1][0], coded[0][1], coded[1][1], s, ln,
-                       sort_by_score=True)
+                       sort_by_score=True, top=top)
     except InputError:
         return None  # repeated document: the plain parser names the exact lines
 
 
-def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | None = None) -> DocRun:
+def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | None = None,
+                 top: int | None = None) -> DocRun:
     """Read a TREC or JSONL doc run (``fmt``: ``auto``, ``trec``, ``jsonl``), or the doc-level
     view of a span run (``span``: each document ranked at its first occurrence).
 
     ``fast`` (default: when pyarrow is installed) reads clean TREC runs with pyarrow's CSV
     reader; both paths give identical runs (tested), and any file the fast path does not
-    accept is read by the plain parser."""
+    accept is read by the plain parser. ``top`` keeps each query's first ``top`` entries
+    (scoring at cutoffs up to ``top`` needs no more); repeated documents are still checked
+    over the whole run."""
     name = str(path)
     if fmt in ("auto", "trec") and (fast_available() if fast is None else fast):
         scan = _scan(name)  # streamed: the fast path never holds the file's bytes
         if scan is not None:
             sha, head = scan
             if fmt == "trec" or detect_run_format(head, name) == "trec":
-                run = _arrow_trec(name, sha, head.split("\n", 1)[0])
+                run = _arrow_trec(name, sha, head.split("\n", 1)[0], top)
                 if run is not None:
                     return run
     data = read_bytes(path)
@@ -317,7 +385,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
             _parse_trec_block(block, first_line, name, parts)
         if not parts:
             raise InputError("the run holds no rows", name)
-        return _finish(name, sha, fmt, *_code_parts(parts), sort_by_score=True)
+        return _finish(name, sha, fmt, *_code_parts(parts), sort_by_score=True, top=top)
     seen: dict[str, int] = {}
     for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
@@ -346,7 +414,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
         parts.append(([qid] * len(docs), docs, scores, np.full(len(docs), line, np.int64)))
     if not seen:
         raise InputError("the run holds no rows", name)
-    return _finish(name, sha, fmt, *_code_parts(parts), sort_by_score=False)
+    return _finish(name, sha, fmt, *_code_parts(parts), sort_by_score=False, top=top)
 
 
 def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:
