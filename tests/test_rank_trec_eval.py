@@ -351,3 +351,37 @@ def test_scoring_reads_only_the_top_but_checks_every_line(tmp_path):
     run.write_text("".join(lines))
     assert_input_error(run_cli("score", "--qrels", qrels, "--run", run, "--k", "5"), "r.txt:60",
                        "listed twice")
+
+
+@pytest.mark.parametrize("top", [None, 1, 3, 100])
+def test_three_parsers_agree(tmp_path, monkeypatch, top):
+    """pyarrow, the numpy byte parser and the line-by-line parser give the same run, with
+    and without a top cut, on random runs (ties, shuffled lines, long and short doc ids)."""
+    pytest.importorskip("pyarrow", reason="the fast extra is not installed")
+    import ragspan.io.docruns as dr
+
+    rng = np.random.default_rng(5)
+    for case in range(25):
+        nq, per = int(rng.integers(1, 8)), int(rng.integers(1, 60))
+        width = 6 if case % 2 else 12  # keys (<= 8 bytes) and strings (> 8)
+        lines = [f"q{qi} Q0 {'d' * (width - 5)}{int(rng.integers(0, 9999)):04d} 0 "
+                 f"{rng.integers(0, 5) / 4} t\n" for qi in range(nq) for _ in range(per)]
+        lines = list(dict.fromkeys(lines))  # no exact repeats
+        seen, unique_lines = set(), []
+        for ln in lines:
+            key = tuple(ln.split()[i] for i in (0, 2))
+            if key not in seen:
+                seen.add(key)
+                unique_lines.append(ln)
+        if case % 3 == 0:
+            rng.shuffle(unique_lines)
+        path = tmp_path / f"r{case}.txt"
+        path.write_text("".join(unique_lines))
+        assert dr._numpy_trec(path.read_bytes(), str(path), "x", top) is not None  # really ran
+        arrow = dr.read_doc_run(path, fast=True, top=top)
+        numpy_run = dr.read_doc_run(path, fast=False, top=top)
+        with monkeypatch.context() as m:
+            m.setattr(dr, "_numpy_trec", lambda *a, **k: None)
+            plain = dr.read_doc_run(path, fast=False, top=top)
+        assert_same_run(arrow, plain)
+        assert_same_run(numpy_run, plain)

@@ -208,17 +208,22 @@ def _group_by_query(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return perm, starts
 
 
-def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int) -> np.ndarray:
+def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
+             check_repeats: bool = False) -> np.ndarray | None:
     """Indices of each query's first ``top`` entries in trec_eval order, grouped by query in
     code order: what ``trec_order`` followed by a cut at rank ``top`` gives, without sorting
     every entry. Each query's candidates are found with ``argpartition`` (plus every entry
     tied with the ``top``-th score), then ordered exactly. Falls back to ``trec_order`` when
-    queries hold few entries (the loop is per query, never per entry)."""
+    queries hold few entries (the loop is per query, never per entry). ``check_repeats``:
+    return None when a query lists a document twice (``d`` may then be any order-preserving
+    integer key, not a dense code)."""
     n = q.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     perm, starts = _group_by_query(q)
     if n < 4 * top * starts.size:
+        if check_repeats:
+            return None
         order = trec_order(q, d, s, np.arange(int(d.max()) + 1, dtype=np.int64))
         qs = q[order]
         first = np.concatenate([[0], np.flatnonzero(qs[1:] != qs[:-1]) + 1])
@@ -230,6 +235,10 @@ def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int) -> np.ndarra
     for a, b in zip(starts.tolist(), ends.tolist()):
         idx = perm[a:b]
         g = neg[idx]
+        if check_repeats:
+            dd = np.sort(d[idx])
+            if (dd[1:] == dd[:-1]).any():
+                return None
         if b - a > top:
             kth = g[np.argpartition(g, top - 1)[:top]].max()
             keep = g <= kth
@@ -268,7 +277,143 @@ def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: 
     if top is not None and not sort_by_score:
         keep = rank < top
         q, d, s, ln, rank = q[keep], d[keep], s[keep], ln[keep], rank[keep]
+    if top is not None:  # only the documents that survived the cut
+        used, d = np.unique(d, return_inverse=True)
+        docs = [docs[i] for i in used.tolist()]
+        d = d.reshape(-1).astype(np.int64)
     return DocRun(path, sha, fmt, qids, docs, q, d, s, rank, ln)
+
+
+CHUNK_LINES = 1 << 20
+
+
+def _has_comment_lines(data: bytes) -> bool:
+    return data.startswith(b"#") or b"\n#" in data
+
+
+def _field_strings(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The byte fields ``buf[lo[i]:hi[i]]`` as a fixed-width ``S`` array, gathered a million
+    lines at a time (no Python object per field)."""
+    width = int((hi - lo).max())
+    out = np.empty(lo.size, dtype=f"S{width}")
+    cols = np.arange(width, dtype=np.int64)
+    for a in range(0, lo.size, CHUNK_LINES):
+        l_, h_ = lo[a:a + CHUNK_LINES], hi[a:a + CHUNK_LINES]
+        idx = l_[:, None] + cols
+        mat = buf[np.minimum(idx, buf.size - 1)]
+        mat[idx >= h_[:, None]] = 0
+        out[a:a + CHUNK_LINES] = np.ascontiguousarray(mat).view(f"S{width}").ravel()
+    return out
+
+
+def _bytes_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """``code_column`` for an ASCII ``S`` array; ids of up to 8 bytes are coded as big-endian
+    integers (their order is the bytes' order, NUL padding sorting first), which sorts
+    several times faster than strings."""
+    if values.dtype.itemsize > 8 or values.size == 0:
+        names, codes = code_column(values)
+        return [x.decode("ascii") for x in names], codes
+    padded = values.astype("S8")
+    keys = padded.view(">u8").astype(np.uint64)
+    ordered = np.sort(keys)
+    flag = np.ones(ordered.size, dtype=bool)
+    flag[1:] = ordered[1:] != ordered[:-1]
+    uniq = ordered[flag]
+    codes = np.searchsorted(uniq, keys).astype(np.int64)
+    names = uniq.astype(">u8").view("S8")
+    return [x.decode("ascii") for x in names.tolist()], codes
+
+
+def _decimals(values: np.ndarray) -> np.ndarray | None:
+    """Parse an ``S`` array of plain decimals (``[-+]digits[.digits]``, at most 15 digits)
+    exactly as ``float()`` does: the integer of all digits divided by a power of ten is the
+    correctly rounded result when both are exact doubles. Anything else returns None."""
+    width = values.dtype.itemsize
+    mat = np.frombuffer(values.tobytes(), dtype=np.uint8).reshape(values.size, width)
+    digit = (mat >= 48) & (mat <= 57)
+    dot = mat == 46
+    sign = (mat == 45) | (mat == 43)
+    pad = mat == 0
+    if not (digit | dot | sign | pad).all():
+        return None
+    if (sign[:, 1:].any() or (dot.sum(axis=1) > 1).any() or (digit.sum(axis=1) == 0).any()
+            or (digit.sum(axis=1) > 15).any()):
+        return None
+    mantissa = np.zeros(values.size, dtype=np.int64)
+    frac = np.zeros(values.size, dtype=np.int64)
+    seen_dot = np.zeros(values.size, dtype=bool)
+    for j in range(width):
+        col, is_digit = mat[:, j], digit[:, j]
+        mantissa = np.where(is_digit, mantissa * 10 + (col.astype(np.int64) - 48), mantissa)
+        frac += is_digit & seen_dot
+        seen_dot |= dot[:, j]
+    out = mantissa.astype(np.float64) / np.power(10.0, frac)
+    return np.where(mat[:, 0] == 45, -out, out)
+
+
+def _top_by_keys(name: str, sha: str, qids: list[str], q: np.ndarray, d_raw: np.ndarray,
+                 s: np.ndarray, ln: np.ndarray, top: int) -> DocRun | None:
+    """Doc ids of up to 8 bytes as order-preserving integer keys: repeated documents are
+    checked and each query's top entries chosen on the keys, and only the survivors get
+    dense codes. None when a document repeats (the caller's parser names the lines) or when
+    queries hold too few entries for the per-query selection."""
+    keys = d_raw.astype("S8").view(">u8").astype(np.uint64)
+    dkey = (keys ^ np.uint64(1 << 63)).view(np.int64)
+    order = trec_top(q, dkey, s, top, check_repeats=True)
+    if order is None:
+        return None
+    kept = keys[order]
+    uniq, d = np.unique(kept, return_inverse=True)
+    docs = [x.decode("ascii") for x in uniq.astype(">u8").view("S8").tolist()]
+    q, s, ln = q[order], s[order], ln[order]
+    start = np.ones(q.size, dtype=bool)
+    start[1:] = q[1:] != q[:-1]
+    first = np.flatnonzero(start)
+    rank = np.arange(q.size) - np.repeat(first, np.diff(np.append(first, q.size)))
+    return DocRun(name, sha, "trec", qids, docs, q, d.reshape(-1).astype(np.int64), s, rank, ln)
+
+
+def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | None:
+    """A clean TREC run parsed with numpy alone (no pyarrow): ASCII, no NUL, every line six
+    fields separated by single spaces or tabs, no blank or comment lines. Anything else
+    returns None (the line-by-line parser reads it and names the offending line)."""
+    if not data or not data.isascii() or b"\x00" in data or _has_comment_lines(data):
+        return None
+    if any(ch in data for ch in (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")):
+        return None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    if ends.size == 0 or ends[-1] != buf.size - 1:
+        ends = np.append(ends, buf.size)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    n = starts.size
+    sep = np.flatnonzero((buf == 32) | (buf == 9))
+    if sep.size != 5 * n:
+        return None
+    sep = sep.reshape(n, 5)
+    if not ((sep[:, 0] > starts).all() and (sep[:, 4] < ends - 1).all()
+            and (np.diff(sep, axis=1) > 1).all()):
+        return None  # a blank line, an empty field, or a line with more or fewer fields
+    q_raw = _field_strings(buf, starts, sep[:, 0])
+    d_raw = _field_strings(buf, sep[:, 1] + 1, sep[:, 2])
+    s_raw = _field_strings(buf, sep[:, 3] + 1, sep[:, 4])
+    s = _decimals(s_raw)
+    if s is None:
+        try:
+            s = s_raw.astype(np.float64)
+        except ValueError:
+            return None
+    if not np.isfinite(s).all():
+        return None
+    qnames, q = code_column(q_raw)
+    ln = np.arange(1, n + 1, dtype=np.int64)
+    if top is not None and d_raw.dtype.itemsize <= 8:
+        run = _top_by_keys(name, sha, [x.decode("ascii") for x in qnames], q, d_raw, s, ln, top)
+        if run is not None:
+            return run
+    dnames, d = _bytes_codes(d_raw)
+    return _finish(name, sha, "trec", [x.decode("ascii") for x in qnames], dnames, q, d, s, ln,
+                   sort_by_score=True, top=top)
 
 
 ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
@@ -375,6 +520,13 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
                     return run
     data = read_bytes(path)
     sha = sha256_hex(data)
+    if fmt in ("auto", "trec"):
+        head = data[:65536].split(b"\n", 1)[0].decode("utf-8", "replace")
+        if fmt == "trec" or (head.strip() and not head.lstrip().startswith("{")
+                             and len(head.split()) >= 6):
+            run = _numpy_trec(data, name, sha, top)
+            if run is not None:
+                return run
     text = decode_utf8(data, name)
     del data  # keep one copy of a large run in memory
     if fmt == "auto":
