@@ -12,6 +12,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -452,6 +453,45 @@ def fast_available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
+def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
+    """pyarrow parses the file while a second thread streams it for its sha256 and the checks
+    of ``_scan`` (hashlib and pyarrow both release the GIL); the run is kept only if both
+    succeed. The file's bytes are never held whole."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        with open(name, "rb") as fh:
+            head = fh.read(65536).rsplit(b"\n", 1)[0].decode("ascii", "replace")
+    except OSError:
+        return None
+    if not head.strip() or (fmt != "trec" and detect_run_format(head, name) != "trec"):
+        return None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        scan = pool.submit(_scan, name)
+        run = _arrow_trec(name, "", head.split("\n", 1)[0], top)
+        checked = scan.result()
+    if run is None or checked is None:
+        return None
+    run.sha256 = checked[0]
+    return run
+
+
+def _arrow_strings(column: Any) -> np.ndarray | None:
+    """An arrow string column as a fixed-width ``S`` array, read from its offset and data
+    buffers (ASCII files only; no Python object per value)."""
+    parts = []
+    for chunk in column.chunks:
+        if len(chunk) == 0:
+            continue
+        _, off_buf, data_buf = chunk.buffers()
+        if data_buf is None or off_buf is None:
+            return None
+        offsets = np.frombuffer(off_buf, dtype=np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
+        data = np.frombuffer(data_buf, dtype=np.uint8)
+        parts.append(_field_strings(data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)))
+    return np.concatenate(parts) if parts else None
+
+
 def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = None) -> DocRun | None:
     """The TREC run through pyarrow's CSV reader: six columns separated by single spaces, or
     by tabs when the first line has one (trec_eval's own test files); no comment lines,
@@ -485,13 +525,22 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
     s = table.column("score").to_numpy()
     if not np.isfinite(s).all():
         return None
+    ln = np.arange(1, s.size + 1, dtype=np.int64)
+    if top is not None:  # short doc ids: integer keys straight from arrow's buffers
+        d_raw = _arrow_strings(table.column("doc"))
+        if d_raw is not None and d_raw.dtype.itemsize <= 8:
+            enc = table.column("q").combine_chunks().dictionary_encode()
+            qnames, remap = sorted_codes(enc.dictionary.to_pylist())
+            q = remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+            run = _top_by_keys(path, sha, qnames, q, d_raw, s, ln, top)
+            if run is not None:
+                return run
     coded = []
     for col in ("q", "doc"):
         enc = table.column(col).combine_chunks().dictionary_encode()
         names_sorted, remap = sorted_codes(enc.dictionary.to_pylist())
         coded.append((names_sorted, remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]))
     del table
-    ln = np.arange(1, s.size + 1, dtype=np.int64)
     try:
         return _finish(path, sha, "trec", coded[0][0], coded[1][0], coded[0][1], coded[1][1], s, ln,
                        sort_by_score=True, top=top)
@@ -511,13 +560,9 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     over the whole run."""
     name = str(path)
     if fmt in ("auto", "trec") and (fast_available() if fast is None else fast):
-        scan = _scan(name)  # streamed: the fast path never holds the file's bytes
-        if scan is not None:
-            sha, head = scan
-            if fmt == "trec" or detect_run_format(head, name) == "trec":
-                run = _arrow_trec(name, sha, head.split("\n", 1)[0], top)
-                if run is not None:
-                    return run
+        run = _fast_read(name, fmt, top)
+        if run is not None:
+            return run
     data = read_bytes(path)
     sha = sha256_hex(data)
     if fmt in ("auto", "trec"):
