@@ -354,11 +354,13 @@ def _decimals(values: np.ndarray) -> np.ndarray | None:
 
 def _top_by_keys(name: str, sha: str, qids: list[str], q: np.ndarray, d_raw: np.ndarray,
                  s: np.ndarray, ln: np.ndarray, top: int) -> DocRun | None:
-    """Doc ids of up to 8 bytes as order-preserving integer keys: repeated documents are
+    """Doc ids of up to 8 bytes (an ``S`` array, or their uint64 keys) as order-preserving
+    integer keys: repeated documents are
     checked and each query's top entries chosen on the keys, and only the survivors get
     dense codes. None when a document repeats (the caller's parser names the lines) or when
     queries hold too few entries for the per-query selection."""
-    keys = d_raw.astype("S8").view(">u8").astype(np.uint64)
+    keys = (d_raw if d_raw.dtype == np.uint64
+            else d_raw.astype("S8").view(">u8").astype(np.uint64))
     dkey = (keys ^ np.uint64(1 << 63)).view(np.int64)
     order = trec_top(q, dkey, s, top, check_repeats=True)
     if order is None:
@@ -453,6 +455,34 @@ def fast_available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
+def _arrow_keys(column: Any) -> np.ndarray | None:
+    """Order-preserving uint64 keys of an arrow string column whose values are at most 8
+    ASCII bytes (big-endian bytes, NUL-padded), built straight from the offset and data
+    buffers a million values at a time; None when a value is longer."""
+    keys = []
+    cols = np.arange(8, dtype=np.int64)
+    for chunk in column.chunks:
+        if len(chunk) == 0:
+            continue
+        _, off_buf, data_buf = chunk.buffers()
+        if data_buf is None or off_buf is None:
+            return None
+        offsets = np.frombuffer(off_buf, dtype=np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
+        lens = np.diff(offsets)
+        if lens.max() > 8:
+            return None
+        data = np.concatenate([np.frombuffer(data_buf, dtype=np.uint8), np.zeros(8, np.uint8)])
+        out = np.empty(len(chunk), dtype=np.uint64)
+        for a in range(0, len(chunk), CHUNK_LINES):
+            ln = lens[a:a + CHUNK_LINES]
+            st = offsets[a:a + ln.size].astype(np.int64)
+            mat = data[st[:, None] + cols]
+            mat[cols >= ln[:, None]] = 0
+            out[a:a + st.size] = mat.view(">u8").ravel()
+        keys.append(out)
+    return np.concatenate(keys) if keys else None
+
+
 def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
     """pyarrow parses the file while a second thread streams it for its sha256 and the checks
     of ``_scan`` (hashlib and pyarrow both release the GIL); the run is kept only if both
@@ -474,22 +504,6 @@ def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
         return None
     run.sha256 = checked[0]
     return run
-
-
-def _arrow_strings(column: Any) -> np.ndarray | None:
-    """An arrow string column as a fixed-width ``S`` array, read from its offset and data
-    buffers (ASCII files only; no Python object per value)."""
-    parts = []
-    for chunk in column.chunks:
-        if len(chunk) == 0:
-            continue
-        _, off_buf, data_buf = chunk.buffers()
-        if data_buf is None or off_buf is None:
-            return None
-        offsets = np.frombuffer(off_buf, dtype=np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
-        data = np.frombuffer(data_buf, dtype=np.uint8)
-        parts.append(_field_strings(data, offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)))
-    return np.concatenate(parts) if parts else None
 
 
 def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = None) -> DocRun | None:
@@ -527,12 +541,12 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
         return None
     ln = np.arange(1, s.size + 1, dtype=np.int64)
     if top is not None:  # short doc ids: integer keys straight from arrow's buffers
-        d_raw = _arrow_strings(table.column("doc"))
-        if d_raw is not None and d_raw.dtype.itemsize <= 8:
+        d_keys = _arrow_keys(table.column("doc"))
+        if d_keys is not None:
             enc = table.column("q").combine_chunks().dictionary_encode()
             qnames, remap = sorted_codes(enc.dictionary.to_pylist())
             q = remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
-            run = _top_by_keys(path, sha, qnames, q, d_raw, s, ln, top)
+            run = _top_by_keys(path, sha, qnames, q, d_keys, s, ln, top)
             if run is not None:
                 return run
     coded = []
