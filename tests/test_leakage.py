@@ -209,3 +209,14 @@ def test_leakage_table_lists_the_leaks(tmp_path):
     json_out = tmp_path / "r.json"
     run_cli("leakage", "--eval-set", ev, "--corpus", co, "--out", json_out)
     assert json.loads(json_out.read_text())["predicate"]["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("span, fragment", [
+    ({"start": 0}, "missing 'start' or 'end'"),
+    ([0, 10_000], "past the end of 'd'"),
+    ({"doc_id": "nope", "start": 0, "end": 2}, "'nope' is not in the corpus"),
+])
+def test_bad_gold_spans_for_the_gold_field(tmp_path, span, fragment):
+    res = leak(tmp_path, [{"id": "q", "query": "x", "doc_id": "d", "gold_spans": [span]}],
+               {"d": "some text here"}, "--field", "gold")
+    assert_input_error(res, "items.jsonl:1", fragment)

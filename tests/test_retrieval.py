@@ -294,3 +294,36 @@ def test_doc_level_bm25_on_scifact(tmp_path):
     assert score.exit_code == 0, score.stderr
     summary = score.json()["predicate"]["summary"]
     assert summary["metrics"]["doc_ndcg@10"] == pytest.approx(0.665, abs=0.005)
+
+
+def test_user_retriever_that_raises_names_the_query(user_module):
+    tmp, corpus, evalset = user_module
+    (tmp / "boom_retriever.py").write_text("def search(query):\n    raise ValueError('index offline')\n")
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset,
+                  "--retriever", "boom_retriever:search", "--out", tmp / "run.jsonl")
+    assert_input_error(res, "query 'q1'", "ValueError: index offline")
+    sys.modules.pop("boom_retriever", None)
+
+
+def test_unreadable_cache_shard_is_named(tmp_path):
+    from ragspan.errors import InputError
+    from ragspan.retrieval.embed import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path, "model-x")
+    cache.add([b"k" * 32], np.ones((1, 4), dtype=np.float32))
+    assert len(EmbeddingCache(tmp_path, "model-x").vectors) == 1
+    shard = next(cache.dir.glob("*.npz"))
+    shard.write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="unreadable embedding cache shard"):
+        EmbeddingCache(tmp_path, "model-x")
+
+
+@pytest.mark.filterwarnings("ignore:Failed to obtain server version")
+def test_unreachable_qdrant_is_a_usage_error():
+    pytest.importorskip("qdrant_client")
+    from ragspan.errors import UsageError
+    from ragspan.retrieval.index import QdrantIndex
+
+    with pytest.raises(UsageError, match="cannot use Qdrant at http://127.0.0.1:9"):
+        QdrantIndex(np.ones((2, 4), dtype=np.float32), [{"doc_id": "a"}, {"doc_id": "b"}],
+                    url="http://127.0.0.1:9")

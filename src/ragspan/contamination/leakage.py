@@ -25,7 +25,7 @@ from ragspan.contamination.normalize import aligned_tokens, tokens
 from ragspan.envelope import InputRef, statement
 from ragspan.errors import ExitCode, InputError, UsageError
 from ragspan.io.corpus import Corpus, read_corpus
-from ragspan.io.evalset import parse_id
+from ragspan.io.evalset import parse_gold_span, parse_id
 from ragspan.io.files import decode_utf8, iter_json_records, read_bytes, sha256_hex
 
 log = logging.getLogger("ragspan")
@@ -59,12 +59,21 @@ def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: 
                 raise InputError("missing 'query' (or BEIR 'text')", path, line)
             items.append(Item(qid, "query", q))
         if "gold" in fields:
-            for i, span in enumerate(obj.get("gold_spans") or []):
-                doc = span.get("doc_id", obj.get("doc_id")) if isinstance(span, dict) else obj.get("doc_id")
-                start, end = (span["start"], span["end"]) if isinstance(span, dict) else span
-                if doc not in corpus.documents:
-                    raise InputError(f"gold_spans[{i}]: document '{doc}' is not in the corpus", path, line)
-                items.append(Item(qid, "gold", corpus.text(doc)[start:end], str(doc), i))
+            raw = obj.get("gold_spans") or []
+            if not isinstance(raw, list):
+                raise InputError("'gold_spans' must be a list", path, line)
+            scope = obj.get("doc_id")
+            scope = None if scope is None else parse_id(scope, path, line, "doc_id")
+            for i, item in enumerate(raw):
+                span = parse_gold_span(item, scope, path, line, i)
+                if span.doc_id not in corpus.documents:
+                    raise InputError(f"gold_spans[{i}]: document '{span.doc_id}' is not in the "
+                                     f"corpus", path, line)
+                text = corpus.text(span.doc_id)
+                if span.end > len(text):
+                    raise InputError(f"gold_spans[{i}]: end={span.end} is past the end of "
+                                     f"'{span.doc_id}' ({len(text)} characters)", path, line)
+                items.append(Item(qid, "gold", text[span.start:span.end], span.doc_id, i))
     if not rows:
         raise InputError("no items to check", path)
     return items

@@ -68,6 +68,16 @@ def read_descriptions(path: str) -> dict[str, str]:
     return out
 
 
+def sample(names: list[str], n: int | None, seed: int, what: str, path: str) -> list[str]:
+    """``n`` of the sorted ``names`` drawn with ``random.Random(seed)``, sorted; all when None."""
+    names = sorted(names)
+    if n is None:
+        return names
+    if n > len(names):
+        raise InputError(f"--sample-docs {n} exceeds the {len(names)} {what}", path)
+    return sorted(random.Random(seed).sample(names, n))
+
+
 def _contract_path(contracts: Path, filename: str) -> Path:
     stem = filename[:-4] if filename.lower().endswith(".pdf") else filename
     return contracts / f"{stem}.txt"
@@ -128,12 +138,7 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
         raise InputError(f"{len(missing)} contracts have no .txt under {contracts}: "
                          f"{missing[:SHOW]} (--allow-missing-contracts lists and skips them)",
                          csv_path)
-    chosen = sorted(rows_by_doc)
-    if sample_docs is not None:
-        if sample_docs > len(chosen):
-            raise InputError(f"--sample-docs {sample_docs} exceeds the {len(chosen)} contracts",
-                             csv_path)
-        chosen = sorted(random.Random(seed).sample(chosen, sample_docs))
+    chosen = sample(list(rows_by_doc), sample_docs, seed, "contracts", csv_path)
     documents, out_rows = [], []
     counts = {"pieces": 0, "spans": 0, "ambiguous_pieces": 0, "duplicate_pieces": 0,
               "empty_pieces": 0, "queries_without_unique_piece": 0,
@@ -216,12 +221,7 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
                 raise InputError(f"document '{doc_id}' has two different contexts", json_path)
             docs[doc_id] = para["context"]
             qas.extend((doc_id, qa) for qa in para.get("qas", []))
-    chosen = sorted(docs)
-    if sample_docs is not None:
-        if sample_docs > len(chosen):
-            raise InputError(f"--sample-docs {sample_docs} exceeds the {len(chosen)} documents",
-                             json_path)
-        chosen = sorted(random.Random(seed).sample(chosen, sample_docs))
+    chosen = sample(list(docs), sample_docs, seed, "documents", json_path)
     keep = set(chosen)
     counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0}
     rows = []

@@ -528,7 +528,7 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
                 null_values=[]),
         )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+    except pa.ArrowException:  # any file pyarrow does not take goes to the other parsers
         return None
     if table.num_rows == 0:
         return None

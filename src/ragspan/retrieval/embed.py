@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragspan.errors import MissingExtraError, UsageError
+from ragspan.errors import InputError, MissingExtraError, UsageError
 
 log = logging.getLogger("ragspan")
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -84,9 +85,14 @@ class EmbeddingCache:
         self.vectors: dict[bytes, np.ndarray] = {}
         if self.dir is not None and self.dir.is_dir():
             for shard in sorted(self.dir.glob("*.npz")):
-                with np.load(shard) as data:
-                    for key, vec in zip(data["keys"], data["vectors"]):
-                        self.vectors[key.tobytes()] = vec
+                try:
+                    with np.load(shard) as data:
+                        keys, vecs = data["keys"], data["vectors"]
+                except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+                    raise InputError(f"unreadable embedding cache shard ({exc}); delete it to "
+                                     f"re-embed", str(shard)) from None
+                for key, vec in zip(keys, vecs):
+                    self.vectors[key.tobytes()] = vec
 
     def add(self, keys: list[bytes], vectors: np.ndarray) -> None:
         for k, v in zip(keys, vectors):

@@ -76,12 +76,16 @@ class QdrantIndex:
             self.client = QdrantClient(location=location)
         self.collection = collection or f"ragspan-{uuid.uuid4().hex[:12]}"
         dim = int(vectors.shape[1])
-        if self.client.collection_exists(self.collection):
-            self.client.delete_collection(self.collection)
-        self.client.create_collection(
-            self.collection,
-            vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
-        )
+        try:
+            if self.client.collection_exists(self.collection):
+                self.client.delete_collection(self.collection)
+            self.client.create_collection(
+                self.collection,
+                vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
+            )
+        except Exception as exc:  # connection refused, auth, a locked local store
+            where = url or path or location
+            raise UsageError(f"cannot use Qdrant at {where}: {exc}") from None
         step = 512
         for lo in range(0, len(payloads), step):
             self.client.upsert(self.collection, points=models.Batch(

@@ -102,7 +102,13 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
     lengths = corpus.lengths()
     for n, q in enumerate(queries, start=1):
         t0 = time.perf_counter()
-        raw = _spans_from(obj, q)
+        try:
+            raw = _spans_from(obj, q)
+        except (InputError, UsageError):
+            raise
+        except Exception as exc:  # the user's code failed: say where, not a traceback
+            raise InputError(f"query '{q.id}': the retriever raised {type(exc).__name__}: "
+                             f"{exc}") from None
         latency = (time.perf_counter() - t0) * 1000.0
         spans = []
         for rank, (doc, start, end, score) in enumerate(raw, start=1):
