@@ -318,7 +318,6 @@ def test_unreadable_cache_shard_is_named(tmp_path):
         EmbeddingCache(tmp_path, "model-x")
 
 
-@pytest.mark.filterwarnings("ignore:Failed to obtain server version")
 def test_unreachable_qdrant_is_a_usage_error():
     pytest.importorskip("qdrant_client")
     from ragspan.errors import UsageError
