@@ -398,7 +398,6 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
             and (np.diff(sep, axis=1) > 1).all()):
         return None  # a blank line, an empty field, or a line with more or fewer fields
     q_raw = _field_strings(buf, starts, sep[:, 0])
-    d_raw = _field_strings(buf, sep[:, 1] + 1, sep[:, 2])
     s_raw = _field_strings(buf, sep[:, 3] + 1, sep[:, 4])
     s = _decimals(s_raw)
     if s is None:
@@ -410,11 +409,13 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
         return None
     qnames, q = code_column(q_raw)
     ln = np.arange(1, n + 1, dtype=np.int64)
-    if top is not None and d_raw.dtype.itemsize <= 8:
-        run = _top_by_keys(name, sha, [x.decode("ascii") for x in qnames], q, d_raw, s, ln, top)
+    d_lo, d_hi = sep[:, 1] + 1, sep[:, 2]
+    if top is not None and int((d_hi - d_lo).max()) <= 8:
+        keys = byte_keys(buf, d_lo, d_hi - d_lo)
+        run = _top_by_keys(name, sha, [x.decode("ascii") for x in qnames], q, keys, s, ln, top)
         if run is not None:
             return run
-    dnames, d = _bytes_codes(d_raw)
+    dnames, d = _bytes_codes(_field_strings(buf, d_lo, d_hi))
     return _finish(name, sha, "trec", [x.decode("ascii") for x in qnames], dnames, q, d, s, ln,
                    sort_by_score=True, top=top)
 
@@ -455,12 +456,24 @@ def fast_available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
+def byte_keys(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """uint64 keys of the byte strings ``data[starts[i]:starts[i] + lens[i]]`` (each at most
+    8 bytes): big-endian, NUL-padded, so integer order is the strings' byte order. Built one
+    byte position at a time, vectorised over all strings."""
+    key = np.zeros(starts.size, dtype=np.uint64)
+    last = data.size - 1
+    for j in range(int(lens.max()) if lens.size else 0):
+        byte = data[np.minimum(starts + j, last)].astype(np.uint64)
+        byte[lens <= j] = 0
+        key |= byte << np.uint64(8 * (7 - j))
+    return key
+
+
 def _arrow_keys(column: Any) -> np.ndarray | None:
     """Order-preserving uint64 keys of an arrow string column whose values are at most 8
-    ASCII bytes (big-endian bytes, NUL-padded), built straight from the offset and data
-    buffers a million values at a time; None when a value is longer."""
+    ASCII bytes (big-endian bytes, NUL-padded), built from the offset and data buffers one
+    byte position at a time (vectorised over all values); None when a value is longer."""
     keys = []
-    cols = np.arange(8, dtype=np.int64)
     for chunk in column.chunks:
         if len(chunk) == 0:
             continue
@@ -471,15 +484,7 @@ def _arrow_keys(column: Any) -> np.ndarray | None:
         lens = np.diff(offsets)
         if lens.max() > 8:
             return None
-        data = np.concatenate([np.frombuffer(data_buf, dtype=np.uint8), np.zeros(8, np.uint8)])
-        out = np.empty(len(chunk), dtype=np.uint64)
-        for a in range(0, len(chunk), CHUNK_LINES):
-            ln = lens[a:a + CHUNK_LINES]
-            st = offsets[a:a + ln.size].astype(np.int64)
-            mat = data[st[:, None] + cols]
-            mat[cols >= ln[:, None]] = 0
-            out[a:a + st.size] = mat.view(">u8").ravel()
-        keys.append(out)
+        keys.append(byte_keys(np.frombuffer(data_buf, dtype=np.uint8), offsets[:-1], lens))
     return np.concatenate(keys) if keys else None
 
 
