@@ -28,6 +28,8 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
         raise UsageError("give exactly one of --config (a pipeline) or --retriever (your own)")
     if chunks_out and retriever:
         raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
+    if chunks_out == out:
+        raise UsageError("--chunks-out must differ from --out")
     t0 = time.perf_counter()
     bar = Progress(progress)
     corp = read_corpus(corpus)
@@ -83,8 +85,6 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
         rows = run_user_retriever(obj, queries, corp, bar)
         header["retriever"] = retriever
         parameters = {"retriever": retriever}
-    if chunks_out == out:
-        raise UsageError("--chunks-out must differ from --out")
     outputs[out] = jsonl([{"_header": header}, *rows])
     write_texts_atomic(outputs)
     elapsed = time.perf_counter() - t0
