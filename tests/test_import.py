@@ -278,3 +278,31 @@ def test_import_error_paths(tmp_path):
     bench.write_text(json.dumps(data))
     assert_input_error(run_cli("import", "legalbench-rag", "--root", lbr, *out),
                        "past the end of 'cuad/a.txt'")
+
+
+@pytest.mark.parametrize("mutate, fragment", [
+    (lambda d: d["data"].append("not an object"), "'data' must be a list of objects"),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"].append(
+        dict(d["data"][0]["paragraphs"][0]["qas"][0])), "is repeated"),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"][0].update(question=7), "must be a string"),
+    (lambda d: d["data"][0]["paragraphs"][0]["qas"][0]["answers"].append("x"),
+     "lacks text or answer_start"),
+])
+def test_malformed_squad_json(tmp_path, mutate, fragment):
+    path = squad_fixture(tmp_path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mutate(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    res = run_cli("import", "cuad", "--squad-json", path, "--include-metadata-clauses",
+                  "--out", tmp_path / "e.jsonl", "--corpus-out", tmp_path / "c.jsonl")
+    assert_input_error(res, "CUADv1.json", fragment)
+
+
+def test_legalbench_offsets_error_has_no_fake_line(tmp_path):
+    root = legalbench_fixture(tmp_path, ["a"])
+    bench = root / "benchmarks" / "cuad.json"
+    data = json.loads(bench.read_text())
+    data["tests"][0]["snippets"][0]["span"] = [20, 10]
+    bench.write_text(json.dumps(data))
+    res = run_cli("import", "legalbench-rag", "--root", root, "--out", tmp_path / "e.jsonl")
+    assert_input_error(res, "cuad.json: tests[0].snippets[0]: start=20 must be < end=10")

@@ -48,10 +48,9 @@ def score_command(
     evalset = read_eval_set(eval_set)
     if run_format == "auto":
         from ragspan.io.docruns import detect_run_format
-        from ragspan.io.files import decode_utf8, read_bytes
+        from ragspan.io.files import read_head
 
-        head = decode_utf8(read_bytes(run)[:65536].rsplit(b"\n", 1)[0] or b" ", run)
-        run_format = detect_run_format(head, run)
+        run_format = detect_run_format(read_head(run), run)
     if run_format != "span":
         from ragspan.doclevel import evalset_doc_score
 

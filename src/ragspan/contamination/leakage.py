@@ -104,10 +104,6 @@ class ContainmentIndex:
             self._coders[m] = GramCoder(self.size, m)
         return self._coders[m]
 
-    def doc_tokens(self, i: int) -> np.ndarray:
-        start = int(self.lengths[:i].sum())
-        return self.flat[start:start + int(self.lengths[i])]
-
     def index(self, m: int) -> GramIndex:
         """The index of m-grams (built lazily: m = n, or shorter for short items). Windows are
         taken over all documents at once; those crossing a document boundary are dropped."""

@@ -15,14 +15,10 @@ import numpy as np
 
 
 class Vocabulary:
+    """Exact word ids (``ids``: word -> id), filled by the index; items only look words up."""
+
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
-
-    def encode(self, toks: list[str]) -> np.ndarray:
-        """Ids for ``toks``, adding new tokens to the vocabulary."""
-        ids = self.ids
-        get = ids.setdefault
-        return np.fromiter((get(t, len(ids)) for t in toks), dtype=np.int64, count=len(toks))
 
     def lookup(self, toks: list[str]) -> np.ndarray:
         """Ids for ``toks`` without growing the vocabulary: the k-th distinct unknown token

@@ -78,6 +78,16 @@ def sample(names: list[str], n: int | None, seed: int, what: str, path: str) -> 
     return sorted(random.Random(seed).sample(names, n))
 
 
+def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[str, int],
+           details: dict[str, Any], path: str, data: bytes, source: str, what: str,
+           **settings: Any) -> EvalBuild:
+    """Verify every span slices back (``what`` names them in the error), then attach the
+    provenance header."""
+    verify_slices(rows, documents, what)
+    corpus = Corpus(path, sha256_hex(data), {d.id: d for d in documents})
+    return EvalBuild(provenance(corpus, source, **settings), rows, documents, counts, details)
+
+
 def _contract_path(contracts: Path, filename: str) -> Path:
     stem = filename[:-4] if filename.lower().endswith(".pdf") else filename
     return contracts / f"{stem}.txt"
@@ -192,12 +202,9 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                          f"{'; '.join(not_found[:SHOW])}", csv_path)
     if not out_rows:
         raise InputError("no query has an unambiguous clause", csv_path)
-    verify_slices(out_rows, documents, "CUAD")
-    corpus = Corpus(csv_path, sha256_hex(data), {d.id: d for d in documents})
-    head = provenance(corpus, "cuad-csv", sample_docs=sample_docs, seed=seed,
-                      exclude_metadata_clauses=exclude_metadata)
     details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing}
-    return EvalBuild(head, out_rows, documents, counts, details)
+    return _build(out_rows, documents, counts, details, csv_path, data, "cuad-csv", "CUAD",
+                  sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata)
 
 
 def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: int = 0,
@@ -212,19 +219,29 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
         raise InputError("not a SQuAD-style JSON file with a 'data' list", json_path) from None
     docs: dict[str, str] = {}
     qas: list[tuple[str, dict[str, Any]]] = []
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise InputError("'data' must be a list of objects", json_path)
     for entry in entries:
-        for para in entry.get("paragraphs", []):
+        paragraphs = entry.get("paragraphs", [])
+        if not isinstance(paragraphs, list) or not all(isinstance(p, dict) for p in paragraphs):
+            raise InputError(f"entry '{entry.get('title', '')}': 'paragraphs' must be a list of "
+                             f"objects", json_path)
+        for para in paragraphs:
             doc_id = str(entry.get("title", ""))
             if not doc_id or not isinstance(para.get("context"), str):
                 raise InputError("an entry lacks 'title' or a paragraph 'context'", json_path)
             if doc_id in docs and docs[doc_id] != para["context"]:
                 raise InputError(f"document '{doc_id}' has two different contexts", json_path)
             docs[doc_id] = para["context"]
-            qas.extend((doc_id, qa) for qa in para.get("qas", []))
+            para_qas = para.get("qas", [])
+            if not isinstance(para_qas, list) or not all(isinstance(qa, dict) for qa in para_qas):
+                raise InputError(f"document '{doc_id}': 'qas' must be a list of objects", json_path)
+            qas.extend((doc_id, qa) for qa in para_qas)
     chosen = sample(list(docs), sample_docs, seed, "documents", json_path)
     keep = set(chosen)
     counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0}
     rows = []
+    seen: set[str] = set()
     for doc_id, qa in qas:
         if doc_id not in keep:
             continue
@@ -232,14 +249,20 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
             counts["impossible_skipped"] += 1
             continue
         qid = str(qa.get("id", ""))
+        if not qid or qid in seen:
+            raise InputError(f"question id {qid!r} is {'repeated' if qid else 'missing'}", json_path)
+        seen.add(qid)
+        question_text = qa.get("question", "")
+        if not isinstance(question_text, str):
+            raise InputError(f"question '{qid}': 'question' must be a string", json_path)
         category = qid.rsplit("__", 1)[-1] if "__" in qid else ""
         if exclude_metadata and category in METADATA_CLAUSES:
             counts["metadata_skipped"] += 1
             continue
         spans: dict[tuple[int, int], dict[str, Any]] = {}
         for ans in qa.get("answers", []):
-            start = ans.get("answer_start")
-            text = ans.get("text")
+            start = ans.get("answer_start") if isinstance(ans, dict) else None
+            text = ans.get("text") if isinstance(ans, dict) else None
             if not isinstance(start, int) or not isinstance(text, str) or not text:
                 raise InputError(f"question '{qid}': an answer lacks text or answer_start", json_path)
             key = (start, start + len(text))
@@ -249,7 +272,7 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
         if not spans:
             continue
         counts["spans"] += len(spans)
-        row = {"id": qid, "query": qa.get("question", ""), "doc_id": doc_id,
+        row = {"id": qid, "query": question_text, "doc_id": doc_id,
                "gold_spans": [spans[k] for k in sorted(spans)], "filters": {"doc_id": doc_id}}
         if category:
             row["tags"] = {"category": category}
@@ -257,8 +280,5 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
     documents = [Document(d, docs[d]) for d in chosen]
     if not rows:
         raise InputError("no answerable question in the selected documents", json_path)
-    verify_slices(rows, documents, "CUAD SQuAD")
-    corpus = Corpus(json_path, sha256_hex(data), {d.id: d for d in documents})
-    head = provenance(corpus, "cuad-squad", sample_docs=sample_docs, seed=seed,
-                      exclude_metadata_clauses=exclude_metadata)
-    return EvalBuild(head, rows, documents, counts, {})
+    return _build(rows, documents, counts, {}, json_path, data, "cuad-squad", "CUAD SQuAD",
+                  sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata)

@@ -54,7 +54,7 @@ def _tests(path: Path) -> list[dict[str, Any]]:
             if not isinstance(s, dict) or not isinstance(s.get("file_path"), str) \
                     or not isinstance(s.get("span"), list) or len(s["span"]) != 2:
                 raise InputError(f"tests[{i}].snippets[{j}] needs 'file_path' and 'span'", name)
-            check_offsets(s["span"][0], s["span"][1], name, 0, f"tests[{i}].snippets[{j}]")
+            check_offsets(s["span"][0], s["span"][1], name, None, f"tests[{i}].snippets[{j}]")
     return tests
 
 

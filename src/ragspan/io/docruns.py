@@ -18,10 +18,12 @@ import numpy as np
 
 from ragspan.errors import InputError
 from ragspan.io.evalset import parse_id, unique_row_id
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, read_head, sha256_hex
 
 RUN_FORMATS = ("trec", "jsonl", "span")
 BLOCK_BYTES = 1 << 23
+# whitespace str.split() splits on besides spaces and newlines: a clean file has none
+ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 
 @dataclass
@@ -382,7 +384,7 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
     returns None (the line-by-line parser reads it and names the offending line)."""
     if not data or not data.isascii() or b"\x00" in data or _has_comment_lines(data):
         return None
-    if any(ch in data for ch in (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")):
+    if any(ch in data for ch in ODD_WHITESPACE if ch != b"\t"):
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(buf == 10)
@@ -420,7 +422,6 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
                    sort_by_score=True, top=top)
 
 
-ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 SCAN_BYTES = 1 << 24
 
 
@@ -495,10 +496,9 @@ def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
     from concurrent.futures import ThreadPoolExecutor
 
     try:
-        with open(name, "rb") as fh:
-            head = fh.read(65536).rsplit(b"\n", 1)[0].decode("ascii", "replace")
-    except OSError:
-        return None
+        head = read_head(name)
+    except InputError:
+        return None  # the other parsers report it, naming the file
     if not head.strip() or (fmt != "trec" and detect_run_format(head, name) != "trec"):
         return None
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -76,7 +76,7 @@ def is_offset(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_offsets(start: Any, end: Any, path: str, line: int, what: str) -> tuple[int, int]:
+def check_offsets(start: Any, end: Any, path: str, line: int | None, what: str) -> tuple[int, int]:
     """Validate one span's offsets: integers, ``0 <= start < end``."""
     if not is_offset(start) or not is_offset(end):
         raise InputError(f"{what}: start and end must be integers", path, line)

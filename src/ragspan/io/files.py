@@ -39,6 +39,22 @@ def decode_utf8(data: bytes, path: str | os.PathLike[str]) -> str:
         raise InputError(f"not valid UTF-8 (byte {exc.start})", str(path)) from None
 
 
+def read_head(path: str | os.PathLike[str], size: int = 65536) -> str:
+    """The first whole lines within ``size`` bytes of a file, decoded as UTF-8 (for format
+    detection; the file is not read whole). Missing or unreadable files are an InputError."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(size)
+    except FileNotFoundError:
+        raise InputError("file not found", str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    whole = data.rsplit(b"\n", 1)[0] if len(data) == size else data
+    return decode_utf8(whole or data, path)
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
