@@ -44,9 +44,12 @@ class Item:
     index: int = 0  # which gold span, for the gold field
 
 
-def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: int) -> list[Item]:
-    """Eval set rows (``id``, ``query``, ``gold_spans``) or BEIR queries (``_id``, ``text``)."""
-    text = decode_utf8(read_bytes(path), path)
+def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: int
+               ) -> tuple[list[Item], str]:
+    """Eval set rows (``id``, ``query``, ``gold_spans``) or BEIR queries (``_id``, ``text``);
+    with the file's sha256."""
+    data = read_bytes(path)
+    text = decode_utf8(data, path)
     rows = [(ln, obj) for ln, obj in iter_json_records(text, path) if "_header" not in obj]
     if len(rows) > max_records:
         raise InputError(f"{len(rows)} records exceed --max-records {max_records}", path)
@@ -76,7 +79,7 @@ def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: 
                 items.append(Item(qid, "gold", text[span.start:span.end], span.doc_id, i))
     if not rows:
         raise InputError("no items to check", path)
-    return items
+    return items, sha256_hex(data)
 
 
 class ContainmentIndex:
@@ -209,7 +212,7 @@ def leakage_command(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("q
     if ngram < 1:
         raise UsageError("--ngram must be >= 1")
     corp = read_corpus(corpus, max_records=max_records)
-    items = read_items(eval_set, corp, fields, max_records)
+    items, items_sha = read_items(eval_set, corp, fields, max_records)
     if method == "exact":
         findings, extra = exact_leaks(items, corp, ngram, threshold)
         params: dict[str, Any] = {"method": "exact", "ngram": ngram, "threshold": threshold}
@@ -225,8 +228,8 @@ def leakage_command(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("q
                "max_leaks": max_leaks, **{k: v for k, v in extra.items() if k != "model"}}
     return statement(
         kind="leakage",
-        subject=[InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set)))],
-        inputs=[InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set))),
+        subject=[InputRef("eval_set", eval_set, items_sha)],
+        inputs=[InputRef("eval_set", eval_set, items_sha),
                 InputRef("corpus", corpus, corp.sha256)],
         parameters={**params, "fields": list(fields), "max_records": max_records},
         summary=summary, details={"leaks": findings},

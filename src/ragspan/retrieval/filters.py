@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ class PayloadTable:
         self.payloads = payloads
         self.keys = {k for p in payloads for k in p}
         self._index: dict[str, dict[Any, list[int]]] = {}
+        self._allowed: dict[str, np.ndarray] = {}  # queries of one document share its filter
 
     def _values(self, key: str) -> dict[Any, list[int]]:
         if key not in self._index:
@@ -43,6 +45,12 @@ class PayloadTable:
         matches, is an error naming the query."""
         if not filters:
             return None
+        key = json.dumps(filters, sort_keys=True, default=str)
+        if key not in self._allowed:
+            self._allowed[key] = self._match(filters, qid)
+        return self._allowed[key]
+
+    def _match(self, filters: dict[str, Any], qid: str) -> np.ndarray:
         mask: set[int] | None = None
         for key, value in sorted(filters.items()):
             if key not in self.keys:

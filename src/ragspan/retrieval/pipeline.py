@@ -156,15 +156,3 @@ class Pipeline:
 def manifest_rows(table: ChunkTable) -> list[dict[str, Any]]:
     return [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start, "end": c.end}
             for c in table.chunks]
-
-
-def search_only_rate(pipeline: Pipeline, queries: list[EvalQuery]) -> float:
-    """Queries per second of the dense search alone (for benchmarks)."""
-    vecs = pipeline.embedder.embed_queries([q.query for q in queries])
-    t0 = time.perf_counter()
-    for q, v in zip(queries, vecs):
-        allowed = pipeline.filters.allowed(
-            query_filters(pipeline.cfg.scope, q.doc_id, q.filters), q.id)
-        pipeline.dense.search(v, pipeline.cfg.dense.depth, allowed)
-    return len(queries) / max(time.perf_counter() - t0, 1e-9)
-
