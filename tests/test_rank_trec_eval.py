@@ -90,6 +90,43 @@ def test_200_random_pairs_equal_pytrec_eval(tmp_path, level):
     assert checked > 1000
 
 
+@pytest.mark.parametrize("judged_only", [False, True])
+def test_score_path_with_top_cut_equals_pytrec_eval(tmp_path, judged_only):
+    """What ``score`` runs (the run read on a worker thread, only each query's top max(k)
+    kept, judged documents joined through byte keys, or a dict for ids over 8 bytes) equals
+    pytrec_eval, with trec_eval's -c (every judged query) and without (queries in both)."""
+    from ragspan.doclevel import read_and_score
+
+    ks = (1, 5, 10)
+    rng = random.Random(31)
+    keyed = checked = cases = 0
+    for case in range(150):
+        qrels, run = random_pair(rng)
+        if not run:
+            continue
+        if case % 3 == 0:  # long ids: no byte keys
+            qrels = {q: {f"document-{d}": g for d, g in ds.items()} for q, ds in qrels.items()}
+            run = {q: {f"document-{d}": s for d, s in ds.items()} for q, ds in run.items()}
+        qp, rp = write_trec(tmp_path, qrels, run)
+        _, parsed, scores = read_and_score(str(qp), str(rp), "auto", "auto", ks, 1, judged_only)
+        cases += 1
+        keyed += parsed.doc_keys is not None
+        idx = {q: i for i, q in enumerate(scores.qids)}
+        expected = [q for q in qrels if qrels[q] and (q in run or not judged_only)]
+        assert scores.qids == expected
+        for k in ks:
+            full, rr = reference(qrels, run, k, 1)
+            for q in expected:
+                for ours, theirs in OURS_TO_TREC.items():
+                    want = full[q][theirs.format(k=k)] if q in full else 0.0
+                    got = scores.values[f"{ours}@{k}"][idx[q]]
+                    assert got == pytest.approx(want, abs=1e-9), (case, q, ours, k)
+                want_rr = rr[q]["recip_rank"] if q in rr else 0.0
+                assert scores.values[f"doc_mrr@{k}"][idx[q]] == pytest.approx(want_rr, abs=1e-9)
+                checked += 1
+    assert checked > 500 and 20 < keyed < cases  # both joins really ran
+
+
 def parse_trec_eval_output(path):
     out = {}
     for line in path.read_text().splitlines():
@@ -299,6 +336,7 @@ def test_fast_and_plain_parsers_give_identical_runs(tmp_path):
     ("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 nan t\n", "r.txt:2"),
     ("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n1 Q0 d1 3 0.5 t\n", "r.txt:3"),
     ("1\tQ0\td 1\t1\t2.0\tt\n1\tQ0\td2\t2\t1.0\tt\n", None),  # a space inside a tab field
+    ("1 Q0 d1 1 2.0 t x\n1 Q0 d2 2 1.0\n", "r.txt:2"),  # 7 + 5 tokens: not two rows of 6
 ])
 def test_fast_path_falls_back_to_the_plain_parser(tmp_path, content, error):
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
@@ -316,29 +354,52 @@ def test_fast_path_falls_back_to_the_plain_parser(tmp_path, content, error):
 
 
 @pytest.mark.parametrize("top", [1, 5, 100])
-def test_top_selection_equals_full_order_cut(top):
-    """``trec_top`` (per-query partition) == ``trec_order`` then a cut at rank ``top``, with
-    many ties, on runs whose lines are grouped by query and on shuffled ones."""
+def test_top_selection_equals_full_order_cut(top, monkeypatch):
+    """``trec_top`` == ``trec_order`` then a cut at rank ``top``, with many ties, on runs
+    whose lines are grouped by query and on shuffled ones, with queries of equal length,
+    of somewhat unequal length (the padded matrix) and of very unequal length (the loop per
+    query); ``check_repeats`` answers None exactly when a query repeats a document."""
+    from ragspan.io import docruns
     from ragspan.io.docruns import trec_order, trec_top
 
+    ran = {"_top_padded": 0, "_top_per_query": 0}
+    for name in ran:
+        def counted(*args, _f=getattr(docruns, name), _name=name, **kw):
+            ran[_name] += 1
+            return _f(*args, **kw)
+        monkeypatch.setattr(docruns, name, counted)
     rng = np.random.default_rng(top)
-    for case in range(60):
+    for case in range(90):
         nq = int(rng.integers(1, 30))
-        per = int(rng.integers(1, 3 * top + 40))
-        q = np.repeat(np.arange(nq), per)
-        d = np.concatenate([rng.permutation(per * 3)[:per] for _ in range(nq)])
+        per = int(rng.integers(1, 10 * top + 40))
+        shape = case % 3
+        sizes = (np.full(nq, per) if shape == 0
+                 else rng.integers(max(per // 2, 1), per + 1, nq) if shape == 1
+                 else np.where(rng.random(nq) < 0.2, 20 * per, rng.integers(1, per + 1, nq)))
+        q = np.repeat(np.arange(nq), sizes)
+        d = np.concatenate([rng.permutation(m * 3)[:m] for m in sizes])
         s = rng.integers(0, 6 if case % 2 else 1000, q.size).astype(float)
-        if case % 3 == 0:
+        if case % 4 == 0:
             p = rng.permutation(q.size)
             q, d, s = q[p], d[p], s[p]
         if case % 5 == 0:
             s[::7] = -0.0
             s[1::7] = 0.0
-        full = trec_order(q, d, s, np.arange(d.max() + 1))
+        full = trec_order(q, d, s)
         qs = q[full]
         first = np.concatenate([[0], np.flatnonzero(qs[1:] != qs[:-1]) + 1])
         rank = np.arange(q.size) - np.repeat(first, np.diff(np.append(first, q.size)))
         assert np.array_equal(trec_top(q, d, s, top), full[rank < top]), case
+        checked = trec_top(q, d, s, top, check_repeats=True)
+        assert checked is None or np.array_equal(checked, full[rank < top]), case
+        if checked is not None and q.size > 1:
+            i = int(rng.integers(q.size))
+            same_query = np.flatnonzero(q == q[i])
+            if same_query.size > 1:
+                d2 = d.copy()
+                d2[same_query[0]] = d2[same_query[-1]]
+                assert trec_top(q, d2, s, top, check_repeats=True) is None, case
+    assert min(ran.values()) >= 5, ran  # both selection paths really ran
 
 
 def test_scoring_reads_only_the_top_but_checks_every_line(tmp_path):
@@ -385,3 +446,63 @@ def test_three_parsers_agree(tmp_path, monkeypatch, top):
             plain = dr.read_doc_run(path, fast=False, top=top)
         assert_same_run(arrow, plain)
         assert_same_run(numpy_run, plain)
+
+
+QRELS_CASES = [
+    ("trec", "1 0 d1 1\n1 0 d2 0\n2 0 d1 2\n", True),
+    ("trec", "1 0 d1 1\n2 0 d3 +1", True),  # no final newline; int() reads "+1"
+    ("trec", "1 0 d1 1\r\n2 0 d3 1\r\n", True),
+    ("trec", "1\t0\td1\t1\n2 0 d3 1\n", True),
+    ("trec", "# judged by hand\n1 0 d1 1\n", False),
+    ("trec", "1 0 d1 1\n\n2 0 d2 1\n", False),
+    ("trec", "1 0 d1 1\n1 0 d1 2\n", False),  # judged twice: the line reader names line 2
+    ("trec", "1 0 d1 1 x\n1 0 d2\n", False),  # 5 + 3 tokens are not two rows of 4
+    ("trec", "1 0 d1 x\n", False),
+    ("beir", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n", True),
+    ("beir", "query-id\tcorpus-id\tscore\r\nq1\td1\t1\r\n", True),
+    ("beir", "query-id\tcorpus-id\tscore\nq 1\td1\t1\n", False),  # a space inside an id
+    ("beir", "query-id\tcorpus-id\tscore\nq1\t\td1 1\n", False),
+]
+
+
+@pytest.mark.parametrize("fmt, content, fast", QRELS_CASES)
+def test_qrels_one_split_reader_equals_the_line_reader(tmp_path, monkeypatch, fmt, content,
+                                                       fast):
+    """The one-split reader of clean TREC/BEIR qrels gives the line reader's judgments, and
+    leaves every file it does not take (comments, blank lines, misaligned or repeated rows,
+    spaces in BEIR ids) to the line reader, which names the line."""
+    from ragspan.errors import InputError
+    from ragspan.io import qrels as qrels_module
+
+    path = tmp_path / "q.txt"
+    path.write_bytes(content.encode())
+
+    def outcome():
+        try:
+            return read_qrels(path, fmt).judgments
+        except InputError as exc:
+            return str(exc)
+
+    taken = []
+    real = qrels_module._read_columns
+    monkeypatch.setattr(qrels_module, "_read_columns",
+                        lambda *a: taken.append(real(*a) is not None) or real(*a))
+    with_fast = outcome()
+    assert taken == [fast]
+    monkeypatch.setattr(qrels_module, "_read_columns", lambda *a: None)
+    assert with_fast == outcome()
+
+
+@pytest.mark.parametrize("text, width, expected", [
+    ("a b\nc d\n", 2, ["a", "b", "c", "d"]),
+    ("a b\nc d", 2, ["a", "b", "c", "d"]),
+    ("a\tb \r\n c d\n", 2, ["a", "b", "c", "d"]),
+    ("a b c\nd\n", 2, None),  # 3 + 1 tokens
+    ("a b\n\nc d\n", 2, None),  # a blank line
+    ("a b\nc\x00 d\n", 2, None),
+    ("", 2, None),
+])
+def test_split_rows(text, width, expected):
+    from ragspan.io.files import split_rows
+
+    assert split_rows(text, width) == expected

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
 from ragspan.envelope import InputRef, statement
-from ragspan.errors import InputError
-from ragspan.io.docruns import DocRun
+from ragspan.io.docruns import DocRun, text_keys
 from ragspan.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
 from ragspan.metrics.registry import DOC_METRICS, format_name
 
@@ -37,6 +37,94 @@ class DocScores:
         return [format_name(b, k) for b in DOC_METRICS for k in self.ks]
 
 
+@dataclass(frozen=True)
+class JudgedDocs:
+    """Judgments flattened for scoring, before any run is read. ``judged``: the queries with
+    at least one judgment, in file order; ``listed``: how many queries the judgments list;
+    per judgment its query's index in ``judged``, its document and grade. ``keys``: the
+    documents' byte keys when every id is 1-8 ASCII characters (see ``text_keys``)."""
+
+    judged: list[str]
+    listed: int
+    query: np.ndarray
+    docs: list[str]
+    grade: np.ndarray
+    keys: np.ndarray | None
+
+    @classmethod
+    def of(cls, judgments: dict[str, dict[str, int]]) -> JudgedDocs:
+        judged = [q for q, docs in judgments.items() if docs]
+        per_query = [judgments[q] for q in judged]
+        docs = list(chain.from_iterable(per_query))
+        query = np.repeat(np.arange(len(judged), dtype=np.int64), [len(j) for j in per_query])
+        grade = np.fromiter(chain.from_iterable(map(dict.values, per_query)), dtype=np.int64,
+                            count=len(docs))
+        return cls(judged, len(judgments), query, docs, grade, text_keys(docs))
+
+    def doc_codes(self, run_docs: list[str], run_keys: np.ndarray | None) -> np.ndarray:
+        """Each judged document's code in ``run_docs``; ``len(run_docs)`` for a document the
+        run lacks. ``run_keys``: the run documents' byte keys, sorted (then ``run_docs``
+        is in the same order), or None."""
+        missing = len(run_docs)
+        if self.keys is not None and run_keys is not None and run_keys.size:
+            pos = np.minimum(np.searchsorted(run_keys, self.keys), run_keys.size - 1)
+            return np.where(run_keys[pos] == self.keys, pos, missing)
+        code = dict(zip(run_docs, range(missing)))
+        return np.fromiter(map(code.get, self.docs, repeat(missing)), dtype=np.int64,
+                           count=len(self.docs))
+
+    def score(self, run_qids: list[str], run_docs: list[str], run_query: np.ndarray,
+              run_doc: np.ndarray, run_rank: np.ndarray, ks: Sequence[int], level: int = 1,
+              judged_only: bool = False, run_keys: np.ndarray | None = None) -> DocScores:
+        """Score a ranking (codes into ``run_qids``/``run_docs``, grouped by query, in
+        order)."""
+        ks = tuple(sorted(set(ks)))
+        run_set = set(run_qids)
+        judged_set = set(self.judged)
+        counts = {
+            "queries_without_judgments": self.listed - len(self.judged),
+            "judged_queries_without_run_row": sum(1 for q in self.judged if q not in run_set),
+            "run_rows_for_unjudged_queries": sum(1 for q in run_qids if q not in judged_set),
+        }
+        in_run = np.fromiter((q in run_set for q in self.judged), dtype=bool,
+                             count=len(self.judged))
+        jd, jq, jg = self.doc_codes(run_docs, run_keys), self.query, self.grade
+        evaluated = self.judged
+        if judged_only:  # renumber the queries in both; drop the others' judgments
+            evaluated = [q for q, present in zip(self.judged, in_run.tolist()) if present]
+            renumber = np.cumsum(in_run) - 1
+            keep = in_run[jq]
+            jd, jq, jg = jd[keep], renumber[jq[keep]], jg[keep]
+            in_run = np.ones(len(evaluated), dtype=bool)
+        n = len(evaluated)
+        index = {q: i for i, q in enumerate(evaluated)}
+        row_map = np.fromiter((index.get(q, -1) for q in run_qids), dtype=np.int64,
+                              count=len(run_qids))
+        eq = row_map[run_query] if run_query.size else np.zeros(0, np.int64)
+        # every metric is cut at some k: entries ranked at or below max(k) change no value
+        sel = (eq >= 0) & (run_rank < max(ks))
+        eq, ed, er = eq[sel], run_doc[sel], run_rank[sel]
+
+        # grade of each ranked entry: (query, doc) looked up among the judged pairs; a
+        # document the run lacks has the extra code len(run_docs), which no entry carries
+        width = len(run_docs) + 1
+        jkey = jq * width + jd
+        order = np.argsort(jkey)
+        jkey_s, jg_s = jkey[order], jg[order]
+        rkey = eq * width + ed
+        pos = np.minimum(np.searchsorted(jkey_s, rkey), max(jkey_s.size - 1, 0))
+        found = jkey_s[pos] == rkey if jkey_s.size else np.zeros(rkey.size, dtype=bool)
+        grade = np.where(found, jg_s[pos] if jkey_s.size else 0, UNJUDGED)
+
+        values = rank_metrics(Ranking(eq, er, grade), Judgments(jq, jg), n, ks, level)
+        return DocScores(evaluated, values, in_run, counts, ks, level, judged_only)
+
+    def score_run(self, run: DocRun, ks: Sequence[int], level: int,
+                  judged_only: bool) -> DocScores:
+        return self.score(run.qids, run.docs, run.query, run.doc, run.rank, ks, level,
+                          judged_only, run.doc_keys)
+
+
 def compute_doc_scores(
     judgments: dict[str, dict[str, int]],
     run_qids: list[str],
@@ -49,60 +137,13 @@ def compute_doc_scores(
     judged_only: bool = False,
 ) -> DocScores:
     """Score a ranking (codes into ``run_qids``/``run_docs``, grouped by query, in order)."""
-    ks = tuple(sorted(set(ks)))
-    judged = [q for q, docs in judgments.items() if docs]
-    run_set = set(run_qids)
-    counts = {
-        "queries_without_judgments": sum(1 for docs in judgments.values() if not docs),
-        "judged_queries_without_run_row": sum(1 for q in judged if q not in run_set),
-        "run_rows_for_unjudged_queries": sum(
-            1 for q in run_qids if not judgments.get(q)
-        ),
-    }
-    evaluated = [q for q in judged if q in run_set] if judged_only else judged
-    index = {q: i for i, q in enumerate(evaluated)}
-    n = len(evaluated)
-
-    row_map = np.fromiter((index.get(q, -1) for q in run_qids), dtype=np.int64,
-                          count=len(run_qids))
-    eq = row_map[run_query] if run_query.size else np.zeros(0, np.int64)
-    # every metric is cut at some k: entries ranked at or below max(k) cannot change any value
-    sel = (eq >= 0) & (run_rank < max(ks))
-    eq, ed, er = eq[sel], run_doc[sel], run_rank[sel]
-
-    doc_code = {d: i for i, d in enumerate(run_docs)}
-    jq, jd, jg = [], [], []
-    for q in evaluated:
-        qi = index[q]
-        for d, g in judgments[q].items():
-            c = doc_code.get(d)
-            if c is None:
-                c = doc_code[d] = len(doc_code)
-            jq.append(qi)
-            jd.append(c)
-            jg.append(g)
-    jq_a = np.asarray(jq, np.int64)
-    jg_a = np.asarray(jg, np.int64)
-    width = max(len(doc_code), 1)
-    jkey = jq_a * width + np.asarray(jd, np.int64)
-    order = np.argsort(jkey)
-    jkey_s, jg_s = jkey[order], jg_a[order]
-    rkey = eq * width + ed
-    pos = np.searchsorted(jkey_s, rkey)
-    pos_c = np.minimum(pos, max(jkey_s.size - 1, 0))
-    found = (pos < jkey_s.size) & (jkey_s[pos_c] == rkey) if jkey_s.size else np.zeros(
-        rkey.size, bool)
-    grade = np.where(found, jg_s[pos_c] if jkey_s.size else 0, UNJUDGED)
-
-    values = rank_metrics(Ranking(eq, er, grade), Judgments(jq_a, jg_a), n, ks, level)
-    in_run = np.asarray([q in run_set for q in evaluated], dtype=bool)
-    return DocScores(evaluated, values, in_run, counts, ks, level, judged_only)
+    return JudgedDocs.of(judgments).score(run_qids, run_docs, run_query, run_doc, run_rank,
+                                          ks, level, judged_only)
 
 
 def score_doc_run(run: DocRun, judgments: dict[str, dict[str, int]], ks: Sequence[int],
                   level: int, judged_only: bool) -> DocScores:
-    return compute_doc_scores(judgments, run.qids, run.docs, run.query, run.doc, run.rank,
-                              ks, level, judged_only)
+    return JudgedDocs.of(judgments).score_run(run, ks, level, judged_only)
 
 
 def span_doc_projection(report: Any, ks: Sequence[int], level: int = 1,
@@ -177,17 +218,31 @@ def doc_envelope(scores: DocScores, inputs: list[InputRef], subject: InputRef,
                      summary=summary, details={"queries": rows})
 
 
-def doc_score_command(*, qrels: str, run: str, qrels_format: str, run_format: str,
-                      ks: Sequence[int], relevance_level: int, judged_only: bool
-                      ) -> dict[str, Any]:
+def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,
+                   ks: Sequence[int], relevance_level: int, judged_only: bool
+                   ) -> tuple[Any, DocRun, DocScores]:
+    """Read qrels and run (the run's top ``max(ks)`` per query) and score them. The run is
+    read on a worker thread (its parsers spend their time in pyarrow and numpy, outside the
+    GIL) while this thread reads the qrels; an error in the qrels is reported first."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from ragspan.io.docruns import read_doc_run
     from ragspan.io.qrels import read_qrels
 
-    q = read_qrels(qrels, qrels_format)
-    r = read_doc_run(run, "auto" if run_format == "auto" else run_format, top=max(ks))
-    if not q.judgments:
-        raise InputError("no judgments", qrels)
-    scores = score_doc_run(r, q.judgments, ks, relevance_level, judged_only)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(read_doc_run, run, run_format, top=max(ks))
+        q = read_qrels(qrels, qrels_format)
+        judged = JudgedDocs.of(q.judgments)
+        r = pending.result()
+    scores = judged.score_run(r, ks, relevance_level, judged_only)
+    return q, r, scores
+
+
+def doc_score_command(*, qrels: str, run: str, qrels_format: str, run_format: str,
+                      ks: Sequence[int], relevance_level: int, judged_only: bool
+                      ) -> dict[str, Any]:
+    q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
+                                  judged_only)
     inputs = [InputRef("qrels", q.path, q.sha256), InputRef("run", r.path, r.sha256)]
     return doc_envelope(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
 

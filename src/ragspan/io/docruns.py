@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,14 @@ import numpy as np
 
 from ragspan.errors import InputError
 from ragspan.io.evalset import parse_id, unique_row_id
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, read_head, sha256_hex
+from ragspan.io.files import (
+    decode_utf8,
+    iter_json_lines,
+    read_bytes,
+    read_head,
+    sha256_hex,
+    split_rows,
+)
 
 RUN_FORMATS = ("trec", "jsonl", "span")
 BLOCK_BYTES = 1 << 23
@@ -41,6 +49,7 @@ class DocRun:
     score: np.ndarray
     rank: np.ndarray
     line: np.ndarray
+    doc_keys: np.ndarray | None = None  # ``text_keys(docs)`` when known (docs then sorted)
 
     def per_query(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -85,14 +94,15 @@ def _parse_trec_block(block: str, first_line: int, path: str,
                       out: list[tuple[np.ndarray, ...]]) -> None:
     """Parse whole lines of a TREC run into (qid strings, doc strings, scores, line numbers);
     a fast path for clean 6-column blocks, a line-by-line path that names bad lines."""
-    tokens = block.split()
-    n_lines = block.count("\n") + (0 if block.endswith("\n") else 1)
-    if len(tokens) == 6 * n_lines and "#" not in block:
+    tokens = split_rows(block, 6) if "#" not in block else None
+    if tokens is not None:
         scores = _floats(tokens[4::6])
         if scores is not None:
+            n_lines = len(tokens) // 6
             lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
             out.append((tokens[0::6], tokens[2::6], scores, lines))
             return
+        del tokens
     q_l, d_l, s_l, n_l = [], [], [], []
     for i, raw in enumerate(block.split("\n")):
         parts = raw.split()
@@ -116,8 +126,9 @@ def _parse_trec_block(block: str, first_line: int, path: str,
         out.append((q_l, d_l, np.asarray(s_l, np.float64), np.asarray(n_l, np.int64)))
 
 
-def trec_order(q: np.ndarray, d: np.ndarray, s: np.ndarray, doc_order: np.ndarray) -> np.ndarray:
-    """Permutation putting entries in trec_eval order: query, score desc, doc id desc.
+def trec_order(q: np.ndarray, d: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Permutation putting entries in trec_eval order: query, score desc, doc id desc
+    (``q`` and ``d`` integer keys whose order is the ids' order).
 
     One sort by score, then a stable sort by query (a radix sort when query codes fit in 16
     bits); only entries tied on (query, score) are then re-ordered by doc id. ``-0.0`` and
@@ -126,7 +137,8 @@ def trec_order(q: np.ndarray, d: np.ndarray, s: np.ndarray, doc_order: np.ndarra
     n = q.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    neg = -s + 0.0
+    neg = np.negative(s)
+    neg += 0.0  # -0.0 and 0.0 are one score
     by_score = np.argsort(neg)
     q_small = q.astype(np.uint16) if int(q.max()) < 1 << 16 else q
     order = by_score[np.argsort(q_small[by_score], kind="stable")]
@@ -140,7 +152,7 @@ def trec_order(q: np.ndarray, d: np.ndarray, s: np.ndarray, doc_order: np.ndarra
         starts = np.ones(pos.size, dtype=bool)
         starts[1:] = ~tie[pos[1:] - 1]  # a member not tied to its predecessor opens a group
         group = np.cumsum(starts)
-        within = np.lexsort((-doc_order[d[order[pos]]], group))
+        within = np.lexsort((~d[order[pos]], group))
         order[pos] = order[pos][within]
     return order
 
@@ -179,7 +191,7 @@ def code_column(values: np.ndarray) -> tuple[list[str], np.ndarray]:
         codes = np.repeat(inverse.reshape(-1), np.diff(np.append(starts, values.size)))
     else:
         names, codes = np.unique(values, return_inverse=True)
-    return names.tolist(), codes.reshape(-1).astype(np.int64)
+    return names.tolist(), codes.reshape(-1).astype(np.int64, copy=False)
 
 
 def _strings(parts: list[tuple], i: int) -> np.ndarray:
@@ -196,47 +208,160 @@ def _code_parts(parts: list[tuple]) -> tuple[list[str], list[str], np.ndarray, n
     return qids, docs, q, d, s, ln
 
 
-def _group_by_query(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(perm, starts)``: a permutation grouping entries by query (stable; the identity when
-    the file already lists each query's lines together) and each group's start in it."""
+@dataclass(frozen=True)
+class Groups:
+    """Entries grouped by query: group i holds entries ``perm[starts[i]:starts[i + 1]]``
+    (``perm`` None: the identity, the file listing each query's lines together), all of
+    query code ``query[i]``; codes are distinct."""
+
+    perm: np.ndarray | None
+    starts: np.ndarray
+    query: np.ndarray
+
+    def entry_queries(self, n: int) -> np.ndarray:
+        """The query code of each of the ``n`` entries."""
+        q = np.repeat(self.query, np.diff(np.append(self.starts, n)))
+        if self.perm is None:
+            return q
+        out = np.empty(n, dtype=q.dtype)
+        out[self.perm] = q
+        return out
+
+    def queries_of(self, entries: np.ndarray, n: int) -> np.ndarray:
+        """The query code of the given entries (of ``n``)."""
+        if self.perm is None:
+            return self.query[np.searchsorted(self.starts, entries, side="right") - 1]
+        return self.entry_queries(n)[entries]
+
+
+def group_by_query(q: np.ndarray) -> Groups:
+    """Group entries by query code (stably; no permutation when the file already lists each
+    query's lines together)."""
     change = np.flatnonzero(q[1:] != q[:-1]) + 1
-    if change.size + 1 == np.unique(q[np.concatenate([[0], change])]).size:
-        perm = np.arange(q.size)
-        starts = np.concatenate([[0], change])
-    else:
-        key = q.astype(np.uint16) if int(q.max()) < 1 << 16 else q
-        perm = np.argsort(key, kind="stable")
-        qp = q[perm]
-        starts = np.concatenate([[0], np.flatnonzero(qp[1:] != qp[:-1]) + 1])
-    return perm, starts
+    starts = np.concatenate([[0], change])
+    if np.unique(q[starts]).size == starts.size:
+        return Groups(None, starts, q[starts])
+    key = q.astype(np.uint16) if int(q.max()) < 1 << 16 else q
+    perm = np.argsort(key, kind="stable")
+    qp = q[perm]
+    starts = np.concatenate([[0], np.flatnonzero(qp[1:] != qp[:-1]) + 1])
+    return Groups(perm, starts, qp[starts])
 
 
 def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
              check_repeats: bool = False) -> np.ndarray | None:
     """Indices of each query's first ``top`` entries in trec_eval order, grouped by query in
     code order: what ``trec_order`` followed by a cut at rank ``top`` gives, without sorting
-    every entry. Each query's candidates are found with ``argpartition`` (plus every entry
-    tied with the ``top``-th score), then ordered exactly. Falls back to ``trec_order`` when
-    queries hold few entries (the loop is per query, never per entry). ``check_repeats``:
-    return None when a query lists a document twice (``d`` may then be any order-preserving
-    integer key, not a dense code)."""
-    n = q.size
-    if n == 0:
+    every entry (``top_of_groups`` on ``group_by_query(q)``)."""
+    if q.size == 0:
         return np.zeros(0, dtype=np.int64)
-    perm, starts = _group_by_query(q)
-    if n < 4 * top * starts.size:
+    return top_of_groups(group_by_query(q), d, s, top, check_repeats)
+
+
+def top_of_groups(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,
+                  check_repeats: bool = False) -> np.ndarray | None:
+    """``trec_top`` of grouped entries. Each query's candidates are found with
+    ``argpartition`` (plus every entry tied with the ``top``-th score), then ordered
+    exactly. Falls back to ``trec_order`` when queries hold few entries. ``check_repeats``:
+    return None when a query lists a document twice (``d`` may then be any order-preserving
+    integer key, not a dense code); also None when queries hold few entries."""
+    n, count = d.size, groups.starts.size
+    if n < 4 * top * count:
         if check_repeats:
             return None
-        order = trec_order(q, d, s, np.arange(int(d.max()) + 1, dtype=np.int64))
+        q = groups.entry_queries(n)
+        order = trec_order(q, d, s)
         qs = q[order]
         first = np.concatenate([[0], np.flatnonzero(qs[1:] != qs[:-1]) + 1])
         rank = np.arange(n) - np.repeat(first, np.diff(np.append(first, n)))
         return order[rank < top]
-    ends = np.append(starts[1:], n)
-    neg = -s + 0.0
+    sizes = np.diff(np.append(groups.starts, n))
+    if int(sizes.max()) * count > 2 * n:  # very unequal queries: one at a time
+        return _top_per_query(groups, d, s, top, check_repeats)
+    return _top_padded(groups, d, s, top, sizes, check_repeats)
+
+
+PAD_KEY = np.iinfo(np.int64).max
+
+
+def _top_padded(groups: Groups, d: np.ndarray, s: np.ndarray, top: int, sizes: np.ndarray,
+                check_repeats: bool) -> np.ndarray | None:
+    """``top_of_groups`` on a (queries x longest query) matrix, short queries padded with
+    score -inf (never chosen): the repeat check, the partition and the ordering are one
+    numpy call each over all queries, the repeat check on a second thread."""
+    perm, starts = groups.perm, groups.starts
+    n, count, width = d.size, starts.size, int(sizes.max())
+    neg = np.negative(s)
+    neg += 0.0  # -0.0 and 0.0 are one score
+    idx: np.ndarray | None = None  # matrix cell -> entry; None: cell (r, c) is r * width + c
+    pad: np.ndarray | None = None
+    if width * count == n and perm is None:
+        g_mat, d_mat = neg.reshape(count, width), d.reshape(count, width)
+    else:
+        rows = np.repeat(np.arange(count), sizes)
+        idx = np.full((count, width), -1, dtype=np.int64)
+        idx[rows, np.arange(n) - np.repeat(starts, sizes)] = np.arange(n) if perm is None else perm
+        del rows
+        pad = idx < 0
+        g_mat, d_mat = neg[idx], d[idx]
+        g_mat[pad], d_mat[pad] = np.inf, PAD_KEY
+    with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL
+        repeats = (pool.submit(_repeats_in_rows, d_mat, None if pad is None else sizes)
+                   if check_repeats else None)
+        chosen = _select_padded(groups.query, d, s, top, idx, pad, g_mat)
+        if repeats is not None and repeats.result():
+            return None
+    return chosen
+
+
+def _repeats_in_rows(d_mat: np.ndarray, sizes: np.ndarray | None) -> bool:
+    """Whether a row of ``d_mat`` repeats a key among its first ``sizes[row]`` entries (all
+    entries when ``sizes`` is None; padding holds the largest key and sorts last)."""
+    srt = np.sort(d_mat, axis=1)
+    same = srt[:, 1:] == srt[:, :-1]
+    if sizes is not None:
+        same &= np.arange(1, d_mat.shape[1]) < sizes[:, None]
+    return bool(same.any())
+
+
+def _select_padded(row_query: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
+                   idx: np.ndarray | None, pad: np.ndarray | None, g_mat: np.ndarray
+                   ) -> np.ndarray:
+    """The selection and ordering half of ``_top_padded`` (``row_query``: each row's query
+    code)."""
+    groups, width = g_mat.shape
+    if width > top:
+        part = np.argpartition(g_mat, top - 1, axis=1)[:, :top]
+        kth = np.take_along_axis(g_mat, part, axis=1).max(axis=1)
+        keep = g_mat <= kth[:, None]  # the top entries and every entry tied with the last
+        del part
+        if pad is not None:
+            keep &= ~pad
+    else:
+        keep = np.ones(g_mat.shape, dtype=bool) if pad is None else ~pad
+    rows, cols = np.nonzero(keep)
+    del keep
+    cand = rows * width + cols if idx is None else idx[rows, cols]
+    row_rank = np.empty(groups, dtype=np.int64)  # queries in code order
+    row_rank[np.argsort(row_query, kind="stable")] = np.arange(groups)
+    rows = row_rank[rows]
+    order = trec_order(rows, d[cand], s[cand])
+    cand, rows = cand[order], rows[order]
+    first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    rank = np.arange(cand.size) - np.repeat(first, np.diff(np.append(first, cand.size)))
+    return cand[rank < top]
+
+
+def _top_per_query(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,
+                   check_repeats: bool) -> np.ndarray | None:
+    """``top_of_groups`` one query at a time (a loop per query, never per entry)."""
+    perm, starts = groups.perm, groups.starts
+    ends = np.append(starts[1:], d.size)
+    neg = np.negative(s)
+    neg += 0.0
     pieces: dict[int, np.ndarray] = {}
-    for a, b in zip(starts.tolist(), ends.tolist()):
-        idx = perm[a:b]
+    for code, a, b in zip(groups.query.tolist(), starts.tolist(), ends.tolist()):
+        idx = np.arange(a, b) if perm is None else perm[a:b]
         g = neg[idx]
         if check_repeats:
             dd = np.sort(d[idx])
@@ -246,8 +371,7 @@ def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
             kth = g[np.argpartition(g, top - 1)[:top]].max()
             keep = g <= kth
             idx, g = idx[keep], g[keep]
-        best = idx[np.lexsort((-d[idx], g))][:top]
-        pieces[int(q[idx[0]])] = best
+        pieces[code] = idx[np.lexsort((~d[idx], g))][:top]
     return np.concatenate([pieces[k] for k in sorted(pieces)])
 
 
@@ -269,7 +393,7 @@ def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: 
     if sort_by_score and top is not None:
         order = trec_top(q, d, s, top)
     elif sort_by_score:
-        order = trec_order(q, d, s, np.arange(len(docs), dtype=np.int64))
+        order = trec_order(q, d, s)
     else:
         order = np.lexsort((ln, q))
     q, d, s, ln = q[order], d[order], s[order], ln[order]
@@ -283,7 +407,7 @@ def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: 
     if top is not None:  # only the documents that survived the cut
         used, d = np.unique(d, return_inverse=True)
         docs = [docs[i] for i in used.tolist()]
-        d = d.reshape(-1).astype(np.int64)
+        d = d.reshape(-1).astype(np.int64, copy=False)
     return DocRun(path, sha, fmt, qids, docs, q, d, s, rank, ln)
 
 
@@ -291,7 +415,7 @@ CHUNK_LINES = 1 << 20
 
 
 def _has_comment_lines(data: bytes) -> bool:
-    return data.startswith(b"#") or b"\n#" in data
+    return data.startswith(b"#") or (b"#" in data and b"\n#" in data)  # memchr first
 
 
 def _field_strings(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -322,7 +446,7 @@ def _bytes_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
     flag = np.ones(ordered.size, dtype=bool)
     flag[1:] = ordered[1:] != ordered[:-1]
     uniq = ordered[flag]
-    codes = np.searchsorted(uniq, keys).astype(np.int64)
+    codes = np.searchsorted(uniq, keys).astype(np.int64, copy=False)
     names = uniq.astype(">u8").view("S8")
     return [x.decode("ascii") for x in names.tolist()], codes
 
@@ -354,28 +478,31 @@ def _decimals(values: np.ndarray) -> np.ndarray | None:
     return np.where(mat[:, 0] == 45, -out, out)
 
 
-def _top_by_keys(name: str, sha: str, qids: list[str], q: np.ndarray, d_raw: np.ndarray,
-                 s: np.ndarray, ln: np.ndarray, top: int) -> DocRun | None:
-    """Doc ids of up to 8 bytes (an ``S`` array, or their uint64 keys) as order-preserving
-    integer keys: repeated documents are
-    checked and each query's top entries chosen on the keys, and only the survivors get
-    dense codes. None when a document repeats (the caller's parser names the lines) or when
-    queries hold too few entries for the per-query selection."""
-    keys = (d_raw if d_raw.dtype == np.uint64
+def _top_by_keys(name: str, sha: str, qids: list[str], groups: Groups, d_raw: np.ndarray,
+                 s: np.ndarray, ln: np.ndarray | None, top: int) -> DocRun | None:
+    """Doc ids of up to 8 bytes (an ``S`` array, or their uint64 keys, which this changes)
+    as order-preserving integer keys: repeated documents are checked and each query's top
+    entries chosen on the keys, and only the survivors get dense codes. ``ln`` None: entry
+    i is on line i + 1. None when a document repeats (the caller's parser names the lines)
+    or when queries hold too few entries for the per-query selection."""
+    keys = (d_raw if d_raw.dtype == np.uint64  # taken over: changed in place
             else d_raw.astype("S8").view(">u8").astype(np.uint64))
-    dkey = (keys ^ np.uint64(1 << 63)).view(np.int64)
-    order = trec_top(q, dkey, s, top, check_repeats=True)
+    keys ^= np.uint64(1 << 63)  # the same order as signed integers
+    order = top_of_groups(groups, keys.view(np.int64), s, top, check_repeats=True)
     if order is None:
         return None
     kept = keys[order]
+    kept ^= np.uint64(1 << 63)
     uniq, d = np.unique(kept, return_inverse=True)
     docs = [x.decode("ascii") for x in uniq.astype(">u8").view("S8").tolist()]
-    q, s, ln = q[order], s[order], ln[order]
+    q, s = groups.queries_of(order, keys.size), s[order]
+    ln = order + 1 if ln is None else ln[order]
     start = np.ones(q.size, dtype=bool)
     start[1:] = q[1:] != q[:-1]
     first = np.flatnonzero(start)
     rank = np.arange(q.size) - np.repeat(first, np.diff(np.append(first, q.size)))
-    return DocRun(name, sha, "trec", qids, docs, q, d.reshape(-1).astype(np.int64), s, rank, ln)
+    return DocRun(name, sha, "trec", qids, docs, q, d.reshape(-1).astype(np.int64, copy=False), s,
+                  rank, ln, uniq)
 
 
 def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | None:
@@ -399,7 +526,6 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
     if not ((sep[:, 0] > starts).all() and (sep[:, 4] < ends - 1).all()
             and (np.diff(sep, axis=1) > 1).all()):
         return None  # a blank line, an empty field, or a line with more or fewer fields
-    q_raw = _field_strings(buf, starts, sep[:, 0])
     s_raw = _field_strings(buf, sep[:, 3] + 1, sep[:, 4])
     s = _decimals(s_raw)
     if s is None:
@@ -409,17 +535,21 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
             return None
     if not np.isfinite(s).all():
         return None
-    qnames, q = code_column(q_raw)
-    ln = np.arange(1, n + 1, dtype=np.int64)
+    q_len = sep[:, 0] - starts
+    if int(q_len.max()) <= 8:
+        qnames, q = key_codes(byte_keys(buf, starts, q_len))
+    else:
+        q_names, q = code_column(_field_strings(buf, starts, sep[:, 0]))
+        qnames = [x.decode("ascii") for x in q_names]
     d_lo, d_hi = sep[:, 1] + 1, sep[:, 2]
     if top is not None and int((d_hi - d_lo).max()) <= 8:
-        keys = byte_keys(buf, d_lo, d_hi - d_lo)
-        run = _top_by_keys(name, sha, [x.decode("ascii") for x in qnames], q, keys, s, ln, top)
+        run = _top_by_keys(name, sha, qnames, group_by_query(q), byte_keys(buf, d_lo, d_hi - d_lo),
+                           s, None, top)
         if run is not None:
             return run
     dnames, d = _bytes_codes(_field_strings(buf, d_lo, d_hi))
-    return _finish(name, sha, "trec", [x.decode("ascii") for x in qnames], dnames, q, d, s, ln,
-                   sort_by_score=True, top=top)
+    ln = np.arange(1, n + 1, dtype=np.int64)
+    return _finish(name, sha, "trec", qnames, dnames, q, d, s, ln, sort_by_score=True, top=top)
 
 
 SCAN_BYTES = 1 << 24
@@ -427,7 +557,7 @@ SCAN_BYTES = 1 << 24
 
 def _scan(path: str) -> tuple[str, str] | None:
     """Stream the file once: its sha256 and first lines, or None when the fast path cannot
-    take it (not ASCII, comment lines, whitespace other than the delimiter inside lines).
+    take it (not ASCII, NUL, comment lines, whitespace other than the delimiter in lines).
     Tab-separated files are checked field by field by the fast path instead."""
     digest = hashlib.sha256()
     head, tabs, prev = "", False, b"\n"
@@ -438,7 +568,9 @@ def _scan(path: str) -> tuple[str, str] | None:
                 if not head:
                     head = chunk[:65536].rsplit(b"\n", 1)[0].decode("ascii", "replace")
                     tabs = "\t" in head.split("\n", 1)[0]
-                if not chunk.isascii() or (prev[-1:] + chunk).find(b"\n#") >= 0:
+                if not chunk.isascii() or b"\x00" in chunk or (
+                        b"#" in chunk  # memchr first: "\n#" is slow to find
+                        and (prev[-1:] + chunk).find(b"\n#") >= 0):
                     return None
                 if not tabs and any(ch in chunk for ch in ODD_WHITESPACE):
                     return None
@@ -457,23 +589,51 @@ def fast_available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
+# KEY_MASKS[n] keeps the first n bytes of a big-endian 8-byte word
+KEY_MASKS = np.array([0] + [((1 << 8 * j) - 1) << 8 * (8 - j) for j in range(1, 9)],
+                     dtype=np.uint64)
+
+
 def byte_keys(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """uint64 keys of the byte strings ``data[starts[i]:starts[i] + lens[i]]`` (each at most
-    8 bytes): big-endian, NUL-padded, so integer order is the strings' byte order. Built one
-    byte position at a time, vectorised over all strings."""
-    key = np.zeros(starts.size, dtype=np.uint64)
-    last = data.size - 1
-    for j in range(int(lens.max()) if lens.size else 0):
-        byte = data[np.minimum(starts + j, last)].astype(np.uint64)
-        byte[lens <= j] = 0
-        key |= byte << np.uint64(8 * (7 - j))
-    return key
+    8 bytes; ``data`` a contiguous uint8 array): big-endian, NUL-padded, so integer order is
+    the strings' byte order. One gather of the 8 bytes at each start (an unaligned view),
+    masked to the string's length; starts in the last 7 bytes read from a padded copy."""
+    size = data.size
+    words = np.zeros(starts.size, dtype=">u8")
+    inside = starts <= size - 8
+    if size >= 8:
+        view = np.ndarray((size - 7,), dtype=">u8", buffer=data, strides=(1,))
+        words[inside] = view[starts[inside]]
+    if not inside.all():
+        base = max(size - 8, 0)
+        tail = np.zeros(16, dtype=np.uint8)
+        tail[:size - base] = data[base:]
+        tail_view = np.ndarray((9,), dtype=">u8", buffer=tail, strides=(1,))
+        words[~inside] = tail_view[starts[~inside] - base]
+    return words.astype(np.uint64) & KEY_MASKS[lens]
+
+
+def text_keys(ids: list[str]) -> np.ndarray | None:
+    """``byte_keys`` of string ids when every one is ASCII of at most 8 characters without
+    NUL (else None)."""
+    joined = "".join(ids)
+    if not ids or not joined.isascii() or "\x00" in joined or max(map(len, ids)) > 8:
+        return None
+    return np.array(ids, dtype="S8").view(">u8").astype(np.uint64)
+
+
+def key_codes(keys: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """``code_column`` for ``byte_keys`` of ASCII ids: (distinct ids in byte order, codes)."""
+    names, codes = code_column(keys)
+    return [x.decode("ascii") for x in np.asarray(names, dtype=np.uint64).astype(">u8")
+            .view("S8").tolist()], codes
 
 
 def _arrow_keys(column: Any) -> np.ndarray | None:
     """Order-preserving uint64 keys of an arrow string column whose values are at most 8
-    ASCII bytes (big-endian bytes, NUL-padded), built from the offset and data buffers one
-    byte position at a time (vectorised over all values); None when a value is longer."""
+    ASCII bytes (``byte_keys`` of arrow's offset and data buffers, no Python object per
+    value); None when a value is longer."""
     keys = []
     for chunk in column.chunks:
         if len(chunk) == 0:
@@ -493,8 +653,6 @@ def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
     """pyarrow parses the file while a second thread streams it for its sha256 and the checks
     of ``_scan`` (hashlib and pyarrow both release the GIL); the run is kept only if both
     succeed. The file's bytes are never held whole."""
-    from concurrent.futures import ThreadPoolExecutor
-
     try:
         head = read_head(name)
     except InputError:
@@ -509,6 +667,30 @@ def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
         return None
     run.sha256 = checked[0]
     return run
+
+
+def _arrow_codes(column: Any) -> tuple[list[str], np.ndarray]:
+    """``code_column`` for an arrow string column, through arrow's dictionary encoding."""
+    enc = column.combine_chunks().dictionary_encode()
+    names, remap = sorted_codes(enc.dictionary.to_pylist())
+    return names, remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+
+
+def _arrow_groups(column: Any) -> tuple[list[str], Groups]:
+    """``(distinct ids in code-point order, their grouping)`` of an arrow string column (a
+    run's query ids): from the runs of equal adjacent values when no id has two runs, with
+    no per-entry code at all; else through ``_arrow_codes``."""
+    import pyarrow.compute as pc
+
+    n = len(column)
+    change = pc.not_equal(column.slice(1), column.slice(0, n - 1))
+    starts = np.concatenate([[0], np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1])
+    ids = column.take(starts).to_pylist()
+    if len(set(ids)) == len(ids):
+        names, remap = sorted_codes(ids)
+        return names, Groups(None, starts, remap)
+    names, q = _arrow_codes(column)
+    return names, group_by_query(q)
 
 
 def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = None) -> DocRun | None:
@@ -544,22 +726,21 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
     s = table.column("score").to_numpy()
     if not np.isfinite(s).all():
         return None
-    ln = np.arange(1, s.size + 1, dtype=np.int64)
     if top is not None:  # short doc ids: integer keys straight from arrow's buffers
-        d_keys = _arrow_keys(table.column("doc"))
-        if d_keys is not None:
-            enc = table.column("q").combine_chunks().dictionary_encode()
-            qnames, remap = sorted_codes(enc.dictionary.to_pylist())
-            q = remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
-            run = _top_by_keys(path, sha, qnames, q, d_keys, s, ln, top)
-            if run is not None:
-                return run
-    coded = []
-    for col in ("q", "doc"):
-        enc = table.column(col).combine_chunks().dictionary_encode()
-        names_sorted, remap = sorted_codes(enc.dictionary.to_pylist())
-        coded.append((names_sorted, remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]))
+        with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL
+            doc_keys = pool.submit(_arrow_keys, table.column("doc"))
+            qnames, groups = _arrow_groups(table.column("q"))
+            d_keys = doc_keys.result()
+        if d_keys is not None and s.size >= 4 * top * len(qnames):
+            # the selection runs on the keys alone: free arrow's copy of the file first; it
+            # answers None only for a repeated document, which the plain parser then names
+            del table
+            pa.default_memory_pool().release_unused()
+            return _top_by_keys(path, sha, qnames, groups, d_keys, s, None, top)
+        del d_keys, groups
+    coded = [_arrow_codes(table.column(col)) for col in ("q", "doc")]
     del table
+    ln = np.arange(1, s.size + 1, dtype=np.int64)
     try:
         return _finish(path, sha, "trec", coded[0][0], coded[1][0], coded[0][1], coded[1][1], s, ln,
                        sort_by_score=True, top=top)

@@ -59,6 +59,23 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def split_rows(text: str, width: int) -> list[str] | None:
+    """The whitespace-separated tokens of ``text``, rows of ``width`` back to back, when
+    every line (split on ``\n``) holds exactly ``width`` tokens: no blank line, no short or
+    long line. None otherwise (or when ``text`` holds a NUL). One C-speed split: each line
+    end becomes a NUL token that must fall every ``width + 1`` tokens."""
+    if not text or "\x00" in text:
+        return None
+    marked = text.replace("\n", " \x00 ") + ("" if text.endswith("\n") else " \x00")
+    tokens = marked.split()
+    del marked
+    rows = len(tokens) // (width + 1)
+    if len(tokens) != rows * (width + 1) or tokens[width::width + 1].count("\x00") != rows:
+        return None
+    del tokens[width::width + 1]
+    return tokens
+
+
 def iter_json_lines(text: str, path: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL text.
 

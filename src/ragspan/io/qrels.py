@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ragspan.errors import InputError
 from ragspan.io.evalset import parse_id, parse_relevance
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex, split_rows
 
 QRELS_FORMATS = ("trec", "beir", "jsonl")
 
@@ -57,6 +57,35 @@ def _add(j: dict[str, dict[str, int]], qid: str, doc: str, grade: int, path: str
     j.setdefault(qid, {})[doc] = grade
 
 
+def _read_columns(text: str, fmt: str) -> dict[str, dict[str, int]] | None:
+    """Judgments of a clean TREC or BEIR file in one split (every line exactly its columns,
+    no comments, each (query, document) pair once); None sends the file to the
+    line-by-line reader, which names the offending line."""
+    if "#" in text:
+        return None
+    width = 4 if fmt == "trec" else 3
+    if fmt == "beir":
+        if text.lower().startswith("query-id"):
+            text = text.partition("\n")[2]
+        lines = text.count("\n") + (not text.endswith("\n"))
+        if (not text.isascii() or any(ch in text for ch in " \x0b\x0c\x1c\x1d\x1e\x1f")
+                or text.count("\r") != text.count("\r\n") or text.count("\t") != 2 * lines):
+            return None  # only then is every field separated by exactly one tab
+    tokens = split_rows(text, width)
+    if tokens is None:
+        return None
+    try:
+        grades = list(map(int, tokens[width - 1::width]))
+    except ValueError:
+        return None
+    judgments: dict[str, dict[str, int]] = {}
+    for qid, doc, grade in zip(tokens[0::width], tokens[width - 2::width], grades):
+        judgments.setdefault(qid, {})[doc] = grade
+    if sum(map(len, judgments.values())) != len(grades):
+        return None  # a pair judged twice
+    return judgments
+
+
 def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
     """Read judgments; ``fmt`` is ``auto`` (from the first line) or one of QRELS_FORMATS."""
     name = str(path)
@@ -77,6 +106,9 @@ def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
             for doc, grade in parse_relevance(obj, name, line).items():
                 _add(judgments, qid, doc, grade, name, line, seen)
     else:
+        fast = _read_columns(text, fmt)
+        if fast is not None:
+            return Qrels(name, sha256_hex(data), fmt, fast)
         width = 4 if fmt == "trec" else 3
         for number, raw in enumerate(text.split("\n"), start=1):
             line = raw.strip()
