@@ -69,6 +69,61 @@ def test_schema_errors_name_the_json_path(mutate, where):
     assert problem is not None and problem.startswith(where), problem
 
 
+def _full_validation_error(doc):
+    from jsonschema import Draft202012Validator
+
+    from ragspan.envelope import schema
+
+    errors = sorted(Draft202012Validator(schema()).iter_errors(doc),
+                    key=lambda e: (list(e.absolute_path), e.message))
+    return f"{errors[0].json_path}: {errors[0].message}" if errors else None
+
+
+def _set(path, value):
+    def mutate(doc):
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    return mutate
+
+
+ROWS = ["predicate", "details", "queries"]
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: None,
+    _set([*ROWS, 7, "id"], 7),
+    _set([*ROWS, 7, "metrics", "span_coverage@5"], "x"),
+    _set([*ROWS, 8, "metrics", "it's a\\b"], "x"),
+    _set([*ROWS, 9, "metrics"], [0.5]),
+    lambda d: d["predicate"]["details"]["queries"][9].pop("metrics"),
+    _set([*ROWS, 10], ["not", "a", "row"]),
+    lambda d: (_set([*ROWS, 9, "id"], None)(d), _set([*ROWS, 4, "id"], 4.5)(d)),
+    _set(ROWS, "rows"),
+    _set(["predicate", "details"], []),
+])
+def test_rows_checked_once_per_type_shape_give_the_full_answer(mutate):
+    """Query rows are validated once per type shape: the answer, path included, is the one
+    a full validation gives, naming the original row."""
+    rows = [{"id": f"q{i}", "metrics": {"span_coverage@5": i / 10}} for i in range(12)]
+    doc = _doc(details={"queries": rows})
+    mutate(doc)
+    assert validation_error(doc) == _full_validation_error(doc)
+
+
+def test_row_shortcut_only_for_type_only_schemas():
+    from ragspan.envelope import _row_schemas, _rows_checked_by_type, _type_only
+
+    assert _rows_checked_by_type()
+    schema = {"properties": {"summary": {"properties": {"queries": {"minimum": 0}}},
+                             "details": {"properties": {"queries": {
+                                 "items": {"properties": {"x": {"type": "number"}}}}}}}}
+    rows = list(_row_schemas(schema))
+    assert len(rows) == 1 and _type_only(rows[0])  # summary.queries is not a row schema
+    assert not _type_only({"items": {"properties": {"x": {"type": "number", "minimum": 0}}}})
+
+
 def test_schema_file_at_repository_root_is_the_packaged_one():
     from pathlib import Path
 

@@ -478,15 +478,13 @@ def _decimals(values: np.ndarray) -> np.ndarray | None:
     return np.where(mat[:, 0] == 45, -out, out)
 
 
-def _top_by_keys(name: str, sha: str, qids: list[str], groups: Groups, d_raw: np.ndarray,
-                 s: np.ndarray, ln: np.ndarray | None, top: int) -> DocRun | None:
-    """Doc ids of up to 8 bytes (an ``S`` array, or their uint64 keys, which this changes)
-    as order-preserving integer keys: repeated documents are checked and each query's top
-    entries chosen on the keys, and only the survivors get dense codes. ``ln`` None: entry
-    i is on line i + 1. None when a document repeats (the caller's parser names the lines)
-    or when queries hold too few entries for the per-query selection."""
-    keys = (d_raw if d_raw.dtype == np.uint64  # taken over: changed in place
-            else d_raw.astype("S8").view(">u8").astype(np.uint64))
+def _top_by_keys(name: str, sha: str, qids: list[str], groups: Groups, keys: np.ndarray,
+                 s: np.ndarray, top: int) -> DocRun | None:
+    """Entry i (on line i + 1) ranks the document of ``byte_keys`` ``keys[i]`` (which this
+    changes): repeated documents are checked and each query's top entries chosen on the
+    keys, and only the survivors get dense codes. None when a document repeats (the
+    caller's parser names the lines) or when queries hold too few entries for the
+    per-query selection."""
     keys ^= np.uint64(1 << 63)  # the same order as signed integers
     order = top_of_groups(groups, keys.view(np.int64), s, top, check_repeats=True)
     if order is None:
@@ -496,7 +494,7 @@ def _top_by_keys(name: str, sha: str, qids: list[str], groups: Groups, d_raw: np
     uniq, d = np.unique(kept, return_inverse=True)
     docs = [x.decode("ascii") for x in uniq.astype(">u8").view("S8").tolist()]
     q, s = groups.queries_of(order, keys.size), s[order]
-    ln = order + 1 if ln is None else ln[order]
+    ln = order + 1
     start = np.ones(q.size, dtype=bool)
     start[1:] = q[1:] != q[:-1]
     first = np.flatnonzero(start)
@@ -544,7 +542,7 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
     d_lo, d_hi = sep[:, 1] + 1, sep[:, 2]
     if top is not None and int((d_hi - d_lo).max()) <= 8:
         run = _top_by_keys(name, sha, qnames, group_by_query(q), byte_keys(buf, d_lo, d_hi - d_lo),
-                           s, None, top)
+                           s, top)
         if run is not None:
             return run
     dnames, d = _bytes_codes(_field_strings(buf, d_lo, d_hi))
@@ -736,7 +734,7 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
             # answers None only for a repeated document, which the plain parser then names
             del table
             pa.default_memory_pool().release_unused()
-            return _top_by_keys(path, sha, qnames, groups, d_keys, s, None, top)
+            return _top_by_keys(path, sha, qnames, groups, d_keys, s, top)
         del d_keys, groups
     coded = [_arrow_codes(table.column(col)) for col in ("q", "doc")]
     del table
