@@ -439,6 +439,7 @@ def test_three_parsers_agree(tmp_path, monkeypatch, top):
         path = tmp_path / f"r{case}.txt"
         path.write_text("".join(unique_lines))
         assert dr._numpy_trec(path.read_bytes(), str(path), "x", top) is not None  # really ran
+        assert dr._arrow_trec(str(path), "x", "", top) is not None
         arrow = dr.read_doc_run(path, fast=True, top=top)
         numpy_run = dr.read_doc_run(path, fast=False, top=top)
         with monkeypatch.context() as m:
