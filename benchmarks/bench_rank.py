@@ -6,11 +6,14 @@ memory at that point is its own; then ragspan without pyarrow; then pytrec_eval.
 are imported before timing; each contender runs twice and the better time is reported (the
 machine's timings vary by tens of percent between runs).
 Measures: P, recall, ndcg_cut, map_cut, recip_rank, success at k = 10 and 100. Targets:
-plain >= pytrec_eval's speed; fast >= 4x pytrec_eval and < 1.5 GiB peak.
+plain >= pytrec_eval's speed; fast >= 4x pytrec_eval and < 1.5 GiB peak. Then the same run
+as JSONL (``retrieved_ids`` listed in trec_eval's order, with scores), with and without
+pyarrow; every variant's nDCG@10 is checked against pytrec_eval's.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import tempfile
@@ -22,16 +25,20 @@ import numpy as np
 NQ, ND, POOL = 10_000, 1_000, 200_000
 
 
-def make(tmp: Path) -> tuple[Path, Path]:
-    """Write the run and qrels query by query (the generator never holds the whole file)."""
+def make(tmp: Path) -> tuple[Path, Path, Path]:
+    """Write the run (as TREC, and as JSONL listed in trec_eval's order) and the qrels query
+    by query (the generator never holds a whole file)."""
     rng = np.random.default_rng(0)
-    run, qrels = tmp / "run.trec", tmp / "qrels.trec"
-    with open(run, "w") as fr, open(qrels, "w") as fq:
+    run, qrels, run_jsonl = tmp / "run.trec", tmp / "qrels.trec", tmp / "run.jsonl"
+    with open(run, "w") as fr, open(qrels, "w") as fq, open(run_jsonl, "w") as fj:
         for q in range(NQ):
             docs = rng.choice(POOL, ND, replace=False)
             scores = np.round(rng.random(ND) * 100, 3)
             fr.write("".join(f"{q} Q0 D{d} {i + 1} {s} run\n"
                              for i, (d, s) in enumerate(zip(docs, scores))))
+            ranked = sorted(zip(scores.tolist(), (f"D{d}" for d in docs)), reverse=True)
+            fj.write(json.dumps({"id": str(q), "retrieved_ids": [d for _, d in ranked],
+                                 "scores": [s for s, _ in ranked]}) + "\n")
             judged = np.concatenate([rng.choice(docs, 20, replace=False),
                                      rng.choice(POOL, 5, replace=False)])
             grades = rng.integers(0, 3, judged.size)
@@ -40,7 +47,7 @@ def make(tmp: Path) -> tuple[Path, Path]:
                 if d not in seen:
                     seen.add(d)
                     fq.write(f"{q} 0 D{d} {g}\n")
-    return run, qrels
+    return run, qrels, run_jsonl
 
 
 def peak_mib() -> float:
@@ -99,13 +106,15 @@ def main() -> None:
     import ragspan.io.docruns  # noqa: F401
 
     with tempfile.TemporaryDirectory() as d:
-        run, qrels = make(Path(d))
+        run, qrels, run_jsonl = make(Path(d))
         mb = run.stat().st_size / 1e6
         print(f"run: {NQ:,} queries x {ND:,} docs ({mb:.0f} MB)")
         before = peak_mib()
         results = {}
         if importlib.util.find_spec("pyarrow"):
+            import pyarrow.compute  # noqa: F401
             import pyarrow.csv  # noqa: F401
+            import pyarrow.json  # noqa: F401
 
             t_fast, p_fast, fast = best_of_two(lambda: run_ragspan(run, qrels, True))
             results["fast"] = fast
@@ -116,10 +125,18 @@ def main() -> None:
         t_plain, p_plain, plain = best_of_two(lambda: run_ragspan(run, qrels, False))
         print(f"ragspan without pyarrow: {t_plain:.2f} s (run read alone {p_plain:.2f} s)")
         t_ref, t_parse, res = best_of_two(lambda: reference(run, qrels))
+        jsonl = {}
+        for fast in ([True] if "fast" in results else []) + [False]:
+            t_j, p_j, jsonl[fast] = best_of_two(
+                lambda fast=fast: run_ragspan(run_jsonl, qrels, fast))
+            print(f"same run as JSONL ({run_jsonl.stat().st_size / 1e6:.0f} MB), "
+                  f"{'fast' if fast else 'without pyarrow'}: {t_j:.2f} s "
+                  f"(run read alone {p_j:.2f} s)")
     ndcg_ref = float(np.mean([v["ndcg_cut_10"] for v in res.values()]))
     print(f"pytrec_eval:            {t_ref:.2f} s (parse {t_parse:.2f} s)")
     print(f"speed-up over pytrec_eval: plain {t_ref / t_plain:.2f}x"
           + (f", fast {t_ref / t_fast:.2f}x" if "fast" in results else ""))
+    results.update({f"jsonl {'fast' if k else 'plain'}": v for k, v in jsonl.items()})
     for name, rep in [("plain", plain), *results.items()]:
         print(f"check ({name}): ndcg_cut_10 ragspan {rep.values['doc_ndcg@10'].mean():.9f} "
               f"pytrec_eval {ndcg_ref:.9f}")

@@ -507,3 +507,95 @@ def test_split_rows(text, width, expected):
     from ragspan.io.files import split_rows
 
     assert split_rows(text, width) == expected
+
+
+def _run_outcome(path, fast, top):
+    from ragspan.errors import InputError
+
+    try:
+        return read_doc_run(path, fast=fast, top=top)
+    except InputError as exc:
+        return str(exc)
+
+
+def _assert_same_outcome(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+    else:
+        assert_same_run(a, b)
+        assert (a.path, a.sha256) == (b.path, b.sha256)
+        assert np.array_equal(a.line, b.line)
+
+
+JSONL_CASES = [  # (rows as text, taken by pyarrow's JSON reader)
+    ('{"id":"q1","retrieved_ids":["d1","d2"],"scores":[2,1.5]}\n'
+     '{"id":"q0","retrieved_ids":["d2"]}\n', True),
+    ('{"_header":{"tool":"x"}}\n{"id":"q1","retrieved_ids":["é1","d2"]}\n', True),
+    ('{"id":"q1","retrieved_ids":["a-very-long-document-id","d2"],"x":{"y":[1]}}\r\n', True),
+    ('{"id":"q1","retrieved_ids":["d1"]}\n{"_header":{}}\n', False),  # header not first
+    ('{"id":"q1","retrieved_ids":["d1"]}\n\n{"id":"q2","retrieved_ids":["d1"]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1"],"scores":null}\n', False),
+    ('{"id":1,"retrieved_ids":[7,"d2"]}\n', False),  # integer ids: the plain reader's text
+    ('{"id":"","retrieved_ids":["d1"]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1"]}\n{"id":"q1","retrieved_ids":["d2"]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1","d2","d1"]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1"],"scores":[NaN]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1"],"scores":[true]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1","d2"],"scores":[1]}\n', False),
+    ('{"id":"q1","retrieved_ids":[]}\n{"id":"q2","retrieved_ids":["d1"]}\n', False),
+    ('{"id":"q0","retrieved_ids":["d0"]}\n'
+     '{"id":"q1","retrieved_ids":["d1"]} {"id":"q2","retrieved_ids":["d1"]}\n', False),
+    ('{"id":"q1","retrieved_ids":["a\\u0000","a"]}\n', False),  # equal keys, distinct ids
+    ('{"id":"q1","retrieved_ids":["d1"]}\n{"id":"q2"}\n', False),
+]
+
+
+@pytest.mark.parametrize("content, taken", JSONL_CASES)
+@pytest.mark.parametrize("top", [None, 1])
+def test_jsonl_fast_reader_equals_the_plain_reader(tmp_path, monkeypatch, content, taken, top):
+    """pyarrow's JSON reader takes only the JSONL runs it reads exactly as the plain reader
+    does (same run, same line numbers); every other file, good or bad, goes to the plain
+    reader, which names the line."""
+    pytest.importorskip("pyarrow", reason="the fast extra is not installed")
+    from ragspan.io import arrowjson
+
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(content.encode())
+    answers = []
+    real = arrowjson.read_arrow_jsonl
+    monkeypatch.setattr(arrowjson, "read_arrow_jsonl",
+                        lambda *a: answers.append(real(*a)) or answers[-1])
+    fast = _run_outcome(path, True, top)
+    assert len(answers) == 1 and (answers[0] is not None) == taken
+    _assert_same_outcome(fast, _run_outcome(path, False, top))
+
+
+def test_jsonl_fast_reader_on_random_runs(tmp_path):
+    """Random JSONL runs (short and long ids, rows with and without scores, a header or
+    not, rows of unequal length): pyarrow's reader takes them and equals the plain one."""
+    pytest.importorskip("pyarrow", reason="the fast extra is not installed")
+    from ragspan.io.arrowjson import read_arrow_jsonl
+
+    rng = random.Random(3)
+    for case in range(40):
+        prefix = "document-number-" if case % 3 == 0 else "d"
+        rows = []
+        if case % 4 == 0:
+            rows.append({"_header": {"case": case}})
+        for q in rng.sample(range(50), rng.randint(1, 12)):
+            ids = [f"{prefix}{i}" for i in rng.sample(range(300), rng.randint(1, 40))]
+            row = {"id": f"q{q}", "retrieved_ids": ids, "latency_ms": 3}
+            if rng.random() < 0.5:
+                row["scores"] = sorted((rng.randint(0, 9) / 2 for _ in ids), reverse=True)
+            rows.append(row)
+        path = write_jsonl(tmp_path / f"r{case}.jsonl", rows)
+        data = path.read_bytes()
+        judgments = {f"q{q}": {f"{prefix}{i}": rng.randint(0, 2) for i in range(0, 300, 7)}
+                     for q in range(0, 50, 2)}
+        for top in (None, 1, 5):
+            assert read_arrow_jsonl(data, str(path), "x", top) is not None
+            fast, plain = _run_outcome(path, True, top), _run_outcome(path, False, top)
+            _assert_same_outcome(fast, plain)
+            assert (fast.doc_keys is None) == (prefix != "d")  # short ids: the keyed join
+            a, b = (score_doc_run(r, judgments, (1, 5), 1, False) for r in (fast, plain))
+            assert all(np.array_equal(a.values[m], b.values[m]) for m in a.values)

@@ -628,7 +628,7 @@ def key_codes(keys: np.ndarray) -> tuple[list[str], np.ndarray]:
             .view("S8").tolist()], codes
 
 
-def _arrow_keys(column: Any) -> np.ndarray | None:
+def arrow_keys(column: Any) -> np.ndarray | None:
     """Order-preserving uint64 keys of an arrow string column whose values are at most 8
     ASCII bytes (``byte_keys`` of arrow's offset and data buffers, no Python object per
     value); None when a value is longer."""
@@ -726,7 +726,7 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
         return None
     if top is not None:  # short doc ids: integer keys straight from arrow's buffers
         with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL
-            doc_keys = pool.submit(_arrow_keys, table.column("doc"))
+            doc_keys = pool.submit(arrow_keys, table.column("doc"))
             qnames, groups = _arrow_groups(table.column("q"))
             d_keys = doc_keys.result()
         if d_keys is not None and s.size >= 4 * top * len(qnames):
@@ -746,16 +746,30 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
         return None  # repeated document: the plain parser names the exact lines
 
 
+def _fast_jsonl(data: bytes, name: str, sha: str, fmt: str, top: int | None) -> DocRun | None:
+    """A JSONL doc run through pyarrow's JSON reader (``io.arrowjson``), or None."""
+    if fmt == "auto":
+        try:
+            head = data[:65536].decode("utf-8", "ignore")
+            if not head.lstrip().startswith("{") or detect_run_format(head, name) != "jsonl":
+                return None
+        except InputError:
+            return None  # the plain reader reports it
+    from ragspan.io.arrowjson import read_arrow_jsonl
+
+    return read_arrow_jsonl(data, name, sha, top)
+
+
 def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | None = None,
                  top: int | None = None) -> DocRun:
     """Read a TREC or JSONL doc run (``fmt``: ``auto``, ``trec``, ``jsonl``), or the doc-level
     view of a span run (``span``: each document ranked at its first occurrence).
 
     ``fast`` (default: when pyarrow is installed) reads clean TREC runs with pyarrow's CSV
-    reader; both paths give identical runs (tested), and any file the fast path does not
-    accept is read by the plain parser. ``top`` keeps each query's first ``top`` entries
-    (scoring at cutoffs up to ``top`` needs no more); repeated documents are still checked
-    over the whole run."""
+    reader and clean JSONL runs with its JSON reader; both paths give identical runs
+    (tested), and any file the fast path does not accept is read by the plain parser.
+    ``top`` keeps each query's first ``top`` entries (scoring at cutoffs up to ``top`` needs
+    no more); repeated documents are still checked over the whole run."""
     name = str(path)
     if fmt in ("auto", "trec") and (fast_available() if fast is None else fast):
         run = _fast_read(name, fmt, top)
@@ -763,6 +777,10 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
             return run
     data = read_bytes(path)
     sha = sha256_hex(data)
+    if fmt in ("auto", "jsonl") and (fast_available() if fast is None else fast):
+        run = _fast_jsonl(data, name, sha, fmt, top)
+        if run is not None:
+            return run
     if fmt in ("auto", "trec"):
         head = data[:65536].split(b"\n", 1)[0].decode("utf-8", "replace")
         if fmt == "trec" or (head.strip() and not head.lstrip().startswith("{")
@@ -786,30 +804,56 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
         if "_header" in obj:
             continue
         qid = unique_row_id(obj, seen, name, line)
-        ids = obj.get("retrieved_ids")
-        if fmt == "span":  # doc-level view of a span run: first occurrence of each document
-            spans = obj.get("retrieved")
-            if not isinstance(spans, list) or not all(isinstance(x, dict) and "doc_id" in x
-                                                      for x in spans):
-                raise InputError("'retrieved' must be a list of spans with 'doc_id'", name, line)
-            ids = list(dict.fromkeys(parse_id(x["doc_id"], name, line, "doc_id") for x in spans))
-        if not isinstance(ids, list):
-            raise InputError("'retrieved_ids' must be a list of doc ids", name, line)
-        docs = [parse_id(x, name, line, "retrieved_ids[]") for x in ids]
-        scores = np.full(len(docs), np.nan)
-        if "scores" in obj:
-            raw = obj["scores"]
-            if (not isinstance(raw, list) or len(raw) != len(ids) or any(
-                    isinstance(x, bool) or not isinstance(x, (int, float)) for x in raw)):
-                raise InputError("'scores' must be a list of numbers, one per retrieved id",
-                                 name, line)
-            scores = np.asarray(raw, dtype=float)
-            if not np.isfinite(scores).all():
-                raise InputError("non-finite score in 'scores'", name, line)
+        docs, scores = _json_row(obj, fmt, qid, name, line)
+        if top is not None:  # the listed order is the ranking: the rest is never scored
+            docs, scores = docs[:top], scores[:top]
         parts.append(([qid] * len(docs), docs, scores, np.full(len(docs), line, np.int64)))
     if not seen:
         raise InputError("the run holds no rows", name)
     return _finish(name, sha, fmt, *_code_parts(parts), sort_by_score=False, top=top)
+
+
+def _json_ids(ids: list[Any], name: str, line: int, what: str) -> list[str]:
+    """``parse_id`` over a list: checked in bulk when every id is a non-empty string, else
+    one by one (naming the first bad id's field)."""
+    if set(map(type, ids)) <= {str} and "" not in ids:
+        return ids
+    return [parse_id(x, name, line, what) for x in ids]
+
+
+def _json_row(obj: dict[str, Any], fmt: str, qid: str, name: str, line: int
+              ) -> tuple[list[str], np.ndarray]:
+    """One JSONL run row's ranked doc ids and scores (NaN when the row has none): every id
+    checked, no document twice."""
+    if fmt == "span":  # doc-level view of a span run: first occurrence of each document
+        spans = obj.get("retrieved")
+        if not isinstance(spans, list) or not all(isinstance(x, dict) and "doc_id" in x
+                                                  for x in spans):
+            raise InputError("'retrieved' must be a list of spans with 'doc_id'", name, line)
+        ids = list(dict.fromkeys(parse_id(x["doc_id"], name, line, "doc_id") for x in spans))
+    else:
+        ids = obj.get("retrieved_ids")
+    if not isinstance(ids, list):
+        raise InputError("'retrieved_ids' must be a list of doc ids", name, line)
+    docs = _json_ids(ids, name, line, "retrieved_ids[]")
+    if len(set(docs)) != len(docs):
+        seen: set[str] = set()
+        repeated = next(d for d in docs if d in seen or seen.add(d))
+        raise InputError(f"document '{repeated}' listed twice for query '{qid}' "
+                         f"(first on line {line})", name, line)
+    if "scores" not in obj:
+        return docs, np.full(len(docs), np.nan)
+    raw = obj["scores"]
+    if (not isinstance(raw, list) or len(raw) != len(ids)
+            or not set(map(type, raw)) <= {int, float}):  # bool is neither
+        raise InputError("'scores' must be a list of numbers, one per retrieved id", name, line)
+    try:
+        scores = np.asarray(raw, dtype=float)
+    except OverflowError:  # an integer beyond any double
+        scores = np.array([np.inf])
+    if not np.isfinite(scores).all():
+        raise InputError("non-finite score in 'scores'", name, line)
+    return docs, scores
 
 
 def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:

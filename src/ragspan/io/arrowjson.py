@@ -1,0 +1,136 @@
+"""JSONL doc runs (``retrieved_ids``, optional ``scores``) through pyarrow's JSON reader.
+
+Only files whose reading is certain to equal the plain reader's are taken: one JSON object
+per line (every line starts with ``{``, no blank line), an optional ``_header`` object on the
+first line only, no ``null`` anywhere, string ids and doc ids, finite numeric scores one per
+id, no query id twice, no document twice in a row, no empty id or row. For anything else
+the reader answers None and the plain reader reads the file, naming the offending line.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from ragspan.io.docruns import PAD_KEY, DocRun, arrow_keys, sorted_codes, text_keys
+
+
+def _header_length(data: bytes) -> int | None:
+    """Bytes taken by a ``_header`` first line (0 when the first line is a row); None when
+    the first line is not a JSON object."""
+    end = data.find(b"\n")
+    first, newline = (data, b"") if end < 0 else (data[:end], b"\n")
+    if b'"_header"' not in first:
+        return 0
+    try:
+        obj = json.loads(first)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    return len(first) + len(newline) if "_header" in obj else 0
+
+
+def _repeats(codes: np.ndarray, offsets: np.ndarray) -> bool:
+    """Whether a row (``codes[offsets[i]:offsets[i + 1]]``) holds a code twice: rows sorted
+    as one matrix (short rows padded with a key no code takes), or as (row, code) pairs
+    when rows are very unequal."""
+    sizes = np.diff(offsets)
+    rows, width = sizes.size, int(sizes.max())
+    if width * rows == codes.size:
+        srt = np.sort(codes.reshape(rows, width), axis=1)
+        return bool((srt[:, 1:] == srt[:, :-1]).any())
+    row = np.repeat(np.arange(rows, dtype=np.int64), sizes)
+    if width * rows > 2 * codes.size:
+        pair = np.sort(row * (int(codes.max()) + 1) + codes)
+        return bool((pair[1:] == pair[:-1]).any())
+    mat = np.full((rows, width), PAD_KEY, dtype=np.int64)
+    mat[row, np.arange(codes.size) - np.repeat(offsets[:-1], sizes)] = codes
+    srt = np.sort(mat, axis=1)
+    same = (srt[:, 1:] == srt[:, :-1]) & (np.arange(1, width) < sizes[:, None])
+    return bool(same.any())
+
+
+def read_arrow_jsonl(data: bytes, name: str, sha: str, top: int | None) -> DocRun | None:
+    """The JSONL doc run in ``data`` as the plain reader reads it (see the module
+    docstring), or None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    skip = _header_length(data)
+    if skip is None or not data.startswith(b"{", skip):
+        return None
+    body = data[skip:] if skip else data
+    lines = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
+    if body.count(b"\n{") != lines - 1 or b'"_header"' in body:
+        return None  # a blank, indented or continued line, or a second header
+    schema = pa.schema([("id", pa.string()), ("retrieved_ids", pa.list_(pa.string())),
+                        ("scores", pa.list_(pa.float64()))])
+    try:
+        table = pj.read_json(pa.BufferReader(body), parse_options=pj.ParseOptions(
+            explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except pa.ArrowException:
+        return None
+    if table.num_rows != lines:  # two objects on one line
+        return None
+    table = table.combine_chunks()
+    ids, lists, scores = (table.column(c).chunk(0) for c in ("id", "retrieved_ids", "scores"))
+    values = lists.flatten()
+    if ids.null_count or lists.null_count or values.null_count:
+        return None  # a row without 'id' or 'retrieved_ids', or a null id
+    if scores.null_count and b"null" in data:
+        return None  # "scores": null is an error, a missing "scores" is not: tell them apart
+    qids = ids.to_pylist()
+    sizes = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    if (len(set(qids)) != len(qids) or "" in qids or not sizes.all()
+            or pc.any(pc.equal(values, "")).as_py()):
+        return None
+    if scores.null_count < len(scores):  # some rows carry scores: one finite number per id
+        given = scores.is_valid().to_numpy(zero_copy_only=False)
+        lengths = pc.list_value_length(scores).fill_null(0).to_numpy(zero_copy_only=False)
+        flat = scores.flatten().to_numpy(zero_copy_only=False)
+        if (lengths[given] != sizes[given]).any() or not np.isfinite(flat).all():
+            return None
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    # ids of up to 8 bytes: integer keys (equal ids, equal keys; two ids whose keys meet
+    # only by NUL padding look repeated and go to the plain reader)
+    keys = arrow_keys(pa.chunked_array([values])) if values.type == pa.string() else None
+    if keys is not None:
+        codes = (keys ^ np.uint64(1 << 63)).view(np.int64)
+    else:
+        codes = values.dictionary_encode().indices.to_numpy(zero_copy_only=False)
+        codes = codes.astype(np.int64)
+    if _repeats(codes, offsets):
+        return None
+    del codes, keys
+    return _build(name, sha, qids, lists, scores, sizes, 1 if skip else 0, top)
+
+
+def _build(name: str, sha: str, qids: list[str], lists: Any, scores: Any, sizes: np.ndarray,
+           header_lines: int, top: int | None) -> DocRun:
+    """The DocRun of checked rows: queries in code order, each row's listed order kept, the
+    first ``top`` ids of each row."""
+    import pyarrow.compute as pc
+
+    names, row_code = sorted_codes(qids)
+    if top is not None:
+        lists = pc.list_slice(lists, 0, top)
+        scores = pc.list_slice(scores, 0, top)
+        sizes = np.minimum(sizes, top)
+    n = int(sizes.sum())
+    row_of = np.repeat(np.arange(len(qids), dtype=np.int64), sizes)
+    rank = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    flat_scores = np.full(n, np.nan)
+    given = np.repeat(scores.is_valid().to_numpy(zero_copy_only=False), sizes)
+    flat_scores[given] = scores.flatten().to_numpy(zero_copy_only=False)
+    enc = lists.flatten().dictionary_encode()
+    docs, remap = sorted_codes(enc.dictionary.to_pylist())
+    doc = remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+    order = np.argsort(row_code[row_of], kind="stable")  # queries in code order
+    query = row_code[row_of][order]
+    line = row_of[order] + 1 + header_lines
+    return DocRun(name, sha, "jsonl", names, docs, query, doc[order], flat_scores[order],
+                  rank[order], line, text_keys(docs))
