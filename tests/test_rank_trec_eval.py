@@ -539,6 +539,13 @@ JSONL_CASES = [  # (rows as text, taken by pyarrow's JSON reader)
     ('{"id":"","retrieved_ids":["d1"]}\n', False),
     ('{"id":"q1","retrieved_ids":["d1"]}\n{"id":"q1","retrieved_ids":["d2"]}\n', False),
     ('{"id":"q1","retrieved_ids":["d1","d2","d1"]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1","d2","d3"]}\n{"id":"q2","retrieved_ids":["d4","d4"]}\n',
+     False),  # a repeat in a short row of the padded matrix
+    ('{"id":"q1","retrieved_ids":["d0","d1","d2","d3","d4","d5","d6","d7","d8","d9"]}\n'
+     '{"id":"q2","retrieved_ids":["d1"]}\n{"id":"q3","retrieved_ids":["d5","d5"]}\n',
+     False),  # very unequal rows: (row, id) pairs
+    ('{"id":"q1","retrieved_ids":["d0","d1","d2","d3","d4","d5","d6","d7","d8","d9"]}\n'
+     '{"id":"q2","retrieved_ids":["d1"]}\n{"id":"q3","retrieved_ids":["d5","d6"]}\n', True),
     ('{"id":"q1","retrieved_ids":["d1"],"scores":[NaN]}\n', False),
     ('{"id":"q1","retrieved_ids":["d1"],"scores":[true]}\n', False),
     ('{"id":"q1","retrieved_ids":["d1","d2"],"scores":[1]}\n', False),

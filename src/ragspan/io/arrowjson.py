@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.docruns import PAD_KEY, DocRun, arrow_keys, sorted_codes, text_keys
+from ragspan.io.docruns import (
+    PAD_KEY,
+    DocRun,
+    arrow_keys,
+    repeats_in_rows,
+    sorted_codes,
+    text_keys,
+)
 
 
 def _header_length(data: bytes) -> int | None:
@@ -40,17 +47,15 @@ def _repeats(codes: np.ndarray, offsets: np.ndarray) -> bool:
     sizes = np.diff(offsets)
     rows, width = sizes.size, int(sizes.max())
     if width * rows == codes.size:
-        srt = np.sort(codes.reshape(rows, width), axis=1)
-        return bool((srt[:, 1:] == srt[:, :-1]).any())
+        return repeats_in_rows(codes.reshape(rows, width), None)
     row = np.repeat(np.arange(rows, dtype=np.int64), sizes)
-    if width * rows > 2 * codes.size:
-        pair = np.sort(row * (int(codes.max()) + 1) + codes)
-        return bool((pair[1:] == pair[:-1]).any())
+    if width * rows > 2 * codes.size:  # very unequal rows: sort (row, code) pairs
+        order = np.lexsort((codes, row))
+        r, c = row[order], codes[order]
+        return bool(((r[1:] == r[:-1]) & (c[1:] == c[:-1])).any())
     mat = np.full((rows, width), PAD_KEY, dtype=np.int64)
     mat[row, np.arange(codes.size) - np.repeat(offsets[:-1], sizes)] = codes
-    srt = np.sort(mat, axis=1)
-    same = (srt[:, 1:] == srt[:, :-1]) & (np.arange(1, width) < sizes[:, None])
-    return bool(same.any())
+    return repeats_in_rows(mat, sizes)
 
 
 def read_arrow_jsonl(data: bytes, name: str, sha: str, top: int | None) -> DocRun | None:

@@ -306,7 +306,7 @@ def _top_padded(groups: Groups, d: np.ndarray, s: np.ndarray, top: int, sizes: n
         g_mat, d_mat = neg[idx], d[idx]
         g_mat[pad], d_mat[pad] = np.inf, PAD_KEY
     with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL
-        repeats = (pool.submit(_repeats_in_rows, d_mat, None if pad is None else sizes)
+        repeats = (pool.submit(repeats_in_rows, d_mat, None if pad is None else sizes)
                    if check_repeats else None)
         chosen = _select_padded(groups.query, d, s, top, idx, pad, g_mat)
         if repeats is not None and repeats.result():
@@ -314,7 +314,7 @@ def _top_padded(groups: Groups, d: np.ndarray, s: np.ndarray, top: int, sizes: n
     return chosen
 
 
-def _repeats_in_rows(d_mat: np.ndarray, sizes: np.ndarray | None) -> bool:
+def repeats_in_rows(d_mat: np.ndarray, sizes: np.ndarray | None) -> bool:
     """Whether a row of ``d_mat`` repeats a key among its first ``sizes[row]`` entries (all
     entries when ``sizes`` is None; padding holds the largest key and sorts last)."""
     srt = np.sort(d_mat, axis=1)
