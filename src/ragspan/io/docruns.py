@@ -217,9 +217,12 @@ class Groups:
     perm: np.ndarray | None
     starts: np.ndarray
     query: np.ndarray
+    entries: np.ndarray | None = None  # each entry's query code, when at hand
 
     def entry_queries(self, n: int) -> np.ndarray:
         """The query code of each of the ``n`` entries."""
+        if self.entries is not None:
+            return self.entries
         q = np.repeat(self.query, np.diff(np.append(self.starts, n)))
         if self.perm is None:
             return q
@@ -235,17 +238,18 @@ class Groups:
 
 
 def group_by_query(q: np.ndarray) -> Groups:
-    """Group entries by query code (stably; no permutation when the file already lists each
-    query's lines together)."""
+    """Group entries by their dense query codes (stably; no permutation when the file
+    already lists each query's lines together)."""
     change = np.flatnonzero(q[1:] != q[:-1]) + 1
     starts = np.concatenate([[0], change])
-    if np.unique(q[starts]).size == starts.size:
-        return Groups(None, starts, q[starts])
-    key = q.astype(np.uint16) if int(q.max()) < 1 << 16 else q
-    perm = np.argsort(key, kind="stable")
-    qp = q[perm]
-    starts = np.concatenate([[0], np.flatnonzero(qp[1:] != qp[:-1]) + 1])
-    return Groups(perm, starts, qp[starts])
+    codes = int(q.max()) + 1
+    if starts.size <= codes and np.unique(q[starts]).size == starts.size:
+        return Groups(None, starts, q[starts], q)
+    perm = np.argsort(q.astype(np.uint16) if codes <= 1 << 16 else q, kind="stable")
+    counts = np.bincount(q, minlength=codes)
+    present = np.flatnonzero(counts)
+    starts = np.concatenate([[0], np.cumsum(counts[present])[:-1]])
+    return Groups(perm, starts, present, q)
 
 
 def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
@@ -668,10 +672,19 @@ def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
 
 
 def _arrow_codes(column: Any) -> tuple[list[str], np.ndarray]:
-    """``code_column`` for an arrow string column, through arrow's dictionary encoding."""
-    enc = column.combine_chunks().dictionary_encode()
-    names, remap = sorted_codes(enc.dictionary.to_pylist())
-    return names, remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+    """``code_column`` for an arrow string column, through arrow's dictionary encoding (one
+    hash table over all chunks: every chunk carries the same dictionary, checked)."""
+    import pyarrow as pa
+
+    enc = column.dictionary_encode()
+    chunks = [c for c in enc.chunks if len(c)]
+    dictionary = chunks[0].dictionary
+    if not all(c.dictionary.equals(dictionary) for c in chunks[1:]):
+        enc = column.combine_chunks().dictionary_encode()
+        chunks, dictionary = [enc], enc.dictionary
+    names, remap = sorted_codes(dictionary.to_pylist())
+    indices = pa.chunked_array([c.indices for c in chunks]).to_numpy()
+    return names, remap[indices]
 
 
 def _arrow_groups(column: Any) -> tuple[list[str], Groups]:
@@ -683,10 +696,12 @@ def _arrow_groups(column: Any) -> tuple[list[str], Groups]:
     n = len(column)
     change = pc.not_equal(column.slice(1), column.slice(0, n - 1))
     starts = np.concatenate([[0], np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1])
-    ids = column.take(starts).to_pylist()
-    if len(set(ids)) == len(ids):
-        names, remap = sorted_codes(ids)
-        return names, Groups(None, starts, remap)
+    if starts.size * 16 <= n:  # long runs (a shuffled file has runs of one: no ids taken)
+        ids = column.take(starts).to_pylist()
+        if len(set(ids)) == len(ids):
+            names, remap = sorted_codes(ids)
+            return names, Groups(None, starts, remap)
+    del starts, change
     names, q = _arrow_codes(column)
     return names, group_by_query(q)
 
