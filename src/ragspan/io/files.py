@@ -14,11 +14,12 @@ from typing import Any
 from ragspan.errors import InputError
 
 
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """Return the file's bytes; a missing or unreadable file is an InputError naming it."""
-    p = Path(path)
+def read_bytes(path: str | os.PathLike[str], size: int = -1) -> bytes:
+    """Return the file's bytes (its first ``size`` when given); a missing or unreadable file
+    is an InputError naming it."""
     try:
-        return p.read_bytes()
+        with open(path, "rb") as fh:
+            return fh.read(size)
     except FileNotFoundError:
         raise InputError("file not found", str(path)) from None
     except IsADirectoryError:
@@ -42,15 +43,7 @@ def decode_utf8(data: bytes, path: str | os.PathLike[str]) -> str:
 def read_head(path: str | os.PathLike[str], size: int = 65536) -> str:
     """The first whole lines within ``size`` bytes of a file, decoded as UTF-8 (for format
     detection; the file is not read whole). Missing or unreadable files are an InputError."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(size)
-    except FileNotFoundError:
-        raise InputError("file not found", str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    data = read_bytes(path, size)
     whole = data.rsplit(b"\n", 1)[0] if len(data) == size else data
     return decode_utf8(whole or data, path)
 
