@@ -548,6 +548,7 @@ JSONL_CASES = [  # (rows as text, taken by pyarrow's JSON reader)
      '{"id":"q2","retrieved_ids":["d1"]}\n{"id":"q3","retrieved_ids":["d5","d6"]}\n', True),
     ('{"id":"q1","retrieved_ids":["d1"],"scores":[NaN]}\n', False),
     ('{"id":"q1","retrieved_ids":["d1"],"scores":[true]}\n', False),
+    ('{"id":"q1","retrieved_ids":["d1"],"scores":[1' + "0" * 400 + ']}\n', False),  # > a double
     ('{"id":"q1","retrieved_ids":["d1","d2"],"scores":[1]}\n', False),
     ('{"id":"q1","retrieved_ids":[]}\n{"id":"q2","retrieved_ids":["d1"]}\n', False),
     ('{"id":"q0","retrieved_ids":["d0"]}\n'

@@ -262,6 +262,12 @@ def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
     return top_of_groups(group_by_query(q), d, s, top, check_repeats)
 
 
+def selects_per_query(entries: int, queries: int, top: int) -> bool:
+    """Whether queries hold enough entries (4 ``top`` on average) for the per-query
+    selection of ``top_of_groups``; below that one full sort is as quick."""
+    return entries >= 4 * top * queries
+
+
 def top_of_groups(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,
                   check_repeats: bool = False) -> np.ndarray | None:
     """``trec_top`` of grouped entries. Each query's candidates are found with
@@ -270,7 +276,7 @@ def top_of_groups(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,
     return None when a query lists a document twice (``d`` may then be any order-preserving
     integer key, not a dense code); also None when queries hold few entries."""
     n, count = d.size, groups.starts.size
-    if n < 4 * top * count:
+    if not selects_per_query(n, count, top):
         if check_repeats:
             return None
         q = groups.entry_queries(n)
@@ -438,21 +444,12 @@ def _field_strings(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
 
 
 def _bytes_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """``code_column`` for an ASCII ``S`` array; ids of up to 8 bytes are coded as big-endian
-    integers (their order is the bytes' order, NUL padding sorting first), which sorts
-    several times faster than strings."""
+    """``code_column`` for an ASCII ``S`` array; ids of up to 8 bytes go through their
+    integer keys (``key_codes``), which sort several times faster than strings."""
     if values.dtype.itemsize > 8 or values.size == 0:
         names, codes = code_column(values)
         return [x.decode("ascii") for x in names], codes
-    padded = values.astype("S8")
-    keys = padded.view(">u8").astype(np.uint64)
-    ordered = np.sort(keys)
-    flag = np.ones(ordered.size, dtype=bool)
-    flag[1:] = ordered[1:] != ordered[:-1]
-    uniq = ordered[flag]
-    codes = np.searchsorted(uniq, keys).astype(np.int64, copy=False)
-    names = uniq.astype(">u8").view("S8")
-    return [x.decode("ascii") for x in names.tolist()], codes
+    return key_codes(values.astype("S8").view(">u8").astype(np.uint64))
 
 
 def _decimals(values: np.ndarray) -> np.ndarray | None:
@@ -744,7 +741,7 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
             doc_keys = pool.submit(arrow_keys, table.column("doc"))
             qnames, groups = _arrow_groups(table.column("q"))
             d_keys = doc_keys.result()
-        if d_keys is not None and s.size >= 4 * top * len(qnames):
+        if d_keys is not None and selects_per_query(s.size, len(qnames), top):
             # the selection runs on the keys alone: free arrow's copy of the file first; it
             # answers None only for a repeated document, which the plain parser then names
             del table
