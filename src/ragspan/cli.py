@@ -19,14 +19,52 @@ FORMATS = ("json", "table", "markdown")
 
 
 class RagspanGroup(click.Group):
-    """Maps ragspan's errors to one stderr line and their exit code; never a traceback."""
+    """Maps ragspan's errors to one stderr line and their exit code (never a traceback, and
+    no held log line before it); Ctrl-C exits 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from ragspan import logs
+
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except RagspanError as exc:
+            logs.drop()
             click.echo(f"ragspan: error: {exc}", err=True)
             ctx.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            logs.drop()
+            click.echo("ragspan: interrupted", err=True)
+            raise click.exceptions.Exit(130) from None
+        except SystemExit:
+            logs.release()
+            raise
+        logs.release()
+        return result
+
+
+def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
+          implicit: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Before the command runs, refuse outputs that would overwrite an input or cannot be
+    written (``ragspan.io.outputs.check_outputs``). ``inputs``/``outputs`` name parameters;
+    ``implicit`` are files read when they exist (./pyproject.toml)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            from ragspan.io.outputs import check_outputs
+
+            paths: list[str | None] = []
+            for name in inputs:
+                value = kw.get(name)
+                paths.extend(value if isinstance(value, (list, tuple)) else [value])
+            paths.extend(p for p in implicit if p)
+            check_outputs({"--" + name.replace("_", "-"): kw.get(name) for name in outputs},
+                          paths)
+            return func(*args, **kw)
+
+        return wrapper
+
+    return decorate
 
 
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -52,16 +90,21 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def emit(doc: dict[str, Any], out: str | None, fmt: str) -> None:
-    """Write the JSON report to ``out`` (atomically) and print ``fmt`` to stdout, then exit
-    with the report's exit code (the code comes from the result, never the other way round)."""
-    from ragspan.envelope import write_report
+def emit(doc: dict[str, Any], out: str | None, fmt: str,
+         files: dict[str, str] | None = None) -> None:
+    """Write ``files`` and the JSON report (to ``out``) all together or not at all, print
+    ``fmt`` to stdout, then exit with the report's exit code (the code comes from the
+    result, never the other way round)."""
+    from ragspan.envelope import report_text
+    from ragspan.io.outputs import write_files
     from ragspan.render import render
 
+    staged = dict(files or {})
     if out:
-        write_report(out, doc)
-    if not (out and fmt == "json"):
-        sys.stdout.write(render(doc, fmt))
+        staged[out] = report_text(doc)
+    shown = "" if out and fmt == "json" else render(doc, fmt)
+    write_files(staged)
+    sys.stdout.write(shown)
     code = int(doc["predicate"]["exit_code"])
     if code:
         sys.exit(code)
@@ -101,6 +144,7 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @common_options
+@guard(inputs=("eval_set", "run", "corpus", "qrels"), outputs=("out",))
 def score(eval_set: str | None, run: str, corpus: str | None, qrels: str | None,
           qrels_format: str, run_format: str, ks: tuple[int, ...], tau: float,
           relevance_level: int, judged_only: bool, out: str | None, fmt: str) -> None:
@@ -132,6 +176,7 @@ def validate_report(report: str) -> None:
 @click.option("--to", "fmt", required=True, type=click.Choice(["trec", "jsonl"]))
 @click.option("--out", required=True, type=str, help="Output file (written atomically).")
 @common_options
+@guard(inputs=("src",), outputs=("out",))
 def convert(what: str, src: str, fmt: str, out: str) -> None:
     """Convert qrels or a doc run between TREC and JSONL, losslessly."""
     from ragspan.commands import convert_command
@@ -169,6 +214,7 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @common_options
+@guard(inputs=("baseline", "candidate", "config"), outputs=("out",), implicit=("pyproject.toml",))
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
     from ragspan.commands import compare_command
@@ -197,11 +243,13 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--max-bytes", type=click.IntRange(min=1), default=2_000_000_000, show_default=True)
 @output_options
 @common_options
+@guard(inputs=("docs", "queries"), outputs=("out", "corpus_out", "report"))
 def adapt(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Build an eval set with verified offsets from documents and questions."""
     from ragspan.commands import adapt_command
 
-    emit(adapt_command(**kwargs), report, fmt)
+    doc, files = adapt_command(**kwargs)
+    emit(doc, report, fmt, files)
 
 
 @cli.group("import")
@@ -224,11 +272,14 @@ def import_group() -> None:
               help="List and skip CSV rows without a contract file (default: error).")
 @output_options
 @common_options
+@guard(inputs=("csv", "contracts", "categories", "squad_json"),
+       outputs=("out", "corpus_out", "report"))
 def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """CUAD: master_clauses.csv + contracts, or the SQuAD-style JSON."""
     from ragspan.commands import import_command
 
-    emit(import_command("cuad", out=out, corpus_out=corpus_out, **opts), report, fmt)
+    doc, files = import_command("cuad", out=out, corpus_out=corpus_out, **opts)
+    emit(doc, report, fmt, files)
 
 
 @import_group.command("legalbench-rag")
@@ -238,12 +289,14 @@ def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, 
               help="Keep the benchmark's own 194-per-subset selection.")
 @output_options
 @common_options
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
 def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | None,
                       **opts: Any) -> None:
     """LegalBench-RAG: snippets with file_path and span."""
     from ragspan.commands import import_command
 
-    emit(import_command("legalbench-rag", out=out, corpus_out=corpus_out, **opts), report, fmt)
+    doc, files = import_command("legalbench-rag", out=out, corpus_out=corpus_out, **opts)
+    emit(doc, report, fmt, files)
 
 
 @import_group.command("beir")
@@ -252,11 +305,13 @@ def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | 
 @click.option("--split", default="test", show_default=True)
 @output_options
 @common_options
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
 def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """BEIR: a doc-level eval set with graded judgments."""
     from ragspan.commands import import_command
 
-    emit(import_command("beir", out=out, corpus_out=corpus_out, **opts), report, fmt)
+    doc, files = import_command("beir", out=out, corpus_out=corpus_out, **opts)
+    emit(doc, report, fmt, files)
 
 
 @cli.command()
@@ -270,6 +325,7 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @common_options
+@guard(inputs=("eval_set", "corpus", "chunks"), outputs=("out",))
 def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Check an eval set against its corpus (and chunking): exit 0 valid, 3 findings."""
     from ragspan.validate import validate_command
@@ -299,11 +355,14 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--depth", type=click.IntRange(min=1), default=None, help="Override the config's depth.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @common_options
+@guard(inputs=("corpus", "eval_set", "config", "qdrant_path"),
+       outputs=("out", "chunks_out", "report"))
 def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Run a retrieval pipeline (or your retriever) over an eval set's queries -> span run."""
     from ragspan.retrieval.command import run_retriever_command
 
-    emit(run_retriever_command(**kwargs), report, fmt)
+    doc, files = run_retriever_command(**kwargs)
+    emit(doc, report, fmt, files)
 
 
 @cli.command()
@@ -330,6 +389,7 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @common_options
+@guard(inputs=("eval_set", "corpus"), outputs=("out",))
 def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find eval items contained in corpus documents: exit 0 clean, 4 leaks, 3 bad input."""
     from ragspan.contamination.leakage import leakage_command
@@ -349,6 +409,7 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @common_options
+@guard(inputs=("a", "b"), outputs=("out",))
 def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find documents shared by two corpora: exit 0 none, 4 duplicates, 3 bad input."""
     from ragspan.contamination.overlap import overlap_command

@@ -71,7 +71,7 @@ def score_command(
 def convert_command(what: str, src: str, fmt: str, out: str) -> None:
     """``ragspan convert qrels|run``: TREC <-> JSONL. Run order is kept exactly: a JSONL run
     written as TREC gets strictly decreasing scores, so trec_eval reproduces its order."""
-    from ragspan.io.files import write_text_atomic
+    from ragspan.io.outputs import write_files
 
     if what == "qrels":
         from ragspan.io.qrels import read_qrels, write_qrels
@@ -81,7 +81,7 @@ def convert_command(what: str, src: str, fmt: str, out: str) -> None:
         from ragspan.io.docruns import read_doc_run, write_doc_run
 
         text = write_doc_run(read_doc_run(src), fmt)
-    write_text_atomic(out, text)
+    write_files({out: text})
     log.info("wrote %s (%s)", out, fmt)
 
 
@@ -181,19 +181,23 @@ def compare_command(
 
 
 def build_command(kind: str, build: Any, *, out: str, corpus_out: str | None,
-                  inputs: list[Any], parameters: dict[str, Any]) -> dict[str, Any]:
-    """Write an EvalBuild (eval set + corpus, together or not at all) and return its report."""
-    from ragspan.evalbuild import build_envelope, write_build
+                  inputs: list[Any], parameters: dict[str, Any]
+                  ) -> tuple[dict[str, Any], dict[str, str]]:
+    """An EvalBuild's report and its files (eval set + corpus), which the caller writes
+    together with the report or not at all."""
+    from ragspan.evalbuild import build_envelope, build_files, sha256_of
 
-    digests = write_build(build, out, corpus_out)
-    log.info("wrote %s (%d queries)%s", out, len(build.rows),
+    files = build_files(build, out, corpus_out)
+    log.info("writing %s (%d queries)%s", out, len(build.rows),
              f" and {corpus_out} ({len(build.documents)} documents)" if corpus_out else "")
     params = {k: v for k, v in parameters.items() if v is not None}
-    return build_envelope(build, kind, digests, out, corpus_out, inputs, params)
+    doc = build_envelope(build, kind, sha256_of(files), out, corpus_out, inputs, params)
+    return doc, files
 
 
 def adapt_command(*, docs: str, queries: str, out: str, corpus_out: str | None,
-                  normalize_whitespace: bool, max_docs: int, max_bytes: int) -> dict[str, Any]:
+                  normalize_whitespace: bool, max_docs: int, max_bytes: int
+                  ) -> tuple[dict[str, Any], dict[str, str]]:
     """``ragspan adapt``: documents + questions with answer texts -> verified eval set."""
     from ragspan.adapt import adapt
     from ragspan.envelope import InputRef
@@ -207,7 +211,8 @@ def adapt_command(*, docs: str, queries: str, out: str, corpus_out: str | None,
                                      "max_docs": max_docs, "max_bytes": max_bytes})
 
 
-def import_command(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> dict[str, Any]:
+def import_command(source: str, *, out: str, corpus_out: str | None, **opts: Any
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
     """``ragspan import cuad|legalbench-rag|beir``."""
     from ragspan.envelope import InputRef
     from ragspan.io.files import read_bytes, sha256_hex

@@ -23,7 +23,7 @@ from typing import Any
 
 from ragspan import __version__
 from ragspan.errors import ExitCode, InputError
-from ragspan.io.files import decode_utf8, read_bytes, write_text_atomic
+from ragspan.io.files import decode_records, loads_json, read_bytes
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragspan.dev/report/v1"
@@ -220,13 +220,13 @@ def _json_path(path: list[Any]) -> str:
     return out
 
 
-def write_report(path: str | os.PathLike[str], doc: dict[str, Any]) -> str:
-    """Validate and write a report atomically; returns the canonical text."""
+def report_text(doc: dict[str, Any]) -> str:
+    """The report's canonical text, checked against the schema (a report we made that
+    breaks our own schema is a bug)."""
     text = canonical_dumps(doc)
     problem = validation_error(json.loads(text))
-    if problem is not None:  # a report we made that breaks our own schema is a bug
+    if problem is not None:
         raise RuntimeError(f"internal error: report fails its schema at {problem}")
-    write_text_atomic(path, text)
     return text
 
 
@@ -239,12 +239,11 @@ def load_report(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
     """``read_report`` plus the sha256 of the bytes read (one read of the file)."""
     name = str(path)
     data = read_bytes(path)
-    text = decode_utf8(data, name)
+    doc = loads_json(decode_records(data, name), name, finite=True)
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg}", name, exc.lineno) from None
-    problem = validation_error(doc)
+        problem = validation_error(doc)
+    except RecursionError:
+        problem = "nested too deeply"
     if problem is not None:
         raise InputError(f"not a valid ragspan report: {problem}", name)
     return doc, hashlib.sha256(data).hexdigest()

@@ -10,7 +10,6 @@ from typing import Any
 from ragspan.envelope import InputRef, statement
 from ragspan.errors import InputError
 from ragspan.io.corpus import Document
-from ragspan.io.files import write_texts_atomic
 from ragspan.io.writers import corpus_text, eval_set_text
 
 SHOW_MISMATCHES = 5
@@ -43,14 +42,15 @@ def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: s
         raise InputError(f"{len(bad)} {what} spans do not slice back to their answer text: {shown}")
 
 
-def write_build(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str, str]:
-    """Write the eval set (and the corpus) atomically; return each output's sha256."""
+def build_files(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str, str]:
+    """The eval set's text (and the corpus's), by output path, to be written together."""
     texts = {out: eval_set_text(build.header, build.rows)}
     if corpus_out:
-        if corpus_out == out:
-            raise InputError("--corpus-out must differ from --out", corpus_out)
         texts[corpus_out] = corpus_text(build.documents)
-    write_texts_atomic(texts)
+    return texts
+
+
+def sha256_of(texts: dict[str, str]) -> dict[str, str]:
     return {p: hashlib.sha256(t.encode("utf-8")).hexdigest() for p, t in texts.items()}
 
 

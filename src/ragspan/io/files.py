@@ -1,17 +1,24 @@
-"""Reading input files whole, with their sha256, and writing outputs atomically."""
+"""Reading input files whole, with their sha256, and parsing JSON without surprises.
+
+Structured inputs (eval sets, runs, qrels, corpus JSONL, reports, configs) are decoded by
+``decode_records``, which drops a leading UTF-8 byte-order mark (and says so in the log);
+document texts are decoded by ``decode_utf8``, which keeps it (it is a character that
+offsets count). Writing lives in ``ragspan.io.outputs``.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
+import logging
 import os
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from ragspan.errors import InputError
+
+log = logging.getLogger("ragspan")
+BOM = "\ufeff"
 
 
 def read_bytes(path: str | os.PathLike[str], size: int = -1) -> bytes:
@@ -32,20 +39,82 @@ def decode_utf8(data: bytes, path: str | os.PathLike[str]) -> str:
     """Decode UTF-8 without newline translation (offsets are code-point indices).
 
     A leading byte-order mark is kept: it is a character of the text, and dropping it
-    would shift every offset by one.
+    would shift every offset by one. Invalid UTF-8 is an InputError naming the line.
     """
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 (byte {exc.start})", str(path)) from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"not valid UTF-8 (byte {exc.start})", str(path), line) from None
+
+
+def decode_records(data: bytes, path: str | os.PathLike[str]) -> str:
+    """``decode_utf8`` for a structured file: a leading byte-order mark is dropped (and
+    logged), so it never becomes part of the first id."""
+    text = decode_utf8(data, path)
+    if text.startswith(BOM):
+        log.info("%s: ignored the UTF-8 byte-order mark at its start", path)
+        return text[1:]
+    return text
 
 
 def read_head(path: str | os.PathLike[str], size: int = 65536) -> str:
-    """The first whole lines within ``size`` bytes of a file, decoded as UTF-8 (for format
+    """The first whole lines within ``size`` bytes of a file, and always the whole first
+    line however long, decoded as UTF-8 with a leading byte-order mark dropped (for format
     detection; the file is not read whole). Missing or unreadable files are an InputError."""
     data = read_bytes(path, size)
-    whole = data.rsplit(b"\n", 1)[0] if len(data) == size else data
-    return decode_utf8(whole or data, path)
+    if len(data) == size:
+        if b"\n" not in data:
+            data = _first_line(path, size)
+        elif len(data) == size:
+            data = data.rsplit(b"\n", 1)[0]
+    text = decode_utf8(data, path)
+    return text[1:] if text.startswith(BOM) else text
+
+
+def _first_line(path: str | os.PathLike[str], size: int) -> bytes:
+    """The file's bytes up to its first newline (or the whole file), read ``size`` at a time."""
+    parts = []
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                block = fh.read(size)
+                cut = block.find(b"\n")
+                parts.append(block if cut < 0 else block[:cut])
+                if cut >= 0 or len(block) < size:
+                    return b"".join(parts)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0:
+        raise ValueError(f"number {text} is out of range (not a finite double)")
+    return value
+
+
+def loads_json(text: str | bytes, path: str | os.PathLike[str], line: int | None = None,
+               finite: bool = False) -> Any:
+    """``json.loads`` that refuses NaN and Infinity (not JSON) and nesting too deep for
+    Python; with ``finite``, also a number too large for a double (``1e400``). Every failure
+    is an InputError naming the file (and line)."""
+    try:
+        if finite:
+            return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        where = f" (column {exc.colno})" if line is not None else ""
+        raise InputError(f"malformed JSON: {exc.msg}{where}", str(path),
+                         line if line is not None else exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", str(path), line) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(str(exc), str(path), line) from None
 
 
 def sha256_hex(data: bytes) -> str:
@@ -77,10 +146,7 @@ def iter_json_lines(text: str, path: str) -> Iterator[tuple[int, dict[str, Any]]
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON: {exc.msg} (column {exc.colno})", path, number) from None
+        obj = loads_json(line, path, number)
         if not isinstance(obj, dict):
             raise InputError(f"expected a JSON object, got {type(obj).__name__}", path, number)
         yield number, obj
@@ -94,10 +160,7 @@ def iter_json_records(text: str, path: str) -> Iterator[tuple[int, dict[str, Any
     """
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith("["):
-        try:
-            items = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON: {exc.msg} (line {exc.lineno})", path) from None
+        items = loads_json(stripped, path)
         if not isinstance(items, list):
             raise InputError("expected a JSON array of objects", path)
         for index, item in enumerate(items, start=1):
@@ -106,43 +169,3 @@ def iter_json_records(text: str, path: str) -> Iterator[tuple[int, dict[str, Any
             yield index, item
         return
     yield from iter_json_lines(text, path)
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike[str], mode: str = "w") -> Iterator[Any]:
-    """Open a temporary file beside ``path``; rename it into place only if the block succeeds.
-
-    On any exception the temporary file is removed, so no partial output is ever left.
-    """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError("output directory does not exist", str(directory))
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        text_args = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
-        with os.fdopen(fd, mode, **text_args) as handle:
-            yield handle
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    with atomic_output(path) as handle:
-        handle.write(text)
-
-
-def write_texts_atomic(outputs: dict[str, str]) -> None:
-    """Write several files so that either all of them appear or none does: every temporary
-    file is written first, then all are renamed into place."""
-    stack = contextlib.ExitStack()
-    handles = []
-    with stack:
-        for path, text in outputs.items():
-            handles.append((stack.enter_context(atomic_output(path)), text))
-        for handle, text in handles:
-            handle.write(text)

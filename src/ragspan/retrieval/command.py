@@ -12,7 +12,7 @@ from ragspan.envelope import InputRef, statement
 from ragspan.errors import UsageError
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
-from ragspan.io.files import read_bytes, sha256_hex, write_texts_atomic
+from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.writers import jsonl
 from ragspan.retrieval.progress import Progress
 
@@ -23,13 +23,14 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
                           retriever: str | None = None, chunks_out: str | None = None,
                           cache_dir: str | None = None, no_cache: bool = False,
                           qdrant_path: str | None = None, qdrant_url: str | None = None,
-                          depth: int | None = None, progress: bool | None = None) -> dict[str, Any]:
+                          depth: int | None = None, progress: bool | None = None
+                          ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The run-retriever report and its files (run, chunk manifest), which the caller
+    writes together with the report or not at all."""
     if (config is None) == (retriever is None):
         raise UsageError("give exactly one of --config (a pipeline) or --retriever (your own)")
     if chunks_out and retriever:
         raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
-    if chunks_out == out:
-        raise UsageError("--chunks-out must differ from --out")
     t0 = time.perf_counter()
     bar = Progress(progress)
     corp = read_corpus(corpus)
@@ -86,7 +87,6 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
         header["retriever"] = retriever
         parameters = {"retriever": retriever}
     outputs[out] = jsonl([{"_header": header}, *rows])
-    write_texts_atomic(outputs)
     elapsed = time.perf_counter() - t0
     summary["elapsed_s"] = round(elapsed, 3)
     log.info("%s chunks, %d queries, %.1f s -> %s",
@@ -94,5 +94,6 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
     subject = [InputRef("run", out, sha256_hex(outputs[out].encode("utf-8")))]
     if chunks_out:
         subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
-    return statement(kind="run-retriever", subject=subject, inputs=inputs, parameters=parameters,
-                     summary=summary, details={"chunker_notes": notes})
+    doc = statement(kind="run-retriever", subject=subject, inputs=inputs, parameters=parameters,
+                    summary=summary, details={"chunker_notes": notes})
+    return doc, outputs
