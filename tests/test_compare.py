@@ -107,10 +107,15 @@ def test_budget_changed_fails_unless_allowed(tmp_path):
 
 def test_off_metric_never_fails(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [0] * 10 + [1] * (N - 10))
-    res = compare(b, c, "--budget", "complete_grounding=off", "--budget", "span_coverage=off")
+    off = ("--budget", "complete_grounding=off", "--budget", "span_coverage=off")
+    res = compare(b, c, *off)
+    assert res.exit_code == 2 and "no metric is gated" in res.stderr  # gating nothing: refused
+    res = compare(b, c, *off, "--no-gate")
     assert res.exit_code == 0
-    m = res.json()["predicate"]["summary"]["metrics"]["complete_grounding@1"]
+    summary = res.json()["predicate"]["summary"]
+    m = summary["metrics"]["complete_grounding@1"]
     assert m["gated"] is False and m["failed"] is False
+    assert summary["no_gate"] is True and summary["gated_metrics"] == []
 
 
 def test_relative_budget(tmp_path):
@@ -204,7 +209,7 @@ def test_pyproject_config_and_cli_precedence(tmp_path, monkeypatch):
     assert res.json()["predicate"]["parameters"]["config_file"] == "pyproject.toml"
     assert compare(b, c, "--budget", "complete_grounding=50pt").exit_code == 0
     cfg.write_text("[tool.ragspan]\nalfa = 1\n")
-    assert_input_error(compare(b, c), "pyproject.toml", "unknown [tool.ragspan] key")
+    assert_input_error(compare(b, c), "pyproject.toml", "[tool.ragspan]: unknown key(s) alfa")
 
 
 def test_markdown_verdict_first(tmp_path):

@@ -574,7 +574,8 @@ def test_jsonl_fast_reader_equals_the_plain_reader(tmp_path, monkeypatch, conten
     monkeypatch.setattr(arrowjson, "read_arrow_jsonl",
                         lambda *a: answers.append(real(*a)) or answers[-1])
     fast = _run_outcome(path, True, top)
-    assert len(answers) == 1 and (answers[0] is not None) == taken
+    # a first line the format detection already refuses (NaN) never reaches pyarrow
+    assert len(answers) <= 1 and bool(answers and answers[0] is not None) == taken
     _assert_same_outcome(fast, _run_outcome(path, False, top))
 
 

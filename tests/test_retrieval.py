@@ -143,14 +143,24 @@ def test_bm25_pipeline_end_to_end_with_manifest(small):
 
 @pytest.mark.parametrize("body, fragment", [
     ('depth = 3\n[sparse]\n', "'name'"),
-    ('name = "x"\n[chunker]\nkind = "words"\n[sparse]\n', "unknown chunker 'words'"),
+    ('name = "x"\n[chunker]\nkind = "words"\n[sparse]\n', "[chunker] kind: expected one of"),
     ('name = "x"\n[chunker]\nsize = 10\noverlap = 10\n[sparse]\n', "overlap"),
     ('name = "x"\n', "at least one retriever"),
-    ('name = "x"\n[sparse]\nbackend = "lucene"\n', "rank-bm25 or bm25s"),
-    ('name = "x"\n[sparse]\nk3 = 1\n', "unknown keys ['k3']"),
+    ('name = "x"\n[sparse]\nbackend = "lucene"\n', "'rank-bm25', 'bm25s', got 'lucene'"),
+    ('name = "x"\n[sparse]\nk3 = 1\n', "[sparse]: unknown key(s) k3"),
     ('name = "x"\n[sparse]\n[filter]\nscope = "all"\n', "scope"),
     ('name = "x"\n[sparse]\n[rerank]\ndepth = 5\n', "needs a model"),
-    ('name = "x"\ndepth = 0\n[sparse]\n', "depth must be a positive integer"),
+    ('name = "x"\ndepth = 0\n[sparse]\n', "depth: expected an integer >= 1, got 0"),
+    # every key is type-checked: wrong types are errors, never crashes or silent misreads
+    ('name = "x"\n[sparse]\nk1 = "x"\n', "[sparse] k1: expected a number >= 0, got 'x'"),
+    ('name = "x"\n[sparse]\nb = true\n', "[sparse] b: expected a number in [0, 1], got True"),
+    ('name = "x"\nfusion = 5\n[sparse]\n', "fusion: expected a table, got 5"),
+    ('name = "x"\n[chunker]\noverlap = "a"\n[sparse]\n', "[chunker] overlap: expected an integer"),
+    ('name = "x"\n[chunker]\nsnap = "false"\n[sparse]\n', "[chunker] snap: expected true or false"),
+    ('name = "x"\n[dense]\nbatch_size = "x"\n', "[dense] batch_size: expected an integer"),
+    ('name = "x"\n[dense]\nenabled = "no"\n', "[dense] enabled: expected true or false"),
+    ('name = "x"\n[sparse]\ndepth = 1.5\n', "[sparse] depth: expected an integer >= 1, got 1.5"),
+    ('name = 5\n[sparse]\n', "name: expected a string, got 5"),
     ('name = "x" [', "invalid TOML"),
 ])
 def test_bad_configs(small, body, fragment):

@@ -23,7 +23,7 @@ from ragspan.errors import InputError
 from ragspan.evalbuild import EvalBuild
 from ragspan.io.corpus import Corpus, directory_files, read_corpus
 from ragspan.io.evalset import MATCH_MODES, check_offsets, parse_id, parse_tags, unique_row_id
-from ragspan.io.files import decode_utf8, iter_json_records, read_bytes
+from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.writers import span_json
 from ragspan.locate import locate_once
 
@@ -164,7 +164,7 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     check_scope(Path(docs), max_docs, max_bytes)
     corpus = read_corpus(docs, max_records=max_docs)
     qpath = str(queries)
-    qtext = decode_utf8(read_bytes(queries), qpath)
+    qtext = decode_records(read_bytes(queries), qpath)
     counts = {"spans": 0, "duplicate_spans": 0, "via_gold_spans": 0, "via_gold_texts": 0,
               "via_expected": 0}
     rows, seen = [], {}

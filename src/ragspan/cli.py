@@ -18,6 +18,19 @@ from ragspan.errors import ExitCode, RagspanError
 FORMATS = ("json", "table", "markdown")
 
 
+class FiniteFloatRange(click.FloatRange):
+    """``click.FloatRange`` that also refuses NaN and infinities (which compare false with
+    every bound, so a plain range lets them through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+
 class RagspanGroup(click.Group):
     """Maps ragspan's errors to one stderr line and their exit code (never a traceback, and
     no held log line before it); Ctrl-C exits 130."""
@@ -135,7 +148,7 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--run-format", type=click.Choice(["auto", "span", "trec", "jsonl"]),
               default="auto", show_default=True)
 @k_option
-@click.option("--grounding-threshold", "tau", type=click.FloatRange(0, 1, min_open=True),
+@click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
               default=0.5, show_default=True, help="tau: share of a gold span that must be covered.")
 @click.option("--relevance-level", type=int, default=1, show_default=True,
               help="Doc level: minimum grade that counts as relevant.")
@@ -190,7 +203,7 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--budget", "budgets", multiple=True,
               help="METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
                    "Default: complete_grounding=2pt.")
-@click.option("--alpha", type=float, default=None,
+@click.option("--alpha", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=None,
               help="Fail an over-budget drop only if also significant (p < alpha).")
 @click.option("--mode", type=click.Choice(["threshold", "non-inferiority"]), default=None)
 @click.option("--test", type=click.Choice(["randomization", "t-test"]), default=None)
@@ -198,9 +211,9 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
               help="Monte Carlo sign flips when n > 16 (default 10000).")
 @click.option("--bootstrap", type=click.IntRange(min=1), default=None,
               help="Bootstrap resamples for the 95% CI (default 2000).")
-@click.option("--seed", type=int, default=None, help="Random seed (default 0).")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Random seed (default 0).")
 @click.option("--correction", type=click.Choice(["none", "holm"]), default=None)
-@click.option("--budget-tolerance", type=click.FloatRange(min=0), default=None,
+@click.option("--budget-tolerance", type=FiniteFloatRange(min=0), default=None,
               help="Allowed relative change of mean retrieved_chars (default 0.10).")
 @click.option("--allow-budget-change", is_flag=True,
               help="Accept a changed retrieval budget (still reported).")
@@ -211,6 +224,10 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--top", type=click.IntRange(min=0), default=None)
 @click.option("--config", type=str, default=None,
               help="pyproject.toml with [tool.ragspan] (default: ./pyproject.toml if present).")
+@click.option("--allow-identical", is_flag=True,
+              help="Accept baseline and candidate reports with the same sha256.")
+@click.option("--no-gate", is_flag=True,
+              help="Compare without gating any metric (reported in the verdict).")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @common_options
@@ -318,9 +335,9 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 @click.option("--eval-set", "eval_set", required=True, type=str)
 @click.option("--corpus", required=True, type=str)
 @click.option("--chunks", type=str, help="Chunk manifest (run-retriever --chunks-out): coverage gate.")
-@click.option("--grounding-threshold", "tau", type=click.FloatRange(0, 1, min_open=True),
+@click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
               default=0.5, show_default=True)
-@click.option("--min-span-integrity", type=click.FloatRange(0, 1), default=None,
+@click.option("--min-span-integrity", type=FiniteFloatRange(0, 1), default=None,
               help="Fail when fewer gold spans than this share sit whole in one chunk.")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
@@ -372,11 +389,11 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--field", "fields", multiple=True, type=click.Choice(["query", "gold"]),
               help="Item field to check; repeatable (default query).")
 @click.option("--ngram", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.6,
+@click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.6,
               show_default=True, help="Containment at which an item leaks.")
 @click.option("--method", type=click.Choice(["exact", "embedding"]), default="exact",
               show_default=True, help="embedding: paraphrase leaks (slower, approximate).")
-@click.option("--similarity", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
+@click.option("--similarity", type=FiniteFloatRange(-1, 1), default=0.9, show_default=True,
               help="Cosine similarity at which an item leaks (--method embedding).")
 @click.option("--model", default="all-MiniLM-L6-v2", show_default=True,
               help="Embedding model, name or path (--method embedding).")
@@ -401,7 +418,7 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--a", "a", required=True, type=str, help="First corpus.")
 @click.option("--b", "b", required=True, type=str, help="Second corpus.")
 @click.option("--method", type=click.Choice(["exact", "minhash"]), default="exact", show_default=True)
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8,
+@click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.8,
               show_default=True, help="Jaccard of word 5-gram shingles (--method minhash).")
 @click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
 @click.option("--max-duplicates", type=click.IntRange(min=0), default=0, show_default=True,

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ragspan.errors import UsageError
+from ragspan.errors import InputError, UsageError
 
 log = logging.getLogger("ragspan")
 
@@ -55,6 +55,10 @@ def score_command(
         from ragspan.doclevel import evalset_doc_score
 
         return evalset_doc_score(evalset, run, run_format, ks, relevance_level, judged_only)
+    if judged_only:
+        raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
+                         "span report scores every query of the eval set, so its doc-level "
+                         "view does too")
     span_run = read_span_run(run)
     corp = read_corpus(corpus) if corpus else None
     report = compute_span_report(evalset, span_run, corp, ks, tau)
@@ -90,58 +94,56 @@ def compare_command(
     baseline: str,
     candidate: str,
     budgets: Sequence[str] = (),
-    alpha: float | None = None,
-    mode: str | None = None,
-    test: str | None = None,
-    permutations: int | None = None,
-    bootstrap: int | None = None,
-    seed: int | None = None,
-    correction: str | None = None,
-    budget_tolerance: float | None = None,
-    allow_budget_change: bool = False,
-    gate_slices: Sequence[str] = (),
-    min_slice_size: int | None = None,
-    primary_metric: str | None = None,
-    top: int | None = None,
     config: str | None = None,
+    allow_identical: bool = False,
+    no_gate: bool = False,
+    **cli: Any,
 ) -> dict[str, Any]:
-    """``ragspan compare``: gate a candidate score report against a baseline."""
+    """``ragspan compare``: gate a candidate score report against a baseline.
+
+    Settings come from the command line (``cli``; None or empty = not given), else from
+    ``[tool.ragspan]``, else from the declared defaults (``ragspan.options``)."""
+    import os
+
     from ragspan import gate
     from ragspan.budgets import parse_budget
     from ragspan.config import load_tool_config
-    from ragspan.envelope import InputRef, load_report, statement
+    from ragspan.envelope import InputRef, statement
+    from ragspan.scorereport import read_score_report
 
+    if os.path.exists(baseline) and os.path.exists(candidate) and \
+            os.path.samefile(baseline, candidate):
+        raise UsageError("--baseline and --candidate are the same file")
     table, config_path = load_tool_config(config)
-
-    def pick(cli_value: Any, key: str, default: Any) -> Any:
-        return cli_value if cli_value is not None else table.get(key, default)
-
-    budget_specs = [f"{k}={v}" for k, v in (table.get("budgets") or {}).items()]
-    parsed = dict(parse_budget(s) for s in [*budget_specs, *budgets])
-    opts = gate.GateOptions(
-        budgets=parsed,
-        alpha=pick(alpha, "alpha", None),
-        mode=pick(mode, "mode", "threshold"),
-        test=pick(test, "test", "randomization"),
-        permutations=int(pick(permutations, "permutations", 10_000)),
-        bootstrap=int(pick(bootstrap, "bootstrap", 2_000)),
-        seed=int(pick(seed, "seed", 0)),
-        correction=pick(correction, "correction", "none"),
-        budget_tolerance=float(pick(budget_tolerance, "budget-tolerance", 0.10)),
-        allow_budget_change=allow_budget_change or bool(table.get("allow-budget-change", False)),
-        gate_slices=tuple(gate_slices) or tuple(table.get("gate-slices", ())),
-        min_slice_size=int(pick(min_slice_size, "min-slice-size", 10)),
-        primary_metric=pick(primary_metric, "primary-metric", None),
-        top=int(pick(top, "top", 10)),
-    )
+    settings = {**gate.GATE_DEFAULTS, **table}
+    for key, value in cli.items():
+        if value is not None and value != () and value is not False:
+            settings[key] = tuple(value) if isinstance(value, (list, tuple)) else value
+    cfg_budgets = settings.pop("budgets") if "budgets" in table else {}
+    settings.pop("budgets", None)
+    cli_budgets = dict(parse_budget(s) for s in budgets)
+    parsed = {**cfg_budgets, **cli_budgets}
+    opts = gate.GateOptions(budgets=parsed, **settings)
     opts.validate()
-    (base_doc, base_sha), (cand_doc, cand_sha) = load_report(baseline), load_report(candidate)
-    gate.check_comparable(base_doc, cand_doc, baseline, candidate)
-    cmp = gate.align(base_doc, cand_doc)
-    defaults = gate.default_budgets(cmp.kind)
-    for name in parsed:
-        if "@" in name and name not in cmp.names:
-            raise UsageError(f"--budget names '{name}', which the reports do not carry")
+    base = read_score_report(baseline, "baseline")
+    cand = read_score_report(candidate, "candidate")
+    if base.sha256 == cand.sha256 and not allow_identical:
+        raise UsageError("the baseline and candidate reports are identical (same sha256); "
+                         "pass --allow-identical if that is intended")
+    gate.check_comparable(base, cand)
+    defaults = gate.default_budgets(base.kind)
+    gate.check_gated_present(base, cand, parsed, defaults)
+    cmp = gate.align(base, cand)
+    for key in gate.unmatched_budgets(cli_budgets, cmp.names):
+        raise UsageError(f"--budget names '{key}', which the reports do not carry")
+    for key in gate.unmatched_budgets(cfg_budgets, cmp.names):
+        if key not in cli_budgets:
+            raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
+                             config_path)
+    gated = [n for n in cmp.names if gate.budget_for(n, parsed, defaults).gated]
+    if not gated and not no_gate:
+        raise UsageError("no metric is gated (every budget is off or names no column of the "
+                         "reports); pass --no-gate to compare without gating")
     outcomes = gate.evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults)
     bcheck = gate.budget_check(cmp, opts)
     slices, slice_failures = gate.slice_outcomes(cmp, opts, defaults)
@@ -156,8 +158,11 @@ def compare_command(
         "reasons": list(decision.reasons),
         "queries": len(cmp.ids),
         "primary_metric": primary,
+        "gated_metrics": gated,
         "metrics": {o.name: o.as_json() for o in outcomes},
     }
+    if no_gate:
+        summary["no_gate"] = True
     if bcheck is not None:
         summary["retrieval_budget"] = {"tolerance": bcheck.tolerance, "changed": bcheck.changed,
                                        "allowed": bcheck.allowed, "per_k": bcheck.per_k}
@@ -170,7 +175,8 @@ def compare_command(
         "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
         "k": cmp.ks, "config_file": config_path,
     }
-    refs = [InputRef("baseline", baseline, base_sha), InputRef("candidate", candidate, cand_sha)]
+    refs = [InputRef("baseline", baseline, base.sha256),
+            InputRef("candidate", candidate, cand.sha256)]
     return statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},

@@ -25,15 +25,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragspan.errors import InputError
+from ragspan.errors import InputError, UsageError
+from ragspan.options import GATE_OPTIONS, check_table
 
-KEYS = {"alpha", "mode", "test", "permutations", "seed", "correction", "budget-tolerance",
-        "gate-slices", "min-slice-size", "primary-metric", "budgets", "allow-budget-change",
-        "bootstrap", "top"}
+SECTION = "[tool.ragspan]"
 
 
 def load_tool_config(path: str | None) -> tuple[dict[str, Any], str | None]:
-    """Return ``([tool.ragspan] table, path)``; ``path=None`` looks for ./pyproject.toml."""
+    """Return ``(settings, path)``: the ``[tool.ragspan]`` keys present, type-checked and by
+    their Python names (``budget_tolerance``), budgets parsed; ``path=None`` looks for
+    ./pyproject.toml. Any key of the wrong type or range, or an unknown key, is an
+    InputError naming the file and key."""
     file = Path(path) if path else Path("pyproject.toml")
     if not file.is_file():
         if path:
@@ -43,14 +45,37 @@ def load_tool_config(path: str | None) -> tuple[dict[str, Any], str | None]:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    from ragspan.io.files import decode_records, read_bytes
+
+    name = str(file)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"invalid TOML: {exc}", str(file)) from None
-    table = data.get("tool", {}).get("ragspan", {})
+        data = tomllib.loads(decode_records(read_bytes(file), name))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"invalid TOML: {exc}", name) from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise InputError("'tool' must be a table", name)
+    table = tool.get("ragspan", {})
     if not isinstance(table, dict):
-        raise InputError("[tool.ragspan] must be a table", str(file))
-    unknown = sorted(set(table) - KEYS)
-    if unknown:
-        raise InputError(f"unknown [tool.ragspan] key(s): {', '.join(unknown)}", str(file))
-    return table, str(file)
+        raise InputError(f"{SECTION} must be a table", name)
+    settings = check_table(table, GATE_OPTIONS, name, SECTION)
+    if "budgets" in settings:
+        settings["budgets"] = parse_budget_table(settings["budgets"], name)
+    return settings, name
+
+
+def parse_budget_table(table: dict[str, Any], path: str) -> dict[str, Any]:
+    """``[tool.ragspan.budgets]``: METRIC = "2pt" | "2%" | "off"; an error names the key."""
+    from ragspan.budgets import parse_budget
+
+    out = {}
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise InputError(f"{SECTION}.budgets {key}: expected a string such as \"2pt\", "
+                             f"got {value!r}", path)
+        try:
+            metric, budget = parse_budget(f"{key}={value}")
+        except UsageError as exc:
+            raise InputError(f"{SECTION}.budgets {key}: {exc}", path) from None
+        out[metric] = budget
+    return out

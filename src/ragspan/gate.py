@@ -24,43 +24,43 @@ import numpy as np
 from ragspan.budgets import Budget, budget_for
 from ragspan.errors import ExitCode, InputError, UsageError
 from ragspan.metrics.registry import METRICS
-
-MODES = ("threshold", "non-inferiority")
-TESTS = ("randomization", "t-test")
+from ragspan.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
+from ragspan.scorereport import ScoreReport
 
 
 @dataclass(frozen=True)
 class GateOptions:
+    """The gate's settings; defaults and ranges are declared once in ``ragspan.options``."""
+
     budgets: dict[str, Budget] = field(default_factory=dict)
-    alpha: float | None = None
-    mode: str = "threshold"
-    test: str = "randomization"
-    permutations: int = 10_000
-    bootstrap: int = 2_000
-    seed: int = 0
-    correction: str = "none"
-    budget_tolerance: float = 0.10
-    allow_budget_change: bool = False
-    gate_slices: tuple[str, ...] = ()
-    min_slice_size: int = 10
-    primary_metric: str | None = None
-    top: int = 10
+    alpha: float | None = GATE_DEFAULTS["alpha"]
+    mode: str = GATE_DEFAULTS["mode"]
+    test: str = GATE_DEFAULTS["test"]
+    permutations: int = GATE_DEFAULTS["permutations"]
+    bootstrap: int = GATE_DEFAULTS["bootstrap"]
+    seed: int = GATE_DEFAULTS["seed"]
+    correction: str = GATE_DEFAULTS["correction"]
+    budget_tolerance: float = GATE_DEFAULTS["budget_tolerance"]
+    allow_budget_change: bool = GATE_DEFAULTS["allow_budget_change"]
+    gate_slices: tuple[str, ...] = GATE_DEFAULTS["gate_slices"]
+    min_slice_size: int = GATE_DEFAULTS["min_slice_size"]
+    primary_metric: str | None = GATE_DEFAULTS["primary_metric"]
+    top: int = GATE_DEFAULTS["top"]
 
     def validate(self) -> None:
-        if self.alpha is not None and not 0 < self.alpha < 1:
-            raise UsageError(f"--alpha must be in (0, 1), got {self.alpha}")
-        if self.mode not in MODES:
-            raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if self.test not in TESTS:
-            raise UsageError(f"--test must be one of {', '.join(TESTS)}, got {self.test!r}")
-        if self.correction not in ("none", "holm"):
-            raise UsageError(f"--correction must be 'none' or 'holm', got {self.correction!r}")
-        if self.permutations < 1 or self.bootstrap < 1:
-            raise UsageError("--permutations and --bootstrap must be >= 1")
-        if self.budget_tolerance < 0:
-            raise UsageError("--budget-tolerance must be >= 0")
-        if self.min_slice_size < 1:
-            raise UsageError("--min-slice-size must be >= 1")
+        """Every value against its declared option (a usage error names the flag); alpha has
+        no role in non-inferiority mode, whose bound is always one-sided 95%."""
+        for opt in GATE_OPTIONS:
+            if opt.kind == "table":
+                continue
+            try:
+                check_value(opt, getattr(self, opt.attr))
+            except ValueError as exc:
+                raise UsageError(f"--{opt.key}: {exc}") from None
+        if self.mode == "non-inferiority" and self.alpha is not None:
+            raise UsageError("--alpha has no effect in non-inferiority mode (its bound is the "
+                             "one-sided 95% upper bound of the drop); drop --alpha or use "
+                             "--mode threshold")
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,8 @@ def metric_fails(*, gated: bool, over_budget: bool, n: int, alpha: float | None,
 
     * not gated -> never fails;
     * mode non-inferiority -> fails unless the one-sided 95% upper bound of the drop is
-      within the budget (a noisy small set cannot pass a real regression);
+      within the budget (a noisy small set cannot pass a real regression); with fewer than
+      2 queries there is no bound, and it fails;
     * threshold mode, alpha unset -> fails when the drop is over budget;
     * threshold mode, alpha set -> fails when over budget and p < alpha; with fewer than 2
       queries there is no p-value and an over-budget drop fails.
@@ -128,8 +129,9 @@ def metric_fails(*, gated: bool, over_budget: bool, n: int, alpha: float | None,
     if not gated:
         return False, significant
     if mode == "non-inferiority":
-        bound = upper_drop if upper_drop is not None else 0.0
-        return bound > allowed_drop + 1e-12, significant
+        if n < 2 or upper_drop is None:
+            return True, significant
+        return upper_drop > allowed_drop + 1e-12, significant
     if not over_budget:
         return False, significant
     if alpha is None or n < 2 or p is None:
@@ -149,75 +151,74 @@ def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
         reasons.append(f"retrieval budget changed ({detail}); a recall change bought with "
                        f"more or fewer characters is not a ranking change "
                        f"(--allow-budget-change to accept)")
-    for o in outcomes:
-        if o.failed:
-            reasons.append(f"{o.name} dropped {_pts(o)} (budget {o.budget}"
-                           + (f", p={o.p_adjusted if o.p_adjusted is not None else o.p_value:.3g}"
-                              if o.p_value is not None else "") + ")")
+    reasons.extend(failure_reason(o) for o in outcomes if o.failed)
     reasons.extend(slice_failures)
     if reasons:
         return GateDecision("fail", ExitCode.GATE_FAILED, tuple(reasons))
     return GateDecision("pass", ExitCode.OK, ())
 
 
+def failure_reason(o: MetricOutcome, where: str = "") -> str:
+    """One reason line: what moved, by how much, and the rule that failed it."""
+    moved = "rose" if o.delta > 0 else "dropped"
+    if o.upper_drop is not None:  # non-inferiority: the bound decides
+        if o.p_value is None:
+            rule = "fewer than 2 queries give no upper bound of the drop"
+        else:
+            rule = (f"the one-sided 95% upper bound of the drop, {_amount(o, o.upper_drop)}, "
+                    f"exceeds the budget {o.budget}")
+        return f"{where}{o.name} {moved} {_pts(o)}: {rule}"
+    p = o.p_adjusted if o.p_adjusted is not None else o.p_value
+    test = f", p={p:.3g} ({o.test})" if p is not None else ""
+    return f"{where}{o.name} {moved} {_pts(o)} (budget {o.budget}{test})"
+
+
+def _bounded(name: str) -> bool:
+    base = name.split("@")[0].removesuffix("_first_stage")
+    return METRICS.get(base) is not None and METRICS[base].bounded
+
+
+def _amount(o: MetricOutcome, drop: float) -> str:
+    return f"{drop * 100:.2f}pt" if _bounded(o.name) else f"{drop:.4g}"
+
+
 def _pts(o: MetricOutcome) -> str:
-    base = o.name.split("@")[0].removesuffix("_first_stage")
-    if METRICS.get(base) is not None and METRICS[base].bounded:
-        return f"{-o.delta * 100:.2f}pt ({o.baseline:.4f} -> {o.candidate:.4f})"
+    if _bounded(o.name):
+        return f"{abs(o.delta) * 100:.2f}pt ({o.baseline:.4f} -> {o.candidate:.4f})"
     return f"{o.baseline:.4g} -> {o.candidate:.4g}"
 
 
-# ---- reading and checking the two reports ------------------------------------------------
+# ---- checking and aligning the two reports ------------------------------------------------
 
-SCORE_KINDS = ("score.span", "score.doc")
-
-
-def _digest(pred: dict[str, Any], *roles: str) -> str | None:
-    for ref in pred["inputs"]:
-        if ref["role"] in roles:
-            return ref["digest"].get("sha256")
-    return None
+COMPARED_PARAMETERS = ("k", "grounding_threshold", "relevance_level", "judged_only")
 
 
-def check_comparable(base: dict[str, Any], cand: dict[str, Any], base_path: str,
-                     cand_path: str) -> None:
-    bp, cp = base["predicate"], cand["predicate"]
-    for pred, path, role in ((bp, base_path, "baseline"), (cp, cand_path, "candidate")):
-        if pred["kind"] not in SCORE_KINDS:
-            raise InputError(f"the {role} is a '{pred['kind']}' report, not a score report", path)
-        if pred["verdict"] == "error":
-            raise InputError(f"the {role} report has verdict 'error' and cannot be compared",
-                             path)
-        if not isinstance(pred["details"].get("queries"), list):
-            raise InputError(f"the {role} report has no per-query rows", path)
-    if bp["kind"] != cp["kind"]:
-        raise InputError(f"report kinds differ: baseline {bp['kind']}, candidate {cp['kind']}",
-                         cand_path)
-    b_eval, c_eval = _digest(bp, "eval_set", "qrels"), _digest(cp, "eval_set", "qrels")
-    if b_eval != c_eval:
+def check_comparable(base: ScoreReport, cand: ScoreReport) -> None:
+    """Same kind, eval set, corpus (when both recorded one), parameters and query set; else
+    an InputError naming the candidate."""
+    where = cand.path
+    if base.kind != cand.kind:
+        raise InputError(f"report kinds differ: baseline {base.kind}, candidate {cand.kind}",
+                         where)
+    if base.eval_sha256 != cand.eval_sha256:
         raise InputError("scored on a different eval set (sha256 "
-                         f"{(b_eval or '-')[:12]} vs {(c_eval or '-')[:12]})", cand_path)
-    b_corp, c_corp = _digest(bp, "corpus"), _digest(cp, "corpus")
+                         f"{base.eval_sha256[:12]} vs {cand.eval_sha256[:12]})", where)
+    b_corp, c_corp = base.corpus_sha256, cand.corpus_sha256
     if b_corp and c_corp and b_corp != c_corp:
         raise InputError("scored on a different corpus (sha256 "
                          f"{b_corp[:12]} vs {c_corp[:12]}): corpus drift would be confounded "
-                         "with the change", cand_path)
-    for key in ("k", "grounding_threshold", "relevance_level"):
-        if bp["parameters"].get(key) != cp["parameters"].get(key):
+                         "with the change", where)
+    for key in COMPARED_PARAMETERS:
+        if base.parameters.get(key) != cand.parameters.get(key):
             raise InputError(f"parameter '{key}' differs: baseline "
-                             f"{bp['parameters'].get(key)}, candidate "
-                             f"{cp['parameters'].get(key)}", cand_path)
-    b_ids = [r["id"] for r in bp["details"]["queries"]]
-    c_ids = [r["id"] for r in cp["details"]["queries"]]
-    if set(b_ids) != set(c_ids):
-        only_b = sorted(set(b_ids) - set(c_ids))
-        only_c = sorted(set(c_ids) - set(b_ids))
+                             f"{base.parameters.get(key)}, candidate "
+                             f"{cand.parameters.get(key)}", where)
+    if set(base.ids) != set(cand.ids):
+        only_b = sorted(set(base.ids) - set(cand.ids))
+        only_c = sorted(set(cand.ids) - set(base.ids))
         raise InputError(
             f"query sets differ: {len(only_b)} only in the baseline (e.g. {only_b[:3]}), "
-            f"{len(only_c)} only in the candidate (e.g. {only_c[:3]})", cand_path)
-
-
-# ---- the comparison ----------------------------------------------------------------------
+            f"{len(only_c)} only in the candidate (e.g. {only_c[:3]})", where)
 
 
 @dataclass
@@ -232,18 +233,33 @@ class Comparison:
     ks: list[int]
 
 
-def align(base: dict[str, Any], cand: dict[str, Any]) -> Comparison:
-    bp, cp = base["predicate"], cand["predicate"]
-    rows_b = {r["id"]: r for r in bp["details"]["queries"]}
-    rows_c = {r["id"]: r for r in cp["details"]["queries"]}
-    ids = [r["id"] for r in bp["details"]["queries"]]
-    names = [n for n in bp["summary"]["metrics"] if n in cp["summary"]["metrics"]]
-    b = np.array([[rows_b[i]["metrics"].get(n, 0.0) for n in names] for i in ids], dtype=float)
-    c = np.array([[rows_c[i]["metrics"].get(n, 0.0) for n in names] for i in ids], dtype=float)
-    b = b.reshape(len(ids), len(names))
-    c = c.reshape(len(ids), len(names))
-    return Comparison(ids, names, b, c, rows_b, rows_c, bp["kind"],
-                      list(bp["parameters"]["k"]))
+def align(base: ScoreReport, cand: ScoreReport) -> Comparison:
+    """The metrics both reports carry, per query in the baseline's order."""
+    names = [n for n in base.names if n in cand.names]
+    b_cols = [base.names.index(n) for n in names]
+    c_cols = [cand.names.index(n) for n in names]
+    c_pos = {q: i for i, q in enumerate(cand.ids)}
+    c_rows = np.array([c_pos[q] for q in base.ids], dtype=np.int64)
+    return Comparison(
+        list(base.ids), names, base.values[:, b_cols], cand.values[np.ix_(c_rows, c_cols)],
+        dict(zip(base.ids, base.rows)), dict(zip(cand.ids, cand.rows)), base.kind, base.ks)
+
+
+def check_gated_present(base: ScoreReport, cand: ScoreReport, budgets: dict[str, Budget],
+                        defaults: dict[str, Budget]) -> None:
+    """A metric gated by any budget must be in both reports: one report's lack of it is an
+    InputError naming that report and the metric (never a silently smaller comparison)."""
+    for report, other in ((base, cand), (cand, base)):
+        for name in other.names:
+            if name not in report.names and budget_for(name, budgets, defaults).gated:
+                raise InputError(f"gated metric '{name}' is missing from this report "
+                                 f"(the other report carries it)", report.path)
+
+
+def unmatched_budgets(budgets: dict[str, Budget], names: Sequence[str]) -> list[str]:
+    """Budget keys that match no compared column (``name@k`` exactly, or a base name)."""
+    bases = {n.split("@")[0] for n in names}
+    return [key for key in budgets if key not in names and key not in bases]
 
 
 def default_budgets(kind: str) -> dict[str, Budget]:
@@ -360,10 +376,8 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
                         for o in outs]
             per_value[value] = {"count": len(idx), "gated": gated,
                                 "metrics": {o.name: o.as_json() for o in outs}}
-            for o in outs:
-                if o.failed:
-                    failures.append(f"slice {key}={value} ({len(idx)} queries): {o.name} "
-                                    f"dropped {_pts(o)} (budget {o.budget})")
+            failures.extend(failure_reason(o, f"slice {key}={value} ({len(idx)} queries): ")
+                            for o in outs if o.failed)
         report[key] = per_value
     return report, failures
 

@@ -26,7 +26,7 @@ from ragspan.envelope import InputRef, statement
 from ragspan.errors import ExitCode, InputError, UsageError
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.evalset import parse_gold_span, parse_id
-from ragspan.io.files import decode_utf8, iter_json_records, read_bytes, sha256_hex
+from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 
 log = logging.getLogger("ragspan")
 FIELDS = ("query", "gold")
@@ -49,7 +49,7 @@ def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: 
     """Eval set rows (``id``, ``query``, ``gold_spans``) or BEIR queries (``_id``, ``text``);
     with the file's sha256."""
     data = read_bytes(path)
-    text = decode_utf8(data, path)
+    text = decode_records(data, path)
     rows = [(ln, obj) for ln, obj in iter_json_records(text, path) if "_header" not in obj]
     if len(rows) > max_records:
         raise InputError(f"{len(rows)} records exceed --max-records {max_records}", path)

@@ -10,7 +10,7 @@ from ragspan.errors import InputError
 from ragspan.evalbuild import EvalBuild
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import parse_id
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes
+from ragspan.io.files import decode_records, iter_json_lines, read_bytes
 from ragspan.io.qrels import read_qrels
 
 
@@ -19,7 +19,7 @@ def import_beir(root: str, split: str = "test") -> EvalBuild:
     corpus = read_corpus(base / "corpus.jsonl")
     qpath = base / "queries.jsonl"
     queries: dict[str, str] = {}
-    for line, obj in iter_json_lines(decode_utf8(read_bytes(qpath), qpath), str(qpath)):
+    for line, obj in iter_json_lines(decode_records(read_bytes(qpath), qpath), str(qpath)):
         qid = parse_id(obj.get("_id", obj.get("id")), str(qpath), line, "_id")
         if not isinstance(obj.get("text"), str):
             raise InputError("'text' must be a string", str(qpath), line)

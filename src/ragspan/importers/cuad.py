@@ -18,7 +18,6 @@ import ast
 import csv
 import hashlib
 import io
-import json
 import random
 import re
 from pathlib import Path
@@ -28,7 +27,7 @@ from ragspan.adapt import provenance
 from ragspan.errors import InputError
 from ragspan.evalbuild import EvalBuild, verify_slices
 from ragspan.io.corpus import Corpus, Document
-from ragspan.io.files import decode_utf8, read_bytes, sha256_hex
+from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes, sha256_hex
 from ragspan.io.writers import span_json
 from ragspan.locate import find_exact
 
@@ -212,10 +211,10 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
     """SQuAD-style CUAD: ``data[].title``, ``paragraphs[].context``, ``qas[]`` with ``answers``
     (``text``, ``answer_start``) and ``is_impossible``."""
     data = read_bytes(json_path)
+    root = loads_json(decode_records(data, json_path), json_path)
     try:
-        root = json.loads(decode_utf8(data, json_path))
         entries = root["data"]
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise InputError("not a SQuAD-style JSON file with a 'data' list", json_path) from None
     docs: dict[str, str] = {}
     qas: list[tuple[str, dict[str, Any]]] = []

@@ -9,7 +9,6 @@ keep the first 194.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from ragspan.errors import InputError
 from ragspan.evalbuild import EvalBuild, verify_slices
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.evalset import check_offsets
-from ragspan.io.files import decode_utf8, read_bytes
+from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes
 
 PAPER_TESTS_PER_SUBSET = 194
 
@@ -39,11 +38,9 @@ def paper_sample(tests: list[dict[str, Any]], cap: int = PAPER_TESTS_PER_SUBSET)
 
 def _tests(path: Path) -> list[dict[str, Any]]:
     name = str(path)
+    root = loads_json(decode_records(read_bytes(path), name), name)
     try:
-        root = json.loads(decode_utf8(read_bytes(path), name))
         tests = root["tests"]
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", name, exc.lineno) from None
     except (KeyError, TypeError):
         raise InputError("expected an object with a 'tests' list", name) from None
     for i, t in enumerate(tests):

@@ -11,7 +11,7 @@ from typing import Any
 
 from ragspan.errors import InputError
 from ragspan.io.evalset import check_offsets, parse_id
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def read_chunks(path: str | os.PathLike[str]) -> ChunkManifest:
     header = None
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for line, obj in iter_json_lines(decode_utf8(data, name), name):
+    for line, obj in iter_json_lines(decode_records(data, name), name):
         if "_header" in obj:
             if chunks or header is not None:
                 raise InputError("the '_header' record must come first", name, line)

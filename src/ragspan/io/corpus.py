@@ -10,7 +10,7 @@ from typing import Any
 
 from ragspan.errors import InputError
 from ragspan.io.evalset import parse_id
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.files import decode_records, decode_utf8, iter_json_lines, read_bytes, sha256_hex
 
 TEXT_SUFFIXES = (".txt", ".md")
 PDF_SUFFIX = ".pdf"
@@ -58,7 +58,7 @@ def read_corpus(path: str | os.PathLike[str], max_records: int | None = None) ->
 def _read_jsonl(path: Path, max_records: int | None) -> Corpus:
     name = str(path)
     data = read_bytes(path)
-    text = decode_utf8(data, name)
+    text = decode_records(data, name)
     docs: dict[str, Document] = {}
     lines: dict[str, int] = {}
     for line, obj in iter_json_lines(text, name):

@@ -20,8 +20,9 @@ import numpy as np
 from ragspan.errors import InputError
 from ragspan.io.evalset import parse_id, unique_row_id
 from ragspan.io.files import (
-    decode_utf8,
+    decode_records,
     iter_json_lines,
+    loads_json,
     read_bytes,
     read_head,
     sha256_hex,
@@ -29,6 +30,7 @@ from ragspan.io.files import (
 )
 
 RUN_FORMATS = ("trec", "jsonl", "span")
+BOM_BYTES = b"\xef\xbb\xbf"
 BLOCK_BYTES = 1 << 23
 # whitespace str.split() splits on besides spaces and newlines: a clean file has none
 ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
@@ -64,10 +66,7 @@ def detect_run_format(text: str, path: str) -> str:
         if not line:
             continue
         if line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError("malformed JSON on the first line", path, 1) from None
+            obj = loads_json(line, path, 1)
             if isinstance(obj, dict) and "retrieved" in obj:
                 return "span"
             if isinstance(obj, dict) and "_header" in obj:
@@ -654,6 +653,8 @@ def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
     succeed. The file's bytes are never held whole."""
     try:
         head = read_head(name)
+        if read_bytes(name, 3) == BOM_BYTES:
+            return None  # the plain readers drop the mark
     except InputError:
         return None  # the other parsers report it, naming the file
     if not head.strip() or (fmt != "trec" and detect_run_format(head, name) != "trec"):
@@ -789,6 +790,8 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
             return run
     data = read_bytes(path)
     sha = sha256_hex(data)
+    if data.startswith(BOM_BYTES):
+        data = decode_records(data[:3], name).encode("utf-8") + data[3:]  # logs the drop
     if fmt in ("auto", "jsonl") and (fast_available() if fast is None else fast):
         run = _fast_jsonl(data, name, sha, fmt, top)
         if run is not None:
@@ -800,7 +803,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
             run = _numpy_trec(data, name, sha, top)
             if run is not None:
                 return run
-    text = decode_utf8(data, name)
+    text = decode_records(data, name)
     del data  # keep one copy of a large run in memory
     if fmt == "auto":
         fmt = detect_run_format(text, name)

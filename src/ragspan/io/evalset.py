@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.errors import InputError
-from ragspan.io.files import decode_utf8, iter_json_records, read_bytes, sha256_hex
+from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 
 HEADER_KEY = "_header"
 MATCH_MODES = ("all", "any")
@@ -201,7 +201,7 @@ def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
     carries provenance. Query ids must be unique."""
     name = str(path)
     data = read_bytes(path)
-    text = decode_utf8(data, name)
+    text = decode_records(data, name)
     header: dict[str, Any] | None = None
     queries: list[EvalQuery] = []
     seen: dict[str, int] = {}

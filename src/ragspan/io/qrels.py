@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ragspan.errors import InputError
 from ragspan.io.evalset import parse_id, parse_relevance
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex, split_rows
+from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex, split_rows
 
 QRELS_FORMATS = ("trec", "beir", "jsonl")
 
@@ -90,7 +90,7 @@ def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
     """Read judgments; ``fmt`` is ``auto`` (from the first line) or one of QRELS_FORMATS."""
     name = str(path)
     data = read_bytes(path)
-    text = decode_utf8(data, name)
+    text = decode_records(data, name)
     if fmt == "auto":
         fmt = detect_qrels_format(text, name)
     judgments: dict[str, dict[str, int]] = {}

@@ -15,7 +15,7 @@ import numpy as np
 
 from ragspan.errors import InputError
 from ragspan.io.evalset import is_offset, parse_id, unique_row_id
-from ragspan.io.files import decode_utf8, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
 @dataclass
@@ -163,7 +163,7 @@ def read_span_run(path: str | os.PathLike[str]) -> SpanRun:
     scores, where given, finite. A row may carry ``retrieved_first_stage`` and ``latency_ms``."""
     name = str(path)
     data = read_bytes(path)
-    text = decode_utf8(data, name)
+    text = decode_records(data, name)
     main = _Columns("retrieved")
     first = _Columns("retrieved_first_stage")
     ids: list[str] = []

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragspan.errors import InputError
+from ragspan.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table
 from ragspan.retrieval.chunkers import ChunkerSpec
 
 if sys.version_info >= (3, 11):
@@ -45,7 +46,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-SCOPES = ("doc_id", "filters", "none")
 
 
 @dataclass(frozen=True)
@@ -95,44 +95,29 @@ class PipelineConfig:
 
 
 def _section(raw: dict[str, Any], key: str, cls: type, path: str) -> Any:
+    """The section's dataclass, every key type-checked (``ragspan.options``); None when the
+    section is absent or ``enabled = false``."""
     table = raw.get(key)
     if table is None:
         return None
-    if not isinstance(table, dict):
-        raise InputError(f"[{key}] must be a table", path)
-    allowed = set(cls.__dataclass_fields__)
-    if key == "chunker":
-        allowed = {"kind", "size", "overlap", "snap"}
-    unknown = sorted(set(table) - allowed - {"enabled"})
-    if unknown:
-        raise InputError(f"[{key}]: unknown keys {unknown} (allowed: {sorted(allowed)})", path)
-    if table.get("enabled", True) is False:
+    values = check_table(table, PIPELINE_SECTIONS[key], path, f"[{key}]")
+    if values.pop("enabled", True) is False:
         return None
-    try:
-        return cls(**{k: v for k, v in table.items() if k != "enabled"})
-    except TypeError as exc:
-        raise InputError(f"[{key}]: {exc}", path) from None
+    return cls(**values)
 
 
 def parse_config(raw: dict[str, Any], path: str) -> PipelineConfig:
-    top = {"name", "depth", "chunker", "dense", "sparse", "fusion", "rerank", "filter"}
-    unknown = sorted(set(raw) - top)
-    if unknown:
-        raise InputError(f"unknown keys {unknown} (allowed: {sorted(top)})", path)
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
+    top = check_table(raw, PIPELINE_TOP, path, "the config")
+    name = top.get("name")
+    if not name:
         raise InputError("'name' (a non-empty string) is required", path)
     chunker = _section(raw, "chunker", ChunkerSpec, path) or ChunkerSpec()
     dense = _section(raw, "dense", DenseSpec, path)
     sparse = _section(raw, "sparse", SparseSpec, path)
     rerank = _section(raw, "rerank", RerankSpec, path)
-    fusion = raw.get("fusion") or {}
-    if set(fusion) - {"k", "method"} or fusion.get("method", "rrf") != "rrf":
-        raise InputError("[fusion] takes k (and method = \"rrf\")", path)
-    filt = raw.get("filter") or {}
-    if set(filt) - {"scope"} or filt.get("scope", "doc_id") not in SCOPES:
-        raise InputError(f"[filter] takes scope, one of {SCOPES}", path)
-    cfg = PipelineConfig(name=name, depth=raw.get("depth", 10), chunker=chunker, dense=dense,
+    fusion = check_table(raw.get("fusion") or {}, PIPELINE_SECTIONS["fusion"], path, "[fusion]")
+    filt = check_table(raw.get("filter") or {}, PIPELINE_SECTIONS["filter"], path, "[filter]")
+    cfg = PipelineConfig(name=name, depth=top.get("depth", 10), chunker=chunker, dense=dense,
                          sparse=sparse, fusion_k=fusion.get("k", 60), rerank=rerank,
                          scope=filt.get("scope", "doc_id"))
     check(cfg, path)
@@ -140,40 +125,23 @@ def parse_config(raw: dict[str, Any], path: str) -> PipelineConfig:
 
 
 def check(cfg: PipelineConfig, path: str) -> None:
+    """What the per-key types cannot say: overlap below size, a retriever on, a rerank model."""
     from ragspan.errors import UsageError
 
-    def positive(value: Any, what: str) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"{what} must be a positive integer, got {value!r}", path)
-
-    positive(cfg.depth, "depth")
-    positive(cfg.chunker.size, "[chunker] size")
-    positive(cfg.fusion_k, "[fusion] k")
     try:
         cfg.chunker.check()
     except UsageError as exc:
-        raise InputError(str(exc), path) from None
+        raise InputError(f"[chunker] {exc}", path) from None
     if cfg.dense is None and cfg.sparse is None:
         raise InputError("turn on at least one retriever: [dense] or [sparse]", path)
-    if cfg.dense is not None:
-        positive(cfg.dense.depth, "[dense] depth")
-        if cfg.dense.backend not in ("exact", "qdrant"):
-            raise InputError(f"[dense] backend must be exact or qdrant, got {cfg.dense.backend!r}", path)
-    if cfg.sparse is not None:
-        positive(cfg.sparse.depth, "[sparse] depth")
-        if cfg.sparse.backend not in ("rank-bm25", "bm25s"):
-            raise InputError(f"[sparse] backend must be rank-bm25 or bm25s, "
-                             f"got {cfg.sparse.backend!r}", path)
-    if cfg.rerank is not None:
-        positive(cfg.rerank.depth, "[rerank] depth")
-        if not cfg.rerank.model:
-            raise InputError("[rerank] needs a model (name or path)", path)
+    if cfg.rerank is not None and not cfg.rerank.model:
+        raise InputError("[rerank] needs a model (name or path)", path)
 
 
 def load_config(path: str) -> PipelineConfig:
-    from ragspan.io.files import decode_utf8, read_bytes
+    from ragspan.io.files import decode_records, read_bytes
 
-    text = decode_utf8(read_bytes(path), path)
+    text = decode_records(read_bytes(path), path)
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

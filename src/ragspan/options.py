@@ -1,0 +1,172 @@
+"""Options declared once: name, type, range, default and help of every setting a file can
+hold, for the gate (``[tool.ragspan]``) and for run-retriever's pipeline TOML.
+
+``check_value`` is the one type check: a value of the wrong type or out of range is an
+error naming the file and key (booleans are ``true``/``false``, never the string
+``"false"``; an integer is never a float or a boolean; a float is finite). Callers turn the
+message into an InputError (a config file, exit 3) or a UsageError (the command line, exit 2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragspan.errors import InputError
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting. ``kind``: ``bool``, ``int``, ``float``, ``str``, ``enum``, ``strings``
+    (a list of non-empty strings) or ``table`` (checked by its reader). ``low``/``high``
+    bound ``int`` and ``float`` values; ``open_low``/``open_high`` exclude the bound."""
+
+    key: str
+    kind: str
+    default: Any = None
+    help: str = ""
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    choices: tuple[str, ...] = ()
+    nullable: bool = False
+
+    @property
+    def attr(self) -> str:
+        """The Python name (``budget-tolerance`` -> ``budget_tolerance``)."""
+        return self.key.replace("-", "_")
+
+    def describe(self) -> str:
+        """The expected value in words, for error messages and the docs table."""
+        if self.kind == "enum":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "strings":
+            return "a list of strings"
+        if self.kind in ("int", "float"):
+            what = "an integer" if self.kind == "int" else "a number"
+            if self.low is not None and self.high is not None:
+                lo = "(" if self.open_low else "["
+                hi = ")" if self.open_high else "]"
+                return f"{what} in {lo}{self.low:g}, {self.high:g}{hi}"
+            if self.low is not None:
+                return f"{what} {'>' if self.open_low else '>='} {self.low:g}"
+            return what
+        return {"bool": "true or false", "str": "a string", "table": "a table"}[self.kind]
+
+
+def check_value(opt: Option, value: Any) -> Any:
+    """``value`` if it fits ``opt``; else ValueError with what was expected and what came."""
+    ok = True
+    if value is None:
+        ok = opt.nullable
+    elif opt.kind == "bool":
+        ok = isinstance(value, bool)
+    elif opt.kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif opt.kind == "float":
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value))
+        if ok:
+            value = float(value)
+    elif opt.kind == "str":
+        ok = isinstance(value, str)
+    elif opt.kind == "enum":
+        ok = isinstance(value, str) and value in opt.choices
+    elif opt.kind == "strings":
+        ok = (isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value))
+        if ok:
+            value = tuple(value)
+    elif opt.kind == "table":
+        ok = isinstance(value, dict)
+    if ok and value is not None and opt.kind in ("int", "float"):
+        if opt.low is not None and (value < opt.low or (opt.open_low and value == opt.low)):
+            ok = False
+        if opt.high is not None and (value > opt.high or (opt.open_high and value == opt.high)):
+            ok = False
+    if not ok:
+        raise ValueError(f"expected {opt.describe()}, got {value!r}")
+    return value
+
+
+def check_table(table: Mapping[str, Any], options: tuple[Option, ...], path: str,
+                section: str) -> dict[str, Any]:
+    """Check every key of a TOML table against its declared options: unknown keys and
+    values of the wrong type or range are an InputError naming the file, section and key.
+    Returns the values by ``Option.attr`` (only the keys present)."""
+    by_key = {o.key: o for o in options}
+    unknown = sorted(set(table) - set(by_key))
+    if unknown:
+        raise InputError(f"{section}: unknown key(s) {', '.join(unknown)} "
+                         f"(allowed: {', '.join(sorted(by_key))})", path)
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        try:
+            out[by_key[key].attr] = check_value(by_key[key], value)
+        except ValueError as exc:
+            raise InputError(f"{section} {key}: {exc}", path) from None
+    return out
+
+
+# ---- the gate: `ragspan compare` and [tool.ragspan] ---------------------------------------
+
+GATE_OPTIONS: tuple[Option, ...] = (
+    Option("alpha", "float", None, "Fail an over-budget drop only if also significant "
+           "(p < alpha).", low=0, high=1, open_low=True, open_high=True, nullable=True),
+    Option("mode", "enum", "threshold", "threshold, or non-inferiority (fail unless the "
+           "one-sided 95% upper bound of the drop is within the budget).",
+           choices=("threshold", "non-inferiority")),
+    Option("test", "enum", "randomization", "Paired test of the mean delta.",
+           choices=("randomization", "t-test")),
+    Option("permutations", "int", 10_000, "Monte Carlo sign flips when n > 16.", low=1),
+    Option("bootstrap", "int", 2_000, "Bootstrap resamples for the 95% CI.", low=1),
+    Option("seed", "int", 0, "Random seed of the sign flips and the bootstrap.", low=0),
+    Option("correction", "enum", "none", "Multiple-testing correction over gated metrics.",
+           choices=("none", "holm")),
+    Option("budget-tolerance", "float", 0.10, "Allowed relative change of mean "
+           "retrieved_chars.", low=0),
+    Option("allow-budget-change", "bool", False, "Accept a changed retrieval budget "
+           "(still reported)."),
+    Option("gate-slices", "strings", (), "Tag keys whose every value is gated too."),
+    Option("min-slice-size", "int", 10, "Slices smaller than this are reported, not gated.",
+           low=1),
+    Option("primary-metric", "str", None, "Metric ranking the most regressed queries.",
+           nullable=True),
+    Option("top", "int", 10, "How many most-regressed queries to list.", low=0),
+    Option("budgets", "table", {}, "METRIC = \"2pt\" | \"2%\" | \"off\"."),
+)
+GATE_DEFAULTS: dict[str, Any] = {o.attr: o.default for o in GATE_OPTIONS}
+
+
+# ---- run-retriever's pipeline TOML ----------------------------------------------------------
+
+def _depth(default: int) -> Option:
+    return Option("depth", "int", default, "Results per query.", low=1)
+
+
+ENABLED = Option("enabled", "bool", True, "false turns the section off.")
+PIPELINE_TOP: tuple[Option, ...] = (
+    Option("name", "str", None, "The configuration's name."),
+    _depth(10),
+    *(Option(k, "table") for k in ("chunker", "dense", "sparse", "fusion", "rerank", "filter")),
+)
+PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
+    "chunker": (Option("kind", "enum", "sentence",
+                       choices=("fixed", "sentence", "recursive", "clause", "none")),
+                Option("size", "int", 1000, low=1), Option("overlap", "int", 0, low=0),
+                Option("snap", "bool", False), ENABLED),
+    "dense": (Option("model", "str", "all-MiniLM-L6-v2"),
+              Option("backend", "enum", "exact", choices=("exact", "qdrant")), _depth(50),
+              Option("qdrant_path", "str", nullable=True),
+              Option("qdrant_url", "str", nullable=True),
+              Option("batch_size", "int", 64, low=1), ENABLED),
+    "sparse": (Option("backend", "enum", "rank-bm25", choices=("rank-bm25", "bm25s")),
+               Option("k1", "float", 1.5, low=0), Option("b", "float", 0.75, low=0, high=1),
+               _depth(50), ENABLED),
+    "rerank": (Option("model", "str", ""), _depth(20), Option("batch_size", "int", 32, low=1),
+               ENABLED),
+    "fusion": (Option("k", "int", 60, low=1), Option("method", "enum", "rrf", choices=("rrf",))),
+    "filter": (Option("scope", "enum", "doc_id", choices=("doc_id", "filters", "none")),),
+}
