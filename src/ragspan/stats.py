@@ -11,8 +11,12 @@ permutation_type='samples')`` on the paired samples exactly:
 * exact enumeration of all ``2**n`` sign vectors when ``n <= exact_max`` (default 16), else
   ``n_resamples`` seeded Monte Carlo draws with the +1 correction ``(hits + 1) / (R + 1)`` so a
   p-value is never 0;
-* two-sided p = ``min(1, 2 * min(P(T* <= t), P(T* >= t)))``, comparisons with scipy's
-  relative tolerance ``gamma = 100 * eps * |t|`` so ties in the null distribution count.
+* two-sided p = ``min(1, 2 * min(P(T* <= t), P(T* >= t)))``; null values within
+  ``gamma = max(100 * eps * |t|, 1e-12 * mean|d|)`` of ``t`` count as ties. scipy uses
+  the first term only, which misses ties when ``t`` should be exactly 0 but arrives as
+  rounding noise (then ``|t|`` is tiny while the rounding of each null mean scales with
+  ``mean|d|``); the second term catches those, and is far below any real difference of
+  means of metric values.
 
 References: scipy.stats.permutation_test; Efron & Tibshirani, *An Introduction to the
 Bootstrap* (1993), ch. 15; Holm (1979) for the step-down correction.
@@ -39,8 +43,13 @@ class TestResult:
     seed: int | None
 
 
-def _tail_p(null: np.ndarray, observed: np.ndarray, count: int, adjustment: int) -> np.ndarray:
-    gamma = np.abs(100 * np.finfo(float).eps * observed)
+def tie_tolerance(d: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Per column: how close a null mean must be to the observed mean to count as a tie."""
+    return np.maximum(np.abs(100 * np.finfo(float).eps * observed), 1e-12 * np.abs(d).mean(axis=0))
+
+
+def _tail_p(null: np.ndarray, observed: np.ndarray, count: int, adjustment: int,
+            gamma: np.ndarray) -> np.ndarray:
     less = ((null <= observed + gamma).sum(axis=0) + adjustment) / (count + adjustment)
     greater = ((null >= observed - gamma).sum(axis=0) + adjustment) / (count + adjustment)
     return np.clip(2 * np.minimum(less, greater), 0, 1)
@@ -63,9 +72,10 @@ def sign_flip_test(
         count = 1 << n
         bits = ((np.arange(count)[:, None] >> np.arange(n)[None, :]) & 1).astype(float)
         null = (total - 2 * bits @ d) / n
-        return TestResult(_tail_p(null, observed, count, 0), "randomization-exact", count, None)
+        return TestResult(_tail_p(null, observed, count, 0, tie_tolerance(d, observed)),
+                          "randomization-exact", count, None)
     rng = np.random.default_rng(seed)
-    gamma = np.abs(100 * np.finfo(float).eps * observed)
+    gamma = tie_tolerance(d, observed)
     less = np.zeros(m)
     greater = np.zeros(m)
     done = 0
