@@ -33,7 +33,8 @@ class _TextFormatter(logging.Formatter):
 
 
 class HeldHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Holds records until ``release`` (print them) or ``drop``; ``hold=False`` prints at once."""
+    """Holds records until ``print_held`` or ``drop_held``; ``hold=False`` prints at once.
+    (``release``/``acquire`` are the lock's methods of ``logging.Handler``: not ours.)"""
 
     def __init__(self, hold: bool):
         super().__init__(sys.stderr)
@@ -47,13 +48,13 @@ class HeldHandler(logging.StreamHandler):  # type: ignore[type-arg]
             self.stream = sys.stderr
             super().emit(record)
 
-    def release(self) -> None:
+    def print_held(self) -> None:
         held, self.held = self.held, []
         self.stream = sys.stderr
         for record in held:
             super().emit(record)
 
-    def drop(self) -> None:
+    def drop_held(self) -> None:
         self.held = []
 
 
@@ -77,10 +78,10 @@ def configure(verbose: bool = False, quiet: bool = False, fmt: str = "text") -> 
 def release() -> None:
     """Print the held lines (the command ended without an error)."""
     if _handler is not None:
-        _handler.release()
+        _handler.print_held()
 
 
 def drop() -> None:
     """Forget the held lines (the command ends with its one error line)."""
     if _handler is not None:
-        _handler.drop()
+        _handler.drop_held()

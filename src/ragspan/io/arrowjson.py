@@ -37,7 +37,9 @@ def _header_length(data: bytes) -> int | None:
         return None
     if not isinstance(obj, dict):
         return None
-    return len(first) + len(newline) if "_header" in obj else 0
+    if "_header" not in obj:
+        return 0
+    return len(first) + len(newline) if isinstance(obj["_header"], dict) else None
 
 
 def _repeats(codes: np.ndarray, offsets: np.ndarray) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import check_offsets, parse_id
+from ragspan.io.evalset import header_record, check_offsets, parse_id
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
@@ -44,9 +44,7 @@ def read_chunks(path: str | os.PathLike[str]) -> ChunkManifest:
     seen: dict[str, int] = {}
     for line, obj in iter_json_lines(decode_records(data, name), name):
         if "_header" in obj:
-            if chunks or header is not None:
-                raise InputError("the '_header' record must come first", name, line)
-            header = obj["_header"]
+            header = header_record(obj, len(chunks) + (header is not None), name, line)
             continue
         cid = parse_id(obj.get("chunk_id"), name, line, "chunk_id")
         if cid in seen:

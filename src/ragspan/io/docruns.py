@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import parse_id, unique_row_id
+from ragspan.io.evalset import header_record, parse_id, unique_row_id
 from ragspan.io.files import (
     decode_records,
     iter_json_lines,
@@ -817,6 +817,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     seen: dict[str, int] = {}
     for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
+            header_record(obj, len(seen), name, line)
             continue
         qid = unique_row_id(obj, seen, name, line)
         docs, scores = _json_row(obj, fmt, qid, name, line)

@@ -72,12 +72,34 @@ def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: in
     return qid
 
 
+INT64_MAX = 2 ** 63 - 1
+
+
 def is_offset(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer (never a boolean) that fits in 64 bits."""
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and -INT64_MAX <= value <= INT64_MAX)
+
+
+def out_of_range(value: Any) -> bool:
+    """An integer too large for 64 bits (told apart from a value that is no integer)."""
+    return isinstance(value, int) and not isinstance(value, bool) and not is_offset(value)
+
+
+def header_record(obj: dict[str, Any], rows_before: int, path: str, line: int) -> dict[str, Any]:
+    """The ``_header`` record's object: it must come first and be an object."""
+    if rows_before:
+        raise InputError("the '_header' record must come first", path, line)
+    header = obj[HEADER_KEY]
+    if not isinstance(header, dict):
+        raise InputError("'_header' must be an object", path, line)
+    return header
 
 
 def check_offsets(start: Any, end: Any, path: str, line: int | None, what: str) -> tuple[int, int]:
-    """Validate one span's offsets: integers, ``0 <= start < end``."""
+    """Validate one span's offsets: integers within 64 bits, ``0 <= start < end``."""
+    if out_of_range(start) or out_of_range(end):
+        raise InputError(f"{what}: offset out of range (more than 64 bits)", path, line)
     if not is_offset(start) or not is_offset(end):
         raise InputError(f"{what}: start and end must be integers", path, line)
     if start < 0:
@@ -132,6 +154,9 @@ def parse_tags(raw: Any, path: str, line: int) -> dict[str, str]:
 def parse_relevance(obj: dict[str, Any], path: str, line: int) -> dict[str, int]:
     """Doc-level judgments on an eval row: ``relevant_ids`` (grade 1) or ``relevance`` (graded)."""
     grades: dict[str, int] = {}
+    if "relevant_ids" in obj and "relevance" in obj:
+        raise InputError("give either 'relevant_ids' or 'relevance', not both "
+                         "(they could disagree)", path, line)
     if "relevant_ids" in obj:
         ids = obj["relevant_ids"]
         if not isinstance(ids, list):
@@ -143,6 +168,9 @@ def parse_relevance(obj: dict[str, Any], path: str, line: int) -> dict[str, int]
         if not isinstance(rel, dict):
             raise InputError("'relevance' must be an object of doc id -> grade", path, line)
         for doc, grade in rel.items():
+            if out_of_range(grade):
+                raise InputError(f"relevance grade of '{doc}' is out of range (more than 64 "
+                                 "bits)", path, line)
             if not is_offset(grade):
                 raise InputError(f"relevance grade of '{doc}' must be an integer", path, line)
             grades[str(doc)] = grade
@@ -207,11 +235,7 @@ def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
     seen: dict[str, int] = {}
     for line, obj in iter_json_records(text, name):
         if HEADER_KEY in obj:
-            if queries or header is not None:
-                raise InputError("the '_header' record must come first", name, line)
-            if not isinstance(obj[HEADER_KEY], dict):
-                raise InputError("'_header' must be an object", name, line)
-            header = obj[HEADER_KEY]
+            header = header_record(obj, len(queries) + (header is not None), name, line)
             continue
         unique_row_id(obj, seen, name, line)
         queries.append(parse_query(obj, name, line))

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import parse_id, parse_relevance
+from ragspan.io.evalset import INT64_MAX, out_of_range, parse_id, parse_relevance
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex, split_rows
 
 QRELS_FORMATS = ("trec", "beir", "jsonl")
@@ -42,9 +42,12 @@ def detect_qrels_format(text: str, path: str) -> str:
 
 def _grade(token: str, path: str, line: int) -> int:
     try:
-        return int(token)
+        grade = int(token)
     except ValueError:
         raise InputError(f"grade {token!r} is not an integer", path, line) from None
+    if out_of_range(grade):
+        raise InputError(f"grade {token} is out of range (more than 64 bits)", path, line)
+    return grade
 
 
 def _add(j: dict[str, dict[str, int]], qid: str, doc: str, grade: int, path: str, line: int,
@@ -78,6 +81,8 @@ def _read_columns(text: str, fmt: str) -> dict[str, dict[str, int]] | None:
         grades = list(map(int, tokens[width - 1::width]))
     except ValueError:
         return None
+    if grades and (max(grades) > INT64_MAX or min(grades) < -INT64_MAX):
+        return None  # the line reader names it
     judgments: dict[str, dict[str, int]] = {}
     for qid, doc, grade in zip(tokens[0::width], tokens[width - 2::width], grades):
         judgments.setdefault(qid, {})[doc] = grade

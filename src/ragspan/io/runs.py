@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import is_offset, parse_id, unique_row_id
+from ragspan.io.evalset import header_record, is_offset, out_of_range, parse_id, unique_row_id
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
@@ -136,13 +136,15 @@ def _int_column(values: list[Any], name: str, cols: _Columns, path: str) -> np.n
         arr = np.asarray(values)
     except (ValueError, TypeError):
         arr = np.asarray(values, dtype=object)
-    if arr.dtype.kind == "i":
+    if arr.dtype.kind == "i" and not any(type(v) is bool for v in values):
         return arr.astype(np.int64, copy=False)
     for i, value in enumerate(values):
         if not is_offset(value):
-            what = "missing" if value is None else f"not an integer ({value!r})"
+            what = ("missing" if value is None
+                    else "out of range (more than 64 bits)" if out_of_range(value)
+                    else f"not an integer ({value!r})")
             raise InputError(f"{cols._where(i)}: '{name}' {what}", path, cols.line_of_span[i])
-    return np.asarray(values, dtype=np.int64)  # pragma: no cover - huge ints
+    return np.asarray(values, dtype=np.int64)
 
 
 def _score_column(values: list[Any], cols: _Columns, path: str) -> np.ndarray:
@@ -174,10 +176,7 @@ def read_span_run(path: str | os.PathLike[str]) -> SpanRun:
     config: dict[str, Any] | None = None
     for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
-            if ids:
-                raise InputError("the '_header' record must come first", name, line)
-            header = obj["_header"]
-            config = header if isinstance(header, dict) else None
+            config = header_record(obj, len(ids) + (config is not None), name, line)
             continue
         qid = unique_row_id(obj, seen, name, line)
         if "retrieved" not in obj:
