@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import header_record, check_offsets, parse_id
+from ragspan.io.evalset import check_offsets, header_record, parse_id
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
