@@ -1,0 +1,218 @@
+"""The gate fails closed: one test per hole through which a failing (or unverifiable)
+comparison used to pass. Each builds a report pair that exited 0 before the fix and asserts
+that it is now refused (exit 3, or 2 for a usage error) or fails (exit 4)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, assert_input_error, run_cli, write_jsonl
+
+GATE = ROOT / "tests" / "fixtures" / "gate"
+METRIC = "complete_grounding@1"
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    """The gate fixtures' baseline and a candidate that passes against it."""
+    base, cand = tmp_path / "baseline.json", tmp_path / "candidate.json"
+    shutil.copy(GATE / "baseline.json", base)
+    shutil.copy(GATE / "candidate-pass.json", cand)
+    return base, cand
+
+
+def edit(path: Path, change) -> Path:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    change(doc["predicate"])
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def compare(base: Path, cand: Path, *args: str):
+    return run_cli("compare", "--baseline", base, "--candidate", cand, *args)
+
+
+def test_the_unmutated_pair_passes(pair):
+    assert compare(*pair).exit_code == 0
+
+
+def test_a_row_missing_a_metric_is_refused(pair):
+    """Once read as 0.0 (or, missing from a failing query of the candidate, as a pass)."""
+    base, cand = pair
+
+    def drop(pred):
+        del pred["details"]["queries"][3]["metrics"][METRIC]
+
+    assert_input_error(compare(base, edit(cand, drop)), "candidate.json",
+                       f"query 'q03' lacks metric '{METRIC}'")
+
+
+def test_a_gated_metric_missing_from_one_report_is_refused(pair):
+    """Once dropped from the compared metrics, so nothing was gated."""
+    base, cand = pair
+
+    def drop(pred):
+        del pred["summary"]["metrics"][METRIC]
+        for row in pred["details"]["queries"]:
+            del row["metrics"][METRIC]
+
+    assert_input_error(compare(base, edit(cand, drop)), "candidate.json",
+                       f"gated metric '{METRIC}' is missing")
+
+
+def test_a_budget_naming_no_column_is_refused(pair, tmp_path, monkeypatch):
+    """Once ignored: a configuration could gate nothing and always pass."""
+    base, cand = pair
+    res = compare(base, cand, "--budget", "span_coverage_first_stage=2pt")
+    assert res.exit_code == 2 and "span_coverage_first_stage" in res.stderr
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ragspan.budgets]\nspan_coverage_first_stage = "2pt"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert_input_error(compare(base, cand), "pyproject.toml", "span_coverage_first_stage")
+
+
+def test_gating_nothing_needs_no_gate(pair):
+    base, cand = pair
+    off = ("--budget", "complete_grounding=off")
+    assert compare(base, cand, *off).exit_code == 2
+    res = compare(base, cand, *off, "--no-gate")
+    assert res.exit_code == 0 and res.json()["predicate"]["summary"]["no_gate"] is True
+
+
+def test_the_same_report_twice_is_refused(pair, tmp_path):
+    base, _ = pair
+    res = compare(base, base)
+    assert res.exit_code == 2 and "same file" in res.stderr
+    copy = tmp_path / "copy.json"
+    shutil.copy(base, copy)
+    res = compare(base, copy)
+    assert res.exit_code == 2 and "identical" in res.stderr
+    assert compare(base, copy, "--allow-identical").exit_code == 0
+
+
+def test_a_query_listed_twice_is_refused(pair):
+    """Once accepted: the query-set check compared sets."""
+    base, cand = pair
+
+    def repeat(pred):
+        rows = pred["details"]["queries"]
+        rows[1] = dict(rows[0])
+
+    assert_input_error(compare(base, edit(cand, repeat)), "candidate.json",
+                       "query 'q00' is listed twice")
+
+
+def test_a_summary_disagreeing_with_its_rows_is_refused(pair):
+    base, cand = pair
+
+    def inflate(pred):
+        pred["summary"]["metrics"][METRIC] = 0.95
+
+    assert_input_error(compare(edit(base, inflate), cand), "baseline.json",
+                       f"summary metric '{METRIC}' is 0.95", "disagrees with its rows")
+
+
+def test_a_report_without_an_eval_set_digest_is_refused(pair):
+    base, cand = pair
+
+    def strip(pred):
+        pred["inputs"] = [i for i in pred["inputs"] if i["role"] != "eval_set"]
+
+    assert_input_error(compare(edit(base, strip), edit(cand, strip)), "baseline.json",
+                       "records no eval-set (or qrels) digest")
+
+
+def test_non_inferiority_with_one_query_fails(tmp_path):
+    """The observed drop once stood in for a bound that does not exist."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "d", "text": "x" * 300}])
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [
+        {"id": "q", "query": "?", "doc_id": "d", "gold_spans": [[0, 100]]}])
+    reports = []
+    for name, start in (("b", 0), ("c", 10)):
+        run = write_jsonl(tmp_path / f"run-{name}.jsonl", [
+            {"id": "q", "retrieved": [{"doc_id": "d", "start": start, "end": start + 100}]}])
+        out = tmp_path / f"{name}.json"
+        assert run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus,
+                       "--k", "1", "--out", out).exit_code == 0
+        reports.append(out)
+    res = compare(*reports, "--mode", "non-inferiority")
+    assert res.exit_code == 4
+    assert any("fewer than 2 queries" in r for r in res.json()["predicate"]["summary"]["reasons"])
+
+
+@pytest.mark.parametrize("body,fragment", [
+    ('allow-budget-change = "false"', "allow-budget-change: expected true or false"),
+    ('alpha = "0.05"', "alpha: expected a number in (0, 1)"),
+    ('permutations = "many"', "permutations: expected an integer >= 1"),
+    ("permutations = 1.5", "permutations: expected an integer >= 1, got 1.5"),
+    ('seed = "x"', "seed: expected an integer"),
+    ('budget-tolerance = "x"', "budget-tolerance: expected a number >= 0"),
+    ("top = -1", "top: expected an integer >= 0, got -1"),
+    ('gate-slices = "part"', "gate-slices: expected a list of strings, got 'part'"),
+    ('mode = "lenient"', "mode: expected one of"),
+    ("budgets = 5", "budgets: expected a table"),
+])
+def test_config_values_are_type_checked(pair, tmp_path, monkeypatch, body, fragment):
+    """``allow-budget-change = "false"`` once turned the budget check off (bool("false"));
+    other wrong types crashed or were misread. Each is exit 3 naming the file and key."""
+    base, cand = pair
+    (tmp_path / "pyproject.toml").write_text(f"[tool.ragspan]\n{body}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert_input_error(compare(base, cand), "pyproject.toml", fragment)
+
+
+def test_tool_must_be_a_table(pair, tmp_path, monkeypatch):
+    base, cand = pair
+    (tmp_path / "pyproject.toml").write_text("tool = 5\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert_input_error(compare(base, cand), "pyproject.toml", "'tool' must be a table")
+
+
+def test_judged_only_is_refused_for_span_reports(tmp_path):
+    """A span report's doc-level view once averaged judged queries only while its rows
+    lacked doc metrics, so the report compared wrongly against itself."""
+    res = run_cli("score", "--eval-set", GATE / "eval.jsonl", "--run",
+                  GATE / "run-baseline.jsonl", "--judged-only")
+    assert res.exit_code == 2 and "--judged-only applies to doc-level scoring" in res.stderr
+
+
+def test_alpha_in_non_inferiority_mode_is_a_usage_error(pair):
+    res = compare(*pair, "--mode", "non-inferiority", "--alpha", "0.05")
+    assert res.exit_code == 2 and "--alpha has no effect" in res.stderr
+
+
+def test_reasons_say_rose_and_name_the_bound(tmp_path, pair):
+    """A retrieved_chars increase reads "rose"; a non-inferiority failure names its bound."""
+    base, cand = pair
+
+    def grow(pred):
+        for row in pred["details"]["queries"]:
+            row["metrics"]["retrieved_chars@1"] *= 2
+        pred["summary"]["metrics"]["retrieved_chars@1"] *= 2
+
+    res = compare(base, edit(cand, grow), "--budget", "retrieved_chars=10%",
+                  "--allow-budget-change")
+    reasons = res.json()["predicate"]["summary"]["reasons"]
+    assert any(r.startswith("retrieved_chars@1 rose") for r in reasons), reasons
+    fail = GATE / "candidate-fail.json"
+    res = compare(base, fail, "--mode", "non-inferiority")
+    assert res.exit_code == 4
+    assert any("one-sided 95% upper bound of the drop" in r and "exceeds the budget 2pt" in r
+               for r in res.json()["predicate"]["summary"]["reasons"])
+
+
+def test_non_finite_and_out_of_range_values_in_a_report(pair):
+    base, cand = pair
+    text = cand.read_text(encoding="utf-8")
+    cand.write_text(text.replace('"complete_grounding@1":1.0', '"complete_grounding@1":NaN', 1),
+                    encoding="utf-8")
+    assert_input_error(compare(base, cand), "candidate.json", "non-finite number NaN")
+    cand.write_text(text.replace('"complete_grounding@1":1.0', '"complete_grounding@1":1e400', 1),
+                    encoding="utf-8")
+    assert_input_error(compare(base, cand), "candidate.json", "out of range")
+    res = run_cli("validate-report", "--report", cand)
+    assert_input_error(res, "candidate.json", "out of range")
