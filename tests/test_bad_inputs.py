@@ -373,3 +373,61 @@ def test_pdf_warnings_are_not_printed_raw(ws):
     (ws["docs"] / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<<>>\nendobj\n")
     res = run_cli(*argv(ws, "adapt"))
     assert_refused(res, 3, "broken.pdf")
+
+
+def test_repeated_ids_in_beir_queries_and_leakage_items(ws):
+    q = ws["beir"] / "queries.jsonl"
+    q.write_text(q.read_text() * 2, encoding="utf-8")
+    assert_refused(run_cli(*argv(ws, "import-beir")), 3, "queries.jsonl:2",
+                   "repeated query id 'q1' (first on line 1)")
+    items = write_jsonl(ws["dir"] / "items.jsonl", [{"id": "a", "query": "x y z"},
+                                                    {"id": "a", "query": "p q r"}])
+    res = run_cli(*argv(ws, "leakage", **{"--eval-set": str(items)}))
+    assert_refused(res, 3, "items.jsonl:2", "repeated item id 'a'")
+
+
+def test_a_dangling_symlink_in_docs_is_an_error(ws):
+    (ws["docs"] / "gone.txt").symlink_to(ws["dir"] / "missing.txt")
+    assert_refused(run_cli(*argv(ws, "adapt")), 3, "gone.txt", "dangling symlink")
+
+
+def test_a_chunk_past_its_document_is_a_validate_finding(ws):
+    manifest = write_jsonl(ws["dir"] / "chunks.jsonl", [
+        {"chunk_id": "c1", "doc_id": "manual", "start": 0, "end": 10 ** 7}])
+    res = run_cli(*argv(ws, "validate"), "--chunks", manifest)
+    assert res.exit_code == 3
+    report = json.loads((ws["out"] / "r.json").read_text())["predicate"]
+    assert report["summary"]["findings_by_check"]["chunk_outside_document"] == 1
+
+
+def test_score_checks_what_the_eval_set_recorded_about_the_corpus(ws):
+    """An eval set built on CRLF texts, scored against the corpus re-saved with LF, is an
+    error (its spans would shift silently); so is a gold text that no longer slices back."""
+    crlf = ws["docs"] / "a.txt"
+    crlf.write_bytes(b"Line one.\r\nThe governing law is the law of Delaware.\r\nEnd.\r\n")
+    res = run_cli(*argv(ws, "adapt"))
+    assert res.exit_code == 0, res.stderr
+    built_eval, built_corpus = ws["out"] / "e.jsonl", ws["out"] / "c.jsonl"
+    run = write_jsonl(ws["dir"] / "run-a.jsonl", [
+        {"id": "q1", "retrieved": [{"doc_id": "a", "start": 0, "end": 20}]}])
+    score = ["score", "--eval-set", built_eval, "--run", run, "--k", "1"]
+    assert run_cli(*score, "--corpus", built_corpus).exit_code == 0
+    lf = ws["dir"] / "lf.jsonl"
+    rows = [json.loads(x) for x in built_corpus.read_text().splitlines()]
+    write_jsonl(lf, [{**r, "text": r["text"].replace("\r\n", "\n")} for r in rows])
+    assert_refused(run_cli(*score, "--corpus", lf), 3, "e.jsonl:1", "document 'a'",
+                   "sha256 differs")
+    header, *rest = built_eval.read_text().splitlines()
+    head = json.loads(header)
+    del head["_header"]["documents"]
+    moved = ws["dir"] / "moved.jsonl"
+    moved.write_text("\n".join([json.dumps(head), *rest]) + "\n", encoding="utf-8")
+    assert_refused(run_cli("score", "--eval-set", moved, "--run", run, "--k", "1",
+                           "--corpus", lf), 3, "moved.jsonl:2", "does not slice back")
+
+
+def test_error_messages_name_their_file(ws):
+    ws["eval"].write_text(json.dumps({**EVAL_ROW, "filters": {"kind": "nothing"}}) + "\n",
+                          encoding="utf-8")
+    pytest.importorskip("rank_bm25", reason="the retrieval extra is not installed")
+    assert_refused(run_cli(*argv(ws, "run-retriever")), 3, "eval.jsonl", "filter on 'kind'")

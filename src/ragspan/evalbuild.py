@@ -26,7 +26,8 @@ class EvalBuild:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: str) -> None:
+def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: str,
+                  path: str) -> None:
     """Every gold span must slice back to its recorded text; mismatches fail with the count
     and the first five examples (never silently dropped)."""
     texts = {d.id: d.text for d in documents}
@@ -39,7 +40,8 @@ def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: s
                            f"!= {s['text'][:40]!r}")
     if bad:
         shown = "; ".join(bad[:SHOW_MISMATCHES])
-        raise InputError(f"{len(bad)} {what} spans do not slice back to their answer text: {shown}")
+        raise InputError(f"{len(bad)} {what} spans do not slice back to their answer text: "
+                         f"{shown}", path)
 
 
 def build_files(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str, str]:

@@ -70,11 +70,24 @@ def ranked_columns(spans: SpanList, row_to_query: np.ndarray, codes: DocCodes) -
 
 
 def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None:
-    """Every span must name a corpus document and end inside it."""
+    """Every span must name a corpus document and end inside it; what the eval set recorded
+    about the documents must hold: the sha256 of each text in its ``_header`` (a corpus
+    re-saved with other line endings shifts every span) and each gold span's ``text``."""
+    recorded = (evalset.header or {}).get("documents") or {}
+    for doc_id, digest in sorted(recorded.items()):
+        doc = corpus.documents.get(doc_id)
+        if doc is not None and doc.sha256 != digest:
+            raise InputError(f"document '{doc_id}' is not the text the offsets were made on "
+                             f"(its sha256 differs from the eval set's _header; re-saved with "
+                             f"other line endings?)", evalset.path, 1)
     lengths = corpus.lengths()
     for query in evalset.queries:
-        for span in query.gold_spans:
+        for i, span in enumerate(query.gold_spans):
             _check_one(span.doc_id, span.end, lengths, evalset.path, query.line, "gold span")
+            if span.text is not None and corpus.text(span.doc_id)[span.start:span.end] != span.text:
+                raise InputError(f"gold_spans[{i}]: '{span.doc_id}'[{span.start}:{span.end}] "
+                                 f"does not slice back to its text {span.text[:40]!r}",
+                                 evalset.path, query.line)
     for stage in (run.spans, run.first_stage):
         if stage is None:
             continue

@@ -124,6 +124,15 @@ def validate_command(*, eval_set: str, corpus: str, chunks: str | None = None, t
     if chunks:
         manifest = read_chunks(chunks)
         inputs.append(InputRef("chunks", chunks, manifest.sha256))
+        for c in manifest.chunks:
+            doc = corp.documents.get(c.doc_id)
+            if doc is None or c.end > len(doc.text):
+                where = ("is not in the corpus" if doc is None
+                         else f"is {len(doc.text)} characters long")
+                findings.append({"check": "chunk_outside_document", "severity": "error",
+                                 "query": None,
+                                 "message": f"chunk '{c.chunk_id}' ends at {c.end}, but "
+                                            f"'{c.doc_id}' {where}"})
         by_doc = {d: _DocChunks(cs) for d, cs in manifest.by_doc().items()}
         chunk_findings, coverage = check_chunks(evalset, by_doc, tau)
         findings += chunk_findings

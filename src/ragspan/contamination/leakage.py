@@ -54,8 +54,12 @@ def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: 
     if len(rows) > max_records:
         raise InputError(f"{len(rows)} records exceed --max-records {max_records}", path)
     items: list[Item] = []
+    first: dict[str, int] = {}
     for line, obj in rows:
         qid = parse_id(obj.get("id", obj.get("_id")), path, line)
+        if qid in first:
+            raise InputError(f"repeated item id '{qid}' (first on line {first[qid]})", path, line)
+        first[qid] = line
         if "query" in fields:
             q = obj.get("query", obj.get("text"))
             if not isinstance(q, str):

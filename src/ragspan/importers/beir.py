@@ -19,8 +19,13 @@ def import_beir(root: str, split: str = "test") -> EvalBuild:
     corpus = read_corpus(base / "corpus.jsonl")
     qpath = base / "queries.jsonl"
     queries: dict[str, str] = {}
+    first: dict[str, int] = {}
     for line, obj in iter_json_lines(decode_records(read_bytes(qpath), qpath), str(qpath)):
         qid = parse_id(obj.get("_id", obj.get("id")), str(qpath), line, "_id")
+        if qid in first:
+            raise InputError(f"repeated query id '{qid}' (first on line {first[qid]})",
+                             str(qpath), line)
+        first[qid] = line
         if not isinstance(obj.get("text"), str):
             raise InputError("'text' must be a string", str(qpath), line)
         queries[qid] = obj["text"]

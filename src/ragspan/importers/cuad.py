@@ -82,7 +82,7 @@ def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[s
            **settings: Any) -> EvalBuild:
     """Verify every span slices back (``what`` names them in the error), then attach the
     provenance header."""
-    verify_slices(rows, documents, what)
+    verify_slices(rows, documents, what, path)
     corpus = Corpus(path, sha256_hex(data), {d.id: d for d in documents})
     return EvalBuild(provenance(corpus, source, **settings), rows, documents, counts, details)
 

@@ -90,7 +90,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
                          "gold_spans": spans, "tags": {"subset": bench.stem}})
             counts["spans"] += len(spans)
     documents = [Document(d, texts[d]) for d in sorted(texts)]
-    verify_slices(rows, documents, "LegalBench-RAG")
+    verify_slices(rows, documents, "LegalBench-RAG", str(root))
     corpus = Corpus(root, "", {d.id: d for d in documents})
     head = provenance(corpus, "legalbench-rag", paper_sampling=paper_sampling,
                       subsets=[f.stem for f in files])

@@ -89,11 +89,17 @@ def _read_jsonl(path: Path, max_records: int | None) -> Corpus:
 
 
 def directory_files(path: Path) -> list[Path]:
-    """The files of a corpus directory, sorted; hidden (dot) files and folders are not documents."""
-    return sorted(
-        f for f in path.rglob("*")
-        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
-    )
+    """The files of a corpus directory, sorted; hidden (dot) files and folders are not
+    documents. A link to a missing file is an InputError naming it, never a skip."""
+    files = []
+    for f in sorted(path.rglob("*")):
+        if any(part.startswith(".") for part in f.relative_to(path).parts):
+            continue
+        if f.is_symlink() and not f.exists():
+            raise InputError("a link to a missing file (dangling symlink)", str(f))
+        if f.is_file():
+            files.append(f)
+    return files
 
 
 def _read_directory(path: Path, max_records: int | None) -> Corpus:

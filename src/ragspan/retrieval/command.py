@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragspan.envelope import InputRef, statement
-from ragspan.errors import UsageError
+from ragspan.errors import InputError, UsageError
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
@@ -59,6 +59,10 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
             t_query = time.perf_counter()
             rows = pipe.run(queries)
             query_s = time.perf_counter() - t_query
+        except InputError as exc:
+            if exc.path is not None:
+                raise
+            raise InputError(exc.reason, eval_set) from None  # a query's filters: name the file
         finally:
             pipe.close()
         header.update({"config": cfg.as_json(), "config_digest": cfg.digest})
