@@ -133,6 +133,36 @@ def cli(verbose: bool, quiet: bool, log_format: str) -> None:
     """ragspan: a regression gate for retrieval, decided by character-span arithmetic."""
 
 
+def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The gate's options, from their one declaration (``ragspan.options.GATE_OPTIONS``):
+    each defaults to None (not given), so ``[tool.ragspan]`` and then the declared default
+    apply; the help states the default."""
+    from ragspan.options import GATE_OPTIONS
+
+    for opt in reversed(GATE_OPTIONS):
+        if opt.kind == "table":
+            continue
+        flag = "--" + opt.key
+        shown = "" if opt.default is None or opt.default is False or opt.default == () \
+            else f" (default {opt.default})"
+        kw: dict[str, Any] = {"help": opt.help + shown}
+        if opt.kind == "bool":
+            kw["is_flag"] = True
+        elif opt.kind == "strings":
+            kw.update(multiple=True, type=str)
+        else:
+            kw["default"] = None
+            kw["type"] = {
+                "float": lambda o: FiniteFloatRange(o.low, o.high, min_open=o.open_low,
+                                                    max_open=o.open_high),
+                "int": lambda o: click.IntRange(min=o.low, max=o.high),
+                "enum": lambda o: click.Choice(list(o.choices)),
+                "str": lambda o: str,
+            }[opt.kind](opt)
+        func = click.option(flag, opt.attr, **kw)(func)
+    return func
+
+
 def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--k", "ks", type=click.IntRange(min=1), multiple=True,
                         help="Cutoff; repeat for several (default 5 and 10).")(func)
@@ -203,25 +233,7 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--budget", "budgets", multiple=True,
               help="METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
                    "Default: complete_grounding=2pt.")
-@click.option("--alpha", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=None,
-              help="Fail an over-budget drop only if also significant (p < alpha).")
-@click.option("--mode", type=click.Choice(["threshold", "non-inferiority"]), default=None)
-@click.option("--test", type=click.Choice(["randomization", "t-test"]), default=None)
-@click.option("--permutations", type=click.IntRange(min=1), default=None,
-              help="Monte Carlo sign flips when n > 16 (default 10000).")
-@click.option("--bootstrap", type=click.IntRange(min=1), default=None,
-              help="Bootstrap resamples for the 95% CI (default 2000).")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Random seed (default 0).")
-@click.option("--correction", type=click.Choice(["none", "holm"]), default=None)
-@click.option("--budget-tolerance", type=FiniteFloatRange(min=0), default=None,
-              help="Allowed relative change of mean retrieved_chars (default 0.10).")
-@click.option("--allow-budget-change", is_flag=True,
-              help="Accept a changed retrieval budget (still reported).")
-@click.option("--gate-slices", multiple=True, help="Tag key whose every value is gated too.")
-@click.option("--min-slice-size", type=click.IntRange(min=1), default=None)
-@click.option("--primary-metric", type=str, default=None,
-              help="Metric ranking the most regressed queries.")
-@click.option("--top", type=click.IntRange(min=0), default=None)
+@gate_options
 @click.option("--config", type=str, default=None,
               help="pyproject.toml with [tool.ragspan] (default: ./pyproject.toml if present).")
 @click.option("--allow-identical", is_flag=True,

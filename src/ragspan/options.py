@@ -135,7 +135,8 @@ GATE_OPTIONS: tuple[Option, ...] = (
     Option("primary-metric", "str", None, "Metric ranking the most regressed queries.",
            nullable=True),
     Option("top", "int", 10, "How many most-regressed queries to list.", low=0),
-    Option("budgets", "table", {}, "METRIC = \"2pt\" | \"2%\" | \"off\"."),
+    Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
+           "\"off\"."),
 )
 GATE_DEFAULTS: dict[str, Any] = {o.attr: o.default for o in GATE_OPTIONS}
 
@@ -170,3 +171,16 @@ PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
     "fusion": (Option("k", "int", 60, low=1), Option("method", "enum", "rrf", choices=("rrf",))),
     "filter": (Option("scope", "enum", "doc_id", choices=("doc_id", "filters", "none")),),
 }
+
+
+def markdown_table(options: tuple[Option, ...]) -> str:
+    """The docs table of ``options`` (key, expected value, default, meaning); docs/gate.md
+    holds this text, tested equal, so the docs cannot drift from the code."""
+    rows = ["| key | value | default | meaning |", "| --- | --- | --- | --- |"]
+    for o in options:
+        default = "unset" if o.default is None else (
+            "true" if o.default is True else "false" if o.default is False
+            else "[]" if o.default == () else "{}" if o.default == {} else repr(o.default)
+            if isinstance(o.default, str) else f"{o.default}")
+        rows.append(f"| `{o.key}` | {o.describe()} | {default} | {o.help} |")
+    return "\n".join(rows) + "\n"

@@ -5,7 +5,8 @@ not verify: a report of another kind or with verdict ``error``; no eval-set (or 
 digest; no per-query rows; a query listed twice; a row missing a metric of the summary
 (or carrying one the summary lacks); a metric value that is not a finite number; a summary
 mean that differs from the mean of its rows by more than 1e-9 (relative to the mean's size
-when above 1). The gate decides from the rows; the summary must agree with them.
+when above 1); row fields of the wrong type (``query``, ``tags``, ``missing_spans``).
+The gate decides from the rows; the summary must agree with them.
 """
 
 from __future__ import annotations
@@ -53,6 +54,21 @@ def _digest(pred: dict[str, Any], *roles: str) -> str | None:
     return None
 
 
+def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
+    """The row fields the gate reads besides metrics: ``query`` a string, ``tags`` strings
+    by key, ``missing_spans`` lists of spans by k."""
+    if not isinstance(row.get("query", ""), str):
+        raise InputError(f"query '{qid}': 'query' must be a string", path)
+    tags = row.get("tags", {})
+    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
+        raise InputError(f"query '{qid}': 'tags' must map keys to strings", path)
+    missing = row.get("missing_spans", {})
+    if not isinstance(missing, dict) or not all(
+            isinstance(v, list) and all(isinstance(s, dict) for s in v) for v in missing.values()):
+        raise InputError(f"query '{qid}': 'missing_spans' must map each k to a list of spans",
+                         path)
+
+
 def read_score_report(path: str | os.PathLike[str], role: str) -> ScoreReport:
     """Read, schema-check and verify a score report (see the module docstring); ``role``
     (``baseline``, ``candidate``) names it in messages."""
@@ -88,6 +104,7 @@ def read_score_report(path: str | os.PathLike[str], role: str) -> ScoreReport:
             raise InputError(f"query '{qid}' is listed twice (rows {first[qid]} and {i})", name)
         first[qid] = i
         ids.append(qid)
+        _check_row_fields(row, qid, name)
         got = row.get("metrics")
         if not isinstance(got, dict):
             raise InputError(f"query '{qid}' has no metrics", name)
