@@ -431,3 +431,11 @@ def test_error_messages_name_their_file(ws):
                           encoding="utf-8")
     pytest.importorskip("rank_bm25", reason="the retrieval extra is not installed")
     assert_refused(run_cli(*argv(ws, "run-retriever")), 3, "eval.jsonl", "filter on 'kind'")
+
+
+def test_an_error_quoting_a_line_break_stays_one_line(ws):
+    """Found by the long fuzz run: an id holding U+0085 (a line break for ``splitlines``)
+    once split the error into two lines."""
+    ws["qrels"].write_text('{"id": "1", "relevance": {"\\u0085\\u2028": null}}\n',
+                           encoding="utf-8")
+    assert_refused(run_cli(*argv(ws, "score-doc")), 3, "qrels.trec:1", "\\x85\\u2028")

@@ -31,6 +31,18 @@ class FiniteFloatRange(click.FloatRange):
         return super().convert(number, param, ctx)
 
 
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def one_line(message: str) -> str:
+    """The message with every character that ends a line (for ``str.splitlines``, a terminal
+    or a log reader) escaped, so an id quoted from a file cannot split the error line."""
+    if not any(ch in message for ch in LINE_BREAKS):
+        return message
+    return "".join(ch.encode("unicode_escape").decode("ascii") if ch in LINE_BREAKS else ch
+                   for ch in message)
+
+
 class RagspanGroup(click.Group):
     """Maps ragspan's errors to one stderr line and their exit code (never a traceback, and
     no held log line before it); Ctrl-C exits 130."""
@@ -42,7 +54,7 @@ class RagspanGroup(click.Group):
             result = super().invoke(ctx)
         except RagspanError as exc:
             logs.drop()
-            click.echo(f"ragspan: error: {exc}", err=True)
+            click.echo(f"ragspan: error: {one_line(str(exc))}", err=True)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             logs.drop()
