@@ -40,8 +40,8 @@ def make_files(tmp: Path, seed: int = 0) -> tuple[Path, Path]:
 
 
 def main() -> None:
-    from ragspan.commands import score_command
-    from ragspan.envelope import write_report
+    from ragspan.commands import score
+    from ragspan.envelope import report_text
     from ragspan.io.evalset import read_eval_set
     from ragspan.io.runs import read_span_run
     from ragspan.scoring import compute_span_report
@@ -55,8 +55,8 @@ def main() -> None:
         compute_span_report(evalset, run, None, (1, 5, 10, 100), 0.5)
         metric_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        doc = score_command(eval_set=str(e), run=str(r), ks=(1, 5, 10, 100))
-        write_report(tmp / "report.json", doc)
+        result = score.run(eval_set=str(e), run=str(r), ks=(1, 5, 10, 100))
+        (tmp / "report.json").write_text(report_text(result.report), encoding="utf-8")
         total_s = time.perf_counter() - t0
     print(f"metric computation (4 cutoffs): {metric_s:.3f} s = {N_QUERIES / metric_s:,.0f} "
           f"queries/s (target < 1 s)")

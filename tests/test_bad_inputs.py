@@ -356,12 +356,12 @@ def test_errors_print_no_log_line_first(ws):
 
 
 def test_ctrl_c_exits_130(ws, monkeypatch):
-    from ragspan import commands
+    from ragspan.commands import score
 
     def interrupted(**_kw):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(commands, "score_command", interrupted)
+    monkeypatch.setattr(score, "run", interrupted)
     res = run_cli(*argv(ws, "score"))
     assert res.exit_code == 130
     assert not (ws["out"] / "r.json").exists()

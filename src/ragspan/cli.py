@@ -1,6 +1,9 @@
 """The ``ragspan`` command line: one thin function per subcommand, parsing and calling only.
 
-Heavy modules are imported inside the commands, so ``ragspan --help`` starts fast.
+Each subcommand parses its options and calls ``ragspan.commands.<name>.run``; the result is
+written and printed by ``ragspan.commands.output.deliver``, and its report's exit code is the
+process's. Of ragspan, this module imports only ``commands``, ``errors`` and ``logs``, and the
+command modules inside the functions, so ``ragspan --help`` starts fast.
 """
 
 from __future__ import annotations
@@ -76,15 +79,15 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kw: Any) -> Any:
-            from ragspan.io.outputs import check_outputs
+            from ragspan.commands.output import refuse_clobbering
 
             paths: list[str | None] = []
             for name in inputs:
                 value = kw.get(name)
                 paths.extend(value if isinstance(value, (list, tuple)) else [value])
             paths.extend(p for p in implicit if p)
-            check_outputs({"--" + name.replace("_", "-"): kw.get(name) for name in outputs},
-                          paths)
+            refuse_clobbering({"--" + name.replace("_", "-"): kw.get(name) for name in outputs},
+                              paths)
             return func(*args, **kw)
 
         return wrapper
@@ -115,22 +118,11 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def emit(doc: dict[str, Any], out: str | None, fmt: str,
-         files: dict[str, str] | None = None) -> None:
-    """Write ``files`` and the JSON report (to ``out``) all together or not at all, print
-    ``fmt`` to stdout, then exit with the report's exit code (the code comes from the
-    result, never the other way round)."""
-    from ragspan.envelope import report_text
-    from ragspan.io.outputs import write_files
-    from ragspan.render import render
+def emit(result: Any, out: str | None, fmt: str) -> None:
+    """Deliver a command's result (``commands.output.deliver``) and exit with its code."""
+    from ragspan.commands.output import deliver
 
-    staged = dict(files or {})
-    if out:
-        staged[out] = report_text(doc)
-    shown = "" if out and fmt == "json" else render(doc, fmt)
-    write_files(staged)
-    sys.stdout.write(shown)
-    code = int(doc["predicate"]["exit_code"])
+    code = deliver(result, out, fmt)
     if code:
         sys.exit(code)
 
@@ -149,7 +141,7 @@ def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The gate's options, from their one declaration (``ragspan.options.GATE_OPTIONS``):
     each defaults to None (not given), so ``[tool.ragspan]`` and then the declared default
     apply; the help states the default."""
-    from ragspan.options import GATE_OPTIONS
+    from ragspan.commands.compare import GATE_OPTIONS
 
     for opt in reversed(GATE_OPTIONS):
         if opt.kind == "table":
@@ -204,14 +196,11 @@ def score(eval_set: str | None, run: str, corpus: str | None, qrels: str | None,
           qrels_format: str, run_format: str, ks: tuple[int, ...], tau: float,
           relevance_level: int, judged_only: bool, out: str | None, fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
-    from ragspan.commands import score_command
+    from ragspan.commands import score as command
 
-    doc = score_command(
-        eval_set=eval_set, run=run, corpus=corpus, qrels=qrels, qrels_format=qrels_format,
-        run_format=run_format, ks=ks, tau=tau, relevance_level=relevance_level,
-        judged_only=judged_only,
-    )
-    emit(doc, out, fmt)
+    emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels,
+                     qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
+                     relevance_level=relevance_level, judged_only=judged_only), out, fmt)
 
 
 @cli.command("validate-report")
@@ -219,10 +208,9 @@ def score(eval_set: str | None, run: str, corpus: str | None, qrels: str | None,
 @common_options
 def validate_report(report: str) -> None:
     """Check a report against the envelope schema: exit 0 valid, 3 invalid."""
-    from ragspan.envelope import read_report
+    from ragspan.commands import validate_report as command
 
-    doc = read_report(report)
-    click.echo(f"{report}: valid ({doc['predicate']['kind']})")
+    click.echo(command.run(report))
 
 
 @cli.command()
@@ -234,9 +222,9 @@ def validate_report(report: str) -> None:
 @guard(inputs=("src",), outputs=("out",))
 def convert(what: str, src: str, fmt: str, out: str) -> None:
     """Convert qrels or a doc run between TREC and JSONL, losslessly."""
-    from ragspan.commands import convert_command
+    from ragspan.commands import convert as command
 
-    convert_command(what, src, fmt, out)
+    command.run(what, src, fmt, out)
 
 
 @cli.command()
@@ -258,9 +246,9 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @guard(inputs=("baseline", "candidate", "config"), outputs=("out",), implicit=("pyproject.toml",))
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
-    from ragspan.commands import compare_command
+    from ragspan.commands import compare as command
 
-    emit(compare_command(**kwargs), out, fmt)
+    emit(command.run(**kwargs), out, fmt)
 
 
 def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -287,10 +275,9 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @guard(inputs=("docs", "queries"), outputs=("out", "corpus_out", "report"))
 def adapt(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Build an eval set with verified offsets from documents and questions."""
-    from ragspan.commands import adapt_command
+    from ragspan.commands import adapt as command
 
-    doc, files = adapt_command(**kwargs)
-    emit(doc, report, fmt, files)
+    emit(command.run(**kwargs), report, fmt)
 
 
 @cli.group("import")
@@ -317,10 +304,9 @@ def import_group() -> None:
        outputs=("out", "corpus_out", "report"))
 def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """CUAD: master_clauses.csv + contracts, or the SQuAD-style JSON."""
-    from ragspan.commands import import_command
+    from ragspan.commands import import_benchmark as command
 
-    doc, files = import_command("cuad", out=out, corpus_out=corpus_out, **opts)
-    emit(doc, report, fmt, files)
+    emit(command.run("cuad", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
 
 @import_group.command("legalbench-rag")
@@ -334,10 +320,9 @@ def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | None,
                       **opts: Any) -> None:
     """LegalBench-RAG: snippets with file_path and span."""
-    from ragspan.commands import import_command
+    from ragspan.commands import import_benchmark as command
 
-    doc, files = import_command("legalbench-rag", out=out, corpus_out=corpus_out, **opts)
-    emit(doc, report, fmt, files)
+    emit(command.run("legalbench-rag", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
 
 @import_group.command("beir")
@@ -349,10 +334,9 @@ def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | 
 @guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
 def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """BEIR: a doc-level eval set with graded judgments."""
-    from ragspan.commands import import_command
+    from ragspan.commands import import_benchmark as command
 
-    doc, files = import_command("beir", out=out, corpus_out=corpus_out, **opts)
-    emit(doc, report, fmt, files)
+    emit(command.run("beir", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
 
 @cli.command()
@@ -369,14 +353,9 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 @guard(inputs=("eval_set", "corpus", "chunks"), outputs=("out",))
 def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Check an eval set against its corpus (and chunking): exit 0 valid, 3 findings."""
-    from ragspan.validate import validate_command
+    from ragspan.commands import validate as command
 
-    doc = validate_command(**kwargs)
-    if doc["predicate"]["exit_code"]:
-        s = doc["predicate"]["summary"]
-        click.echo(f"ragspan: error: validation found {s['errors']} errors "
-                   f"({', '.join(f'{k}: {v}' for k, v in s['findings_by_check'].items())})", err=True)
-    emit(doc, out, fmt)
+    emit(command.run(**kwargs), out, fmt)
 
 
 @cli.command("run-retriever")
@@ -400,10 +379,9 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
        outputs=("out", "chunks_out", "report"))
 def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Run a retrieval pipeline (or your retriever) over an eval set's queries -> span run."""
-    from ragspan.retrieval.command import run_retriever_command
+    from ragspan.commands import run_retriever as command
 
-    doc, files = run_retriever_command(**kwargs)
-    emit(doc, report, fmt, files)
+    emit(command.run(**kwargs), report, fmt)
 
 
 @cli.command()
@@ -433,9 +411,9 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 @guard(inputs=("eval_set", "corpus"), outputs=("out",))
 def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find eval items contained in corpus documents: exit 0 clean, 4 leaks, 3 bad input."""
-    from ragspan.contamination.leakage import leakage_command
+    from ragspan.commands import leakage as command
 
-    emit(leakage_command(**kwargs), out, fmt)
+    emit(command.run(**kwargs), out, fmt)
 
 
 @cli.command()
@@ -453,9 +431,9 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @guard(inputs=("a", "b"), outputs=("out",))
 def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find documents shared by two corpora: exit 0 none, 4 duplicates, 3 bad input."""
-    from ragspan.contamination.overlap import overlap_command
+    from ragspan.commands import overlap as command
 
-    emit(overlap_command(**kwargs), out, fmt)
+    emit(command.run(**kwargs), out, fmt)
 
 
 def main() -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.envelope import InputRef, statement
 from ragspan.io.docruns import DocRun, text_keys
 from ragspan.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
 from ragspan.metrics.registry import DOC_METRICS, format_name
@@ -173,51 +172,6 @@ def span_doc_projection(report: Any, ks: Sequence[int], level: int = 1,
                               judged_only)
 
 
-def attach_doc_level(scores: DocScores, summary: dict[str, Any], details: dict[str, Any],
-                     parameters: dict[str, Any]) -> None:
-    """Add the doc-level family to a span report (same queries, same order)."""
-    names = scores.metric_names()
-    for name in names:
-        summary["metrics"][name] = float(scores.values[name].mean()) if scores.qids else 0.0
-    pos = {q: i for i, q in enumerate(scores.qids)}
-    for row in details["queries"]:
-        i = pos.get(row["id"])
-        if i is not None:
-            for name in names:
-                row["metrics"][name] = float(scores.values[name][i])
-    parameters["relevance_level"] = scores.level
-
-
-def doc_envelope(scores: DocScores, inputs: list[InputRef], subject: InputRef,
-                 qrels_format: str, run_format: str) -> dict[str, Any]:
-    names = scores.metric_names()
-    n = len(scores.qids)
-    summary: dict[str, Any] = {
-        "queries": n,
-        "metrics": {m: float(scores.values[m].mean()) if n else 0.0 for m in names},
-        **scores.counts,
-    }
-    rows = [
-        {"id": q, "in_run": bool(scores.in_run[i]),
-         "metrics": {m: float(scores.values[m][i]) for m in names}}
-        for i, q in enumerate(scores.qids)
-    ]
-    parameters = {
-        "k": list(scores.ks),
-        "level": "doc",
-        "relevance_level": scores.level,
-        "judged_only": scores.judged_only,
-        "qrels_format": qrels_format,
-        "run_format": run_format,
-        "trec_eval_equivalents": {
-            "doc_precision": "P_k", "doc_recall": "recall_k", "doc_ndcg": "ndcg_cut_k",
-            "doc_map": "map_cut_k", "doc_mrr": "recip_rank (top k)", "doc_hit_rate": "success_k",
-        },
-    }
-    return statement(kind="score.doc", subject=[subject], inputs=inputs, parameters=parameters,
-                     summary=summary, details={"queries": rows})
-
-
 def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,
                    ks: Sequence[int], relevance_level: int, judged_only: bool
                    ) -> tuple[Any, DocRun, DocScores]:
@@ -238,28 +192,8 @@ def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,
     return q, r, scores
 
 
-def doc_score_command(*, qrels: str, run: str, qrels_format: str, run_format: str,
-                      ks: Sequence[int], relevance_level: int, judged_only: bool
-                      ) -> dict[str, Any]:
-    q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
-                                  judged_only)
-    inputs = [InputRef("qrels", q.path, q.sha256), InputRef("run", r.path, r.sha256)]
-    return doc_envelope(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
-
-
 def evalset_judgments(evalset: Any) -> dict[str, dict[str, int]]:
     """Doc-level judgments of an eval set: ``relevance`` when given, else the docs holding
     gold spans (grade 1)."""
     return {q.id: dict(q.relevance or {s.doc_id: 1 for s in q.gold_spans})
             for q in evalset.queries}
-
-
-def evalset_doc_score(evalset: Any, run: str, run_format: str, ks: Sequence[int],
-                      relevance_level: int, judged_only: bool) -> dict[str, Any]:
-    """``score --eval-set E --run R`` with a doc-level run (TREC or JSONL ``retrieved_ids``)."""
-    from ragspan.io.docruns import read_doc_run
-
-    r = read_doc_run(run, run_format, top=max(ks))
-    scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
-    inputs = [InputRef("eval_set", evalset.path, evalset.sha256), InputRef("run", r.path, r.sha256)]
-    return doc_envelope(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set", r.format)

@@ -1,11 +1,10 @@
 """The report envelope: an in-toto Statement v1 (https://github.com/in-toto/attestation/blob/main/spec/v1/statement.md)
 whose predicate is ragspan's report, written as canonical JSON.
 
-Canonical JSON (``canonical_dumps``): keys sorted, separators ``,`` and ``:`` with no spaces,
-UTF-8 (non-ASCII kept as is), NaN and Infinity refused, one trailing newline. Floats are written
-as Python's ``repr`` (the shortest text that reads back to the same double); integral values
-stay integers. The same inputs therefore give the same bytes, and ``SOURCE_DATE_EPOCH`` pins
-``created_at``.
+Only ``ragspan.commands`` builds envelopes: the core returns a ``ReportBody`` (or typed
+results the command turns into one), and ``statement_of`` wraps it with the tool, the time
+and the in-toto fields. Every byte goes through ``ragspan.canonical.canonical_dumps``, so the
+same inputs give the same bytes; ``SOURCE_DATE_EPOCH`` pins ``created_at``.
 """
 
 from __future__ import annotations
@@ -13,48 +12,24 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from ragspan import __version__
+from ragspan.canonical import canonical_dumps
 from ragspan.errors import ExitCode, InputError
 from ragspan.io.files import decode_records, loads_json, read_bytes
+from ragspan.report import InputRef, ReportBody
+
+__all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_of"]
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragspan.dev/report/v1"
 SCHEMA_FILE = "report-envelope.v1.json"
 VERDICTS = ("pass", "fail", "error")
-
-
-def _plain(value: Any) -> Any:
-    """Turn numpy scalars/arrays and tuples into plain JSON values; refuse non-finite floats."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if hasattr(value, "tolist"):  # numpy scalar or array
-        return _plain(value.tolist())
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"non-finite number {value} cannot be written to a report")
-        return float(value)
-    raise TypeError(f"cannot write {type(value).__name__} to a report")
-
-
-def canonical_dumps(obj: Any) -> str:
-    """The one serialiser for every byte that is hashed or written (see module docstring)."""
-    return json.dumps(
-        _plain(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ) + "\n"
 
 
 def created_at() -> str:
@@ -68,19 +43,6 @@ def created_at() -> str:
     else:
         moment = _dt.datetime.now(tz=_dt.timezone.utc).replace(microsecond=0)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True)
-class InputRef:
-    """One input file of a report and its role (``eval_set``, ``run``, ``corpus``, ``qrels``,
-    ``chunks``, ``baseline``, ``candidate``...)."""
-
-    role: str
-    name: str
-    sha256: str
-
-    def as_json(self) -> dict[str, Any]:
-        return {"role": self.role, "name": self.name, "digest": {"sha256": self.sha256}}
 
 
 def statement(
@@ -113,6 +75,13 @@ def statement(
             "details": details,
         },
     }
+
+
+def statement_of(body: ReportBody) -> dict[str, Any]:
+    """The Statement of a report body."""
+    return statement(kind=body.kind, subject=list(body.subject), inputs=list(body.inputs),
+                     parameters=body.parameters, summary=body.summary, details=body.details,
+                     verdict=body.verdict, exit_code=body.exit_code)
 
 
 @lru_cache(maxsize=1)

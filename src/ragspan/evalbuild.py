@@ -7,7 +7,6 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragspan.envelope import InputRef, statement
 from ragspan.errors import InputError
 from ragspan.io.corpus import Document
 from ragspan.io.writers import corpus_text, eval_set_text
@@ -54,14 +53,3 @@ def build_files(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str,
 
 def sha256_of(texts: dict[str, str]) -> dict[str, str]:
     return {p: hashlib.sha256(t.encode("utf-8")).hexdigest() for p, t in texts.items()}
-
-
-def build_envelope(build: EvalBuild, kind: str, digests: dict[str, str], out: str,
-                   corpus_out: str | None, inputs: list[InputRef],
-                   parameters: dict[str, Any]) -> dict[str, Any]:
-    subject = [InputRef("eval_set", out, digests[out])]
-    if corpus_out:
-        subject.append(InputRef("corpus", corpus_out, digests[corpus_out]))
-    summary = {"queries": len(build.rows), "documents": len(build.documents), **build.counts}
-    return statement(kind=kind, subject=subject, inputs=inputs, parameters=parameters,
-                     summary=summary, details=build.details)

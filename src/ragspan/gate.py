@@ -403,3 +403,89 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
             row["lost_spans"] = (cmp.rows_cand[qid].get("missing_spans") or {}).get(k, [])
         out.append(row)
     return out
+
+
+# ---- the whole gate ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Everything ``compare`` decided and the numbers it decided from."""
+
+    decision: GateDecision
+    outcomes: tuple[MetricOutcome, ...]
+    budget: BudgetCheck | None
+    slices: dict[str, Any]
+    gated: tuple[str, ...]
+    primary: str
+    most_regressed: tuple[dict[str, Any], ...]
+    queries: int
+    ks: tuple[int, ...]
+    budgets: dict[str, Budget]  # every budget that applied: the defaults, then the given
+    no_gate: bool
+
+    def summary(self) -> dict[str, Any]:
+        """The compare report's summary."""
+        out: dict[str, Any] = {
+            "verdict": self.decision.verdict,
+            "reasons": list(self.decision.reasons),
+            "queries": self.queries,
+            "primary_metric": self.primary,
+            "gated_metrics": list(self.gated),
+            "metrics": {o.name: o.as_json() for o in self.outcomes},
+        }
+        if self.no_gate:
+            out["no_gate"] = True
+        if self.budget is not None:
+            out["retrieval_budget"] = {"tolerance": self.budget.tolerance,
+                                       "changed": self.budget.changed,
+                                       "allowed": self.budget.allowed,
+                                       "per_k": self.budget.per_k}
+        return out
+
+    def details(self) -> dict[str, Any]:
+        return {"most_regressed": list(self.most_regressed), "slices": self.slices}
+
+
+def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
+            budget_origin: dict[str, str | None] | None = None, no_gate: bool = False,
+            allow_identical: bool = False) -> GateResult:
+    """Gate ``cand`` against ``base``: the one sequence from two typed reports to a verdict.
+
+    ``opts.budgets`` are the given budgets; ``budget_origin`` says where each came from
+    (None: the command line, a path: that config file), so a budget naming no column is a
+    usage error (exit 2) or an input error naming the file (exit 3). Refused: identical
+    reports (unless ``allow_identical``), incomparable reports, a gated metric in one report
+    only, and gating nothing (unless ``no_gate``, which the summary states)."""
+    opts.validate()
+    if base.sha256 == cand.sha256 and not allow_identical:
+        raise UsageError("the baseline and candidate reports are identical (same sha256); "
+                         "pass --allow-identical if that is intended")
+    check_comparable(base, cand)
+    given = opts.budgets
+    defaults = default_budgets(base.kind)
+    check_gated_present(base, cand, given, defaults)
+    cmp = align(base, cand)
+    origin = budget_origin or {}
+    unmatched = unmatched_budgets(given, cmp.names)
+    for key in unmatched:
+        if origin.get(key) is None:
+            raise UsageError(f"--budget names '{key}', which the reports do not carry")
+    for key in unmatched:
+        raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
+                         origin[key])
+    gated = tuple(n for n in cmp.names if budget_for(n, given, defaults).gated)
+    if not gated and not no_gate:
+        raise UsageError("no metric is gated (every budget is off or names no column of the "
+                         "reports); pass --no-gate to compare without gating")
+    outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults)
+    bcheck = budget_check(cmp, opts)
+    slices, slice_failures = slice_outcomes(cmp, opts, defaults)
+    decision = decide(outcomes, bcheck, slice_failures)
+    k_min = min(cmp.ks)
+    primary = opts.primary_metric or (
+        f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}")
+    regressed = most_regressed(cmp, primary, opts.top)
+    return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
+                      tuple(regressed), len(cmp.ids), tuple(cmp.ks),
+                      dict(sorted({**defaults, **given}.items())), no_gate)

@@ -1,26 +1,35 @@
-"""A score report read back as a typed, checked value: what ``compare`` decides from.
+"""Score reports both ways: written from the scores, read back as a typed, checked value.
 
-``read_score_report`` refuses (InputError naming the file, exit 3) anything the gate could
-not verify: a report of another kind or with verdict ``error``; no eval-set (or qrels)
-digest; no per-query rows; a query listed twice; a row missing a metric of the summary
-(or carrying one the summary lacks); a metric value that is not a finite number; a summary
-mean that differs from the mean of its rows by more than 1e-9 (relative to the mean's size
-when above 1); row fields of the wrong type (``query``, ``tags``, ``missing_spans``).
-The gate decides from the rows; the summary must agree with them.
+Writing: ``span_body`` (span metrics, plus the doc-level view of the same queries) and
+``doc_body`` (doc-level metrics) assemble the report once from the computed values.
+
+Reading: ``score_report_of`` (a loaded, schema-valid report) refuses (InputError naming
+the file, exit 3) anything the gate could not verify: a report of another kind or with
+verdict ``error``; no eval-set (or qrels) digest; no per-query rows; a query listed twice; a
+row missing a metric of the summary (or carrying one the summary lacks); a metric value that
+is not a finite number; a summary mean that differs from the mean of its rows by more than
+1e-9 (relative to the mean's size when above 1); row fields of the wrong type (``query``,
+``tags``, ``missing_spans``). The gate decides from the rows; the summary must agree with them.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ragspan.doclevel import DocScores
 from ragspan.errors import InputError
+from ragspan.io.evalset import EvalSet
+from ragspan.metrics.registry import format_name
+from ragspan.report import InputRef, ReportBody
+from ragspan.scoring import SpanReport
 
 SCORE_KINDS = ("score.span", "score.doc")
 SUMMARY_TOLERANCE = 1e-9
+MAX_LISTED_IDS = 100
 
 
 @dataclass(frozen=True)
@@ -69,13 +78,10 @@ def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
                          path)
 
 
-def read_score_report(path: str | os.PathLike[str], role: str) -> ScoreReport:
-    """Read, schema-check and verify a score report (see the module docstring); ``role``
-    (``baseline``, ``candidate``) names it in messages."""
-    from ragspan.envelope import load_report
-
-    name = str(path)
-    doc, sha = load_report(path)
+def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> ScoreReport:
+    """Verify a loaded, schema-valid report (``envelope.load_report``) as a score report
+    (see the module docstring); ``name`` is its file, ``role`` (``baseline``, ``candidate``)
+    names it in messages, ``sha`` is the sha256 of its bytes."""
     pred = doc["predicate"]
     if pred["kind"] not in SCORE_KINDS:
         raise InputError(f"the {role} is a '{pred['kind']}' report, not a score report", name)
@@ -138,3 +144,169 @@ def read_score_report(path: str | os.PathLike[str], role: str) -> ScoreReport:
         eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
         names=names, values=values, rows=tuple(rows),
     )
+
+
+def _mean(arr: np.ndarray) -> float:
+    return float(arr.mean()) if arr.size else 0.0
+
+
+def distribution(arr: np.ndarray) -> dict[str, float]:
+    """Mean, median and 90th percentile (linear interpolation) of per-query values."""
+    if arr.size == 0:
+        return {"mean": 0.0, "median": 0.0, "p90": 0.0}
+    return {
+        "mean": float(arr.mean()),
+        "median": float(np.median(arr)),
+        "p90": float(np.percentile(arr, 90)),
+    }
+
+
+def slices(evalset: EvalSet, values: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Per tag key, per tag value: query count and the mean of every metric."""
+    out: dict[str, Any] = {}
+    keys = sorted({k for q in evalset.queries for k in q.tags})
+    for key in keys:
+        groups: dict[str, list[int]] = {}
+        for i, q in enumerate(evalset.queries):
+            if key in q.tags:
+                groups.setdefault(q.tags[key], []).append(i)
+        out[key] = {
+            value: {
+                "count": len(idx),
+                "metrics": {n: _mean(arr[np.asarray(idx)]) for n, arr in values.items()},
+            }
+            for value, idx in sorted(groups.items())
+        }
+    return out
+
+
+def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """Per-query rows; queries failing complete grounding list the gold spans below tau."""
+    rows = []
+    gold_pos = 0
+    for i, q in enumerate(report.evalset.queries):
+        n_gold = len(q.gold_spans)
+        row: dict[str, Any] = {
+            "id": q.id,
+            "query": q.query,
+            "in_run": bool(report.in_run[i]),
+            "metrics": {n: float(arr[i]) for n, arr in values.items()},
+        }
+        if q.tags:
+            row["tags"] = q.tags
+        missing: dict[str, Any] = {}
+        for k in report.ks:
+            if values[format_name("complete_grounding", k)][i] >= 1.0:
+                continue
+            frac = report.scores.gold_fraction[k][gold_pos: gold_pos + n_gold]
+            spans = []
+            for span, f in zip(q.gold_spans, frac):
+                if f >= report.tau:
+                    continue
+                entry: dict[str, Any] = {
+                    "doc_id": span.doc_id, "start": span.start, "end": span.end,
+                    "covered": float(f),
+                }
+                if report.corpus is not None:
+                    entry["text"] = report.corpus.text(span.doc_id)[span.start: span.end]
+                spans.append(entry)
+            missing[str(k)] = spans
+        if missing:
+            row["missing_spans"] = missing
+        rows.append(row)
+        gold_pos += n_gold
+    return rows
+
+
+def inputs_of(report: SpanReport) -> list[InputRef]:
+    refs = [InputRef("eval_set", report.evalset.path, report.evalset.sha256),
+            InputRef("run", report.run.path, report.run.sha256)]
+    if report.corpus is not None:
+        refs.append(InputRef("corpus", report.corpus.path, report.corpus.sha256))
+    return refs
+
+
+def _doc_metrics(doc: DocScores, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The doc-level metric names and, per query of ``ids`` (the eval set's order), the row
+    of ``doc``'s values (-1 when the doc view left the query out)."""
+    pos = {q: i for i, q in enumerate(doc.qids)}
+    return doc.metric_names(), np.fromiter((pos.get(q, -1) for q in ids), dtype=np.int64,
+                                           count=len(ids))
+
+
+def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
+    """The ``score.span`` report: the span metrics of ``report`` and, when given, the
+    doc-level view ``doc`` of the same queries (``doclevel.span_doc_projection``)."""
+    values = report.values()
+    names = report.metric_names()
+    metrics = {n: _mean(values[n]) for n in names}
+    rows = _rows(report, values)
+    parameters: dict[str, Any] = {
+        "k": list(report.ks),
+        "grounding_threshold": report.tau,
+        "level": "span",
+        "first_stage": report.first_stage is not None,
+    }
+    if doc is not None:
+        doc_names, where = _doc_metrics(doc, [q.id for q in report.evalset.queries])
+        metrics.update({n: float(doc.values[n].mean()) if doc.qids else 0.0
+                        for n in doc_names})
+        for row, i in zip(rows, where.tolist()):
+            if i >= 0:
+                row["metrics"].update({n: float(doc.values[n][i]) for n in doc_names})
+        parameters["relevance_level"] = doc.level
+    if report.run.config is not None:
+        parameters["run_config"] = report.run.config
+    summary: dict[str, Any] = {
+        "queries": len(report.evalset.queries),
+        "queries_without_run_row": int((~report.in_run).sum()),
+        "run_rows_without_query": len(report.unmatched_run_ids),
+        "metrics": metrics,
+        "retrieved_chars": {
+            str(k): distribution(values[format_name("retrieved_chars", k)]) for k in report.ks
+        },
+    }
+    if report.run.latency_ms is not None:
+        lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
+        summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),
+                                 "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
+    details: dict[str, Any] = {
+        "queries": rows,
+        "slices": slices(report.evalset, values),
+        "run_rows_without_query": report.unmatched_run_ids[:MAX_LISTED_IDS],
+    }
+    return ReportBody(kind="score.span",
+                      subject=(InputRef("run", report.run.path, report.run.sha256),),
+                      inputs=tuple(inputs_of(report)), parameters=parameters,
+                      summary=summary, details=details)
+
+
+def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
+             qrels_format: str, run_format: str) -> ReportBody:
+    """The ``score.doc`` report of doc-level scores."""
+    names = scores.metric_names()
+    n = len(scores.qids)
+    summary: dict[str, Any] = {
+        "queries": n,
+        "metrics": {m: float(scores.values[m].mean()) if n else 0.0 for m in names},
+        **scores.counts,
+    }
+    rows = [
+        {"id": q, "in_run": bool(scores.in_run[i]),
+         "metrics": {m: float(scores.values[m][i]) for m in names}}
+        for i, q in enumerate(scores.qids)
+    ]
+    parameters = {
+        "k": list(scores.ks),
+        "level": "doc",
+        "relevance_level": scores.level,
+        "judged_only": scores.judged_only,
+        "qrels_format": qrels_format,
+        "run_format": run_format,
+        "trec_eval_equivalents": {
+            "doc_precision": "P_k", "doc_recall": "recall_k", "doc_ndcg": "ndcg_cut_k",
+            "doc_map": "map_cut_k", "doc_mrr": "recip_rank (top k)", "doc_hit_rate": "success_k",
+        },
+    }
+    return ReportBody(kind="score.doc", subject=(subject,), inputs=tuple(inputs),
+                      parameters=parameters, summary=summary, details={"queries": rows})

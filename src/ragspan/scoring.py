@@ -1,14 +1,12 @@
-"""``score``: eval set + span run (+ corpus) -> per-query metrics, summary, slices, report."""
+"""Span scoring: eval set + span run (+ corpus) -> per-query span metrics (``SpanReport``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from ragspan.envelope import InputRef, statement
 from ragspan.errors import InputError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
@@ -18,7 +16,6 @@ from ragspan.metrics.span import GoldColumns, RankedColumns, SpanScores, score_s
 
 DEFAULT_KS = (5, 10)
 DEFAULT_TAU = 0.5
-MAX_LISTED_IDS = 100
 
 
 @dataclass
@@ -112,9 +109,9 @@ def _check_one(doc_id: str, end: int, lengths: dict[str, int], path: str, line: 
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class SpanReport:
-    """Everything ``score`` computed, before it becomes an envelope."""
+    """Everything the span scoring computed (``scorereport.span_body`` makes it a report)."""
 
     evalset: EvalSet
     run: SpanRun
@@ -125,7 +122,6 @@ class SpanReport:
     first_stage: SpanScores | None
     in_run: np.ndarray
     unmatched_run_ids: list[str]
-    doc_level: Any = None  # DocScores, filled by the doc-level projection when available
 
     def metric_names(self) -> list[str]:
         names = [format_name(b, k) for b in SPAN_METRICS for k in self.ks]
@@ -171,127 +167,3 @@ def compute_span_report(
     if run.first_stage is not None:
         first = score_spans(gold, ranked_columns(run.first_stage, row_to_query, codes), ks, tau)
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched)
-
-
-def _mean(arr: np.ndarray) -> float:
-    return float(arr.mean()) if arr.size else 0.0
-
-
-def distribution(arr: np.ndarray) -> dict[str, float]:
-    """Mean, median and 90th percentile (linear interpolation) of per-query values."""
-    if arr.size == 0:
-        return {"mean": 0.0, "median": 0.0, "p90": 0.0}
-    return {
-        "mean": float(arr.mean()),
-        "median": float(np.median(arr)),
-        "p90": float(np.percentile(arr, 90)),
-    }
-
-
-def slices(evalset: EvalSet, values: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Per tag key, per tag value: query count and the mean of every metric."""
-    out: dict[str, Any] = {}
-    keys = sorted({k for q in evalset.queries for k in q.tags})
-    for key in keys:
-        groups: dict[str, list[int]] = {}
-        for i, q in enumerate(evalset.queries):
-            if key in q.tags:
-                groups.setdefault(q.tags[key], []).append(i)
-        out[key] = {
-            value: {
-                "count": len(idx),
-                "metrics": {n: _mean(arr[np.asarray(idx)]) for n, arr in values.items()},
-            }
-            for value, idx in sorted(groups.items())
-        }
-    return out
-
-
-def _missing(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-    """Per-query rows; queries failing complete grounding list the gold spans below tau."""
-    rows = []
-    gold_pos = 0
-    for i, q in enumerate(report.evalset.queries):
-        n_gold = len(q.gold_spans)
-        row: dict[str, Any] = {
-            "id": q.id,
-            "query": q.query,
-            "in_run": bool(report.in_run[i]),
-            "metrics": {n: float(arr[i]) for n, arr in values.items()},
-        }
-        if q.tags:
-            row["tags"] = q.tags
-        missing: dict[str, Any] = {}
-        for k in report.ks:
-            if values[format_name("complete_grounding", k)][i] >= 1.0:
-                continue
-            frac = report.scores.gold_fraction[k][gold_pos: gold_pos + n_gold]
-            spans = []
-            for span, f in zip(q.gold_spans, frac):
-                if f >= report.tau:
-                    continue
-                entry: dict[str, Any] = {
-                    "doc_id": span.doc_id, "start": span.start, "end": span.end,
-                    "covered": float(f),
-                }
-                if report.corpus is not None:
-                    entry["text"] = report.corpus.text(span.doc_id)[span.start: span.end]
-                spans.append(entry)
-            missing[str(k)] = spans
-        if missing:
-            row["missing_spans"] = missing
-        rows.append(row)
-        gold_pos += n_gold
-    return rows
-
-
-def inputs_of(report: SpanReport) -> list[InputRef]:
-    refs = [InputRef("eval_set", report.evalset.path, report.evalset.sha256),
-            InputRef("run", report.run.path, report.run.sha256)]
-    if report.corpus is not None:
-        refs.append(InputRef("corpus", report.corpus.path, report.corpus.sha256))
-    return refs
-
-
-def span_envelope(report: SpanReport) -> dict[str, Any]:
-    """The ``score.span`` report envelope."""
-    values = report.values()
-    names = report.metric_names()
-    summary: dict[str, Any] = {
-        "queries": len(report.evalset.queries),
-        "queries_without_run_row": int((~report.in_run).sum()),
-        "run_rows_without_query": len(report.unmatched_run_ids),
-        "metrics": {n: _mean(values[n]) for n in names},
-        "retrieved_chars": {
-            str(k): distribution(values[format_name("retrieved_chars", k)]) for k in report.ks
-        },
-    }
-    if report.run.latency_ms is not None:
-        lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
-        summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),
-                                 "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
-    details: dict[str, Any] = {
-        "queries": _missing(report, values),
-        "slices": slices(report.evalset, values),
-        "run_rows_without_query": report.unmatched_run_ids[:MAX_LISTED_IDS],
-    }
-    parameters: dict[str, Any] = {
-        "k": list(report.ks),
-        "grounding_threshold": report.tau,
-        "level": "span",
-        "first_stage": report.first_stage is not None,
-    }
-    if report.doc_level is not None:
-        from ragspan.doclevel import attach_doc_level
-
-        attach_doc_level(report.doc_level, summary, details, parameters)
-    if report.run.config is not None:
-        parameters["run_config"] = report.run.config
-    return statement(
-        kind="score.span",
-        subject=[InputRef("run", report.run.path, report.run.sha256)],
-        inputs=inputs_of(report),
-        parameters=parameters,
-        summary=summary,
-        details=details,
-    )

@@ -18,13 +18,9 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from ragspan.envelope import InputRef, statement
-from ragspan.errors import ExitCode
-from ragspan.io.chunks import Chunk, read_chunks
-from ragspan.io.corpus import Corpus, read_corpus
-from ragspan.io.evalset import EvalSet, read_eval_set
-
-MAX_LISTED = 200
+from ragspan.io.chunks import Chunk, ChunkManifest
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalSet
 
 
 class _DocChunks:
@@ -113,47 +109,42 @@ def check_chunks(evalset: EvalSet, by_doc: dict[str, _DocChunks], tau: float
                       "unreachable_spans": unreachable}
 
 
-def validate_command(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0.5,
-                     min_span_integrity: float | None = None) -> dict[str, Any]:
-    evalset = read_eval_set(eval_set)
-    corp = read_corpus(corpus)
-    findings = check_eval_set(evalset, corp)
-    inputs = [InputRef("eval_set", eval_set, evalset.sha256), InputRef("corpus", corpus, corp.sha256)]
-    summary: dict[str, Any] = {"queries": len(evalset.queries),
-                               "gold_spans": sum(len(q.gold_spans) for q in evalset.queries)}
-    if chunks:
-        manifest = read_chunks(chunks)
-        inputs.append(InputRef("chunks", chunks, manifest.sha256))
-        for c in manifest.chunks:
-            doc = corp.documents.get(c.doc_id)
-            if doc is None or c.end > len(doc.text):
-                where = ("is not in the corpus" if doc is None
-                         else f"is {len(doc.text)} characters long")
-                findings.append({"check": "chunk_outside_document", "severity": "error",
-                                 "query": None,
-                                 "message": f"chunk '{c.chunk_id}' ends at {c.end}, but "
-                                            f"'{c.doc_id}' {where}"})
-        by_doc = {d: _DocChunks(cs) for d, cs in manifest.by_doc().items()}
-        chunk_findings, coverage = check_chunks(evalset, by_doc, tau)
-        findings += chunk_findings
-        summary["coverage"] = coverage
-        if min_span_integrity is not None and coverage["span_integrity"] < min_span_integrity:
-            findings.append({"check": "span_integrity", "severity": "error", "query": None,
-                             "message": f"span integrity {coverage['span_integrity']:.4f} < "
-                                        f"--min-span-integrity {min_span_integrity}"})
-    errors = [f for f in findings if f["severity"] == "error"]
+def check_manifest(manifest: ChunkManifest, corpus: Corpus) -> list[dict[str, Any]]:
+    """Chunks that name a document the corpus lacks or end past their document."""
+    findings = []
+    for c in manifest.chunks:
+        doc = corpus.documents.get(c.doc_id)
+        if doc is None or c.end > len(doc.text):
+            where = ("is not in the corpus" if doc is None
+                     else f"is {len(doc.text)} characters long")
+            findings.append({"check": "chunk_outside_document", "severity": "error",
+                             "query": None,
+                             "message": f"chunk '{c.chunk_id}' ends at {c.end}, but "
+                                        f"'{c.doc_id}' {where}"})
+    return findings
+
+
+def chunk_findings(manifest: ChunkManifest, evalset: EvalSet, corpus: Corpus, tau: float,
+                   min_span_integrity: float | None
+                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The coverage gate of a chunk manifest: its findings and its coverage summary; a span
+    integrity below ``min_span_integrity`` is an error finding."""
+    findings = check_manifest(manifest, corpus)
+    by_doc = {d: _DocChunks(cs) for d, cs in manifest.by_doc().items()}
+    found, coverage = check_chunks(evalset, by_doc, tau)
+    findings += found
+    if min_span_integrity is not None and coverage["span_integrity"] < min_span_integrity:
+        findings.append({"check": "span_integrity", "severity": "error", "query": None,
+                         "message": f"span integrity {coverage['span_integrity']:.4f} < "
+                                    f"--min-span-integrity {min_span_integrity}"})
+    return findings, coverage
+
+
+def tally(findings: list[dict[str, Any]]) -> dict[str, Any]:
+    """Errors, warnings and findings per check (sorted by check name)."""
+    errors = sum(1 for f in findings if f["severity"] == "error")
     by_check: dict[str, int] = {}
     for f in findings:
         by_check[f["check"]] = by_check.get(f["check"], 0) + 1
-    summary.update({"errors": len(errors), "warnings": len(findings) - len(errors),
-                    "findings_by_check": dict(sorted(by_check.items()))})
-    ok = not errors
-    return statement(
-        kind="validate", subject=[inputs[0]], inputs=inputs,
-        parameters={k: v for k, v in {"grounding_threshold": tau,
-                                      "min_span_integrity": min_span_integrity}.items()
-                    if v is not None},
-        summary=summary,
-        details={"findings": findings[:MAX_LISTED], "findings_listed": min(len(findings), MAX_LISTED)},
-        verdict="pass" if ok else "error", exit_code=ExitCode.OK if ok else ExitCode.INPUT,
-    )
+    return {"errors": errors, "warnings": len(findings) - errors,
+            "findings_by_check": dict(sorted(by_check.items()))}

@@ -22,9 +22,8 @@ import numpy as np
 
 from ragspan.contamination.ngrams import GramCoder, GramIndex, Vocabulary, gram_matrix, longest_shared_run
 from ragspan.contamination.normalize import aligned_tokens, tokens
-from ragspan.envelope import InputRef, statement
-from ragspan.errors import ExitCode, InputError, UsageError
-from ragspan.io.corpus import Corpus, read_corpus
+from ragspan.errors import InputError
+from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import parse_gold_span, parse_id
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 
@@ -202,40 +201,3 @@ def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model:
                 row["gold_span"] = it.index
             findings.append(row)
     return findings, {"chunks": len(chunks), "model": emb.model_id}
-
-
-def leakage_command(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",),
-                    ngram: int = 3, threshold: float = 0.6, method: str = "exact",
-                    similarity: float = 0.9, model: str = "all-MiniLM-L6-v2",
-                    chunk_size: int = 1000, cache_dir: str | None = None,
-                    max_records: int = DEFAULT_MAX_RECORDS, max_leaks: int = 0) -> dict[str, Any]:
-    fields = tuple(dict.fromkeys(fields or ("query",)))
-    bad = [f for f in fields if f not in FIELDS]
-    if bad:
-        raise UsageError(f"--field must be one of {FIELDS}, got {bad}")
-    if ngram < 1:
-        raise UsageError("--ngram must be >= 1")
-    corp = read_corpus(corpus, max_records=max_records)
-    items, items_sha = read_items(eval_set, corp, fields, max_records)
-    if method == "exact":
-        findings, extra = exact_leaks(items, corp, ngram, threshold)
-        params: dict[str, Any] = {"method": "exact", "ngram": ngram, "threshold": threshold}
-    else:
-        findings, extra = embedding_leaks(items, corp, similarity, model, chunk_size, cache_dir)
-        params = {"method": "embedding", "similarity": similarity, "model": extra["model"],
-                  "chunk_size": chunk_size, "approximate": True}
-    leaking = sorted({f["id"] for f in findings})
-    by_field = {f: sum(1 for x in findings if x["field"] == f) for f in fields}
-    fail = len(leaking) > max_leaks
-    summary = {"items": len({i.id for i in items}), "texts_checked": len(items),
-               "documents": len(corp), "leaking_items": len(leaking), "findings_by_field": by_field,
-               "max_leaks": max_leaks, **{k: v for k, v in extra.items() if k != "model"}}
-    return statement(
-        kind="leakage",
-        subject=[InputRef("eval_set", eval_set, items_sha)],
-        inputs=[InputRef("eval_set", eval_set, items_sha),
-                InputRef("corpus", corpus, corp.sha256)],
-        parameters={**params, "fields": list(fields), "max_records": max_records},
-        summary=summary, details={"leaks": findings},
-        verdict="fail" if fail else "pass", exit_code=ExitCode.GATE_FAILED if fail else ExitCode.OK,
-    )

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from ragspan.contamination.normalize import tokens
-from ragspan.envelope import InputRef, statement
-from ragspan.errors import ExitCode, UsageError
-from ragspan.io.corpus import Corpus, read_corpus
+from ragspan.errors import UsageError
+from ragspan.io.corpus import Corpus
 
 SHINGLE = 5
 PERMUTATIONS = 128
@@ -111,28 +110,3 @@ def minhash_pairs(a: Corpus, b: Corpus, threshold: float) -> tuple[list[dict[str
     info = {"bands": bands, "rows": rows, "permutations": PERMUTATIONS,
             "miss_probability_at_threshold": miss, "candidates_verified": len(candidates)}
     return pairs, info
-
-
-def overlap_command(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
-                    max_records: int = 1_000_000, max_duplicates: int = 0) -> dict[str, Any]:
-    ca, cb = read_corpus(a, max_records=max_records), read_corpus(b, max_records=max_records)
-    params: dict[str, Any] = {"method": method, "max_records": max_records}
-    if method == "exact":
-        pairs = exact_pairs(ca, cb)
-        extra: dict[str, Any] = {}
-    else:
-        if not 0 < threshold <= 1:
-            raise UsageError("--threshold must be in (0, 1]")
-        pairs, extra = minhash_pairs(ca, cb, threshold)
-        params.update({"threshold": threshold, "shingle_words": SHINGLE, **extra})
-    fail = len(pairs) > max_duplicates
-    summary = {"documents_a": len(ca), "documents_b": len(cb), "duplicate_pairs": len(pairs),
-               "documents_a_duplicated": len({p["a"] for p in pairs}), "max_duplicates": max_duplicates}
-    if extra:
-        summary["miss_probability_at_threshold"] = extra["miss_probability_at_threshold"]
-    return statement(
-        kind="overlap", subject=[InputRef("b", b, cb.sha256)],
-        inputs=[InputRef("a", a, ca.sha256), InputRef("b", b, cb.sha256)],
-        parameters=params, summary=summary, details={"pairs": pairs},
-        verdict="fail" if fail else "pass", exit_code=ExitCode.GATE_FAILED if fail else ExitCode.OK,
-    )

@@ -13,7 +13,7 @@ FORMATS = ("json", "table", "markdown")
 
 def render(doc: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
-        from ragspan.envelope import canonical_dumps
+        from ragspan.canonical import canonical_dumps
 
         return canonical_dumps(doc)
     if fmt == "table":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragspan.envelope import canonical_dumps
+from ragspan.canonical import canonical_dumps
 
 
 def _rows(summary: dict[str, Any]) -> list[list[str]]:

@@ -8,25 +8,27 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ragspan.envelope import InputRef, statement
+from ragspan.commands.output import CommandResult
 from ragspan.errors import InputError, UsageError
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.writers import jsonl
-from ragspan.retrieval.progress import Progress
 
 log = logging.getLogger("ragspan")
 
 
-def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str | None = None,
-                          retriever: str | None = None, chunks_out: str | None = None,
-                          cache_dir: str | None = None, no_cache: bool = False,
-                          qdrant_path: str | None = None, qdrant_url: str | None = None,
-                          depth: int | None = None, progress: bool | None = None
-                          ) -> tuple[dict[str, Any], dict[str, str]]:
-    """The run-retriever report and its files (run, chunk manifest), which the caller
+def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
+        retriever: str | None = None, chunks_out: str | None = None,
+        cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
+        qdrant_url: str | None = None, depth: int | None = None,
+        progress: bool | None = None) -> CommandResult:
+    """The run-retriever report and its files (run, chunk manifest), which ``deliver``
     writes together with the report or not at all."""
+    from ragspan.envelope import statement
+    from ragspan.report import InputRef
+    from ragspan.retrieval.progress import Progress
+
     if (config is None) == (retriever is None):
         raise UsageError("give exactly one of --config (a pipeline) or --retriever (your own)")
     if chunks_out and retriever:
@@ -100,4 +102,4 @@ def run_retriever_command(*, corpus: str, eval_set: str, out: str, config: str |
         subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
     doc = statement(kind="run-retriever", subject=subject, inputs=inputs, parameters=parameters,
                     summary=summary, details={"chunker_notes": notes})
-    return doc, outputs
+    return CommandResult(doc, outputs)

@@ -1,0 +1,39 @@
+"""Canonical JSON: the one serialiser for every byte ragspan hashes or writes.
+
+Keys sorted, separators ``,`` and ``:`` with no spaces, UTF-8 (non-ASCII kept as is), NaN and
+Infinity refused, one trailing newline. Floats are written as Python's ``repr`` (the shortest
+text that reads back to the same double); integral values stay integers; numpy scalars and
+arrays become plain values, tuples lists. The same value therefore gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    """Turn numpy scalars/arrays and tuples into plain JSON values; refuse non-finite floats."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if hasattr(value, "tolist"):  # numpy scalar or array
+        return _plain(value.tolist())
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"non-finite number {value} cannot be written to a report")
+        return float(value)
+    raise TypeError(f"cannot write {type(value).__name__} to a report")
+
+
+def canonical_dumps(obj: Any) -> str:
+    """``obj`` as canonical JSON text (see the module docstring)."""
+    return json.dumps(
+        _plain(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ) + "\n"
