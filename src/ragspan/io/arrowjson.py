@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.docruns import (
+from ragspan.io.runcolumns import (
     PAD_KEY,
     DocRun,
     arrow_keys,

@@ -1,14 +1,19 @@
-"""Renderers: report envelope -> text for people. One module per format, one function each.
+"""Renderers: report envelope -> text for people.
 
-``render(doc, fmt)`` dispatches on the format; every renderer takes the envelope (a dict read
-back from canonical JSON) and returns text ending in a newline.
+``render(doc, fmt)`` dispatches on ``(kind, format)``: one module per report kind
+(``score``, ``compare``, and ``generic`` for every other kind), each with ``table(doc)`` and
+``markdown(doc)``, built on the text primitives of ``render.text``; ``json`` is the canonical
+JSON itself. Every renderer takes the envelope (a dict read back from canonical JSON) and
+returns text ending in a newline.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 FORMATS = ("json", "table", "markdown")
+MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:
@@ -16,12 +21,7 @@ def render(doc: dict[str, Any], fmt: str) -> str:
         from ragspan.canonical import canonical_dumps
 
         return canonical_dumps(doc)
-    if fmt == "table":
-        from ragspan.render.table import render_table
-
-        return render_table(doc)
-    if fmt == "markdown":
-        from ragspan.render.markdown import render_markdown
-
-        return render_markdown(doc)
-    raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    module = MODULE_OF_KIND.get(doc["predicate"]["kind"], "generic")
+    return getattr(import_module(f"ragspan.render.{module}"), fmt)(doc)

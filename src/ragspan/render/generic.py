@@ -1,10 +1,12 @@
-"""Fallback rendering of any report's summary as key/value rows."""
+"""Every other report (validate, leakage, overlap, adapt, import, run-retriever): its
+summary as key/value rows, then what a person needs to see (leaks, pairs, findings)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ragspan.canonical import canonical_dumps
+from ragspan.render.text import aligned, md_table
 
 
 def _rows(summary: dict[str, Any]) -> list[list[str]]:
@@ -16,17 +18,13 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def generic_table(doc: dict[str, Any]) -> str:
-    from ragspan.render.table import aligned
-
+def table(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     head = f"ragspan {pred['kind']}: verdict {pred['verdict']}\n\n"
     return head + aligned(["field", "value"], _rows(pred["summary"])) + _with_listing(doc, "table")
 
 
-def generic_markdown(doc: dict[str, Any]) -> str:
-    from ragspan.render.markdown import md_table
-
+def markdown(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     head = f"### ragspan {pred['kind']}: **{pred['verdict']}**\n\n"
     return (head + md_table(["field", "value"], _rows(pred["summary"]), right_from=2)
@@ -63,9 +61,6 @@ def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int]
 
 
 def _with_listing(doc: dict[str, Any], fmt: str) -> str:
-    from ragspan.render.markdown import md_table
-    from ragspan.render.table import aligned
-
     found = listing(doc["predicate"])
     if not found or not found[2]:
         return ""

@@ -1,8 +1,34 @@
-"""Shared shaping of score reports into a metric x k grid (used by table and markdown)."""
+"""Text primitives of every renderer: aligned plain-text tables, GitHub markdown tables and
+escaping, number formats, and the metric x k grid of a score summary. A leaf: it imports no
+other renderer."""
 
 from __future__ import annotations
 
 from typing import Any
+
+
+def aligned(header: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """Columns padded to a common width; the first ``left`` columns left-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        out = [c.ljust(w) if i < left else c.rjust(w)
+               for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(out).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(header), rule, *(line(r) for r in rows)]) + "\n"
+
+
+def md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(header: list[str], rows: list[list[str]], right_from: int = 1) -> str:
+    align = ["---" if i < right_from else "---:" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def fmt_number(value: float, base: str) -> str:

@@ -1,10 +1,11 @@
-"""Compare reports for people: verdict first, then one row per metric, then the queries."""
+"""Compare reports as a table and as markdown: verdict first, then one row per metric, then
+the queries."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragspan.render.grid import fmt_number
+from ragspan.render.text import aligned, fmt_number, md_escape, md_table
 
 
 def _p(m: dict[str, Any]) -> str:
@@ -63,9 +64,7 @@ def _budget_line(summary: dict[str, Any]) -> str | None:
     return f"Retrieval budget {state} (tolerance {rb['tolerance'] * 100:g}%): " + "; ".join(parts)
 
 
-def compare_markdown(doc: dict[str, Any]) -> str:
-    from ragspan.render.markdown import md_escape, md_table
-
+def markdown(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     s = pred["summary"]
     icon = "✅ PASS" if s["verdict"] == "pass" else "❌ FAIL"
@@ -93,9 +92,7 @@ def compare_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def compare_table(doc: dict[str, Any]) -> str:
-    from ragspan.render.table import aligned
-
+def table(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     s = pred["summary"]
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]

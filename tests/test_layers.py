@@ -1,0 +1,111 @@
+"""The layers of ``src/ragspan`` (docs/architecture.md), checked on the source: every import
+statement, at module level or inside a function, counts."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+SRC = ROOT / "src"
+CLI_MAY_IMPORT = ("ragspan", "ragspan.commands", "ragspan.errors", "ragspan.logs")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the ragspan modules it imports (``from a import b`` counts as ``a.b`` when
+    ``a.b`` is a module, else as ``a``)."""
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    deps.add(full if full in files else base)
+        graph[name] = {d for d in deps if d in files and d != name}
+    return graph
+
+
+GRAPH = _graph()
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_walker_sees_imports():
+    assert "ragspan.envelope" in GRAPH["ragspan.commands.score"]
+    assert "ragspan.commands.output" in GRAPH["ragspan.commands.score"]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle():
+    assert _cycles(GRAPH) == []
+
+
+def test_only_commands_build_envelopes():
+    importers = sorted(m for m, deps in GRAPH.items() if "ragspan.envelope" in deps
+                       and not m.startswith("ragspan.commands"))
+    assert importers == []
+
+
+def test_cli_imports_only_the_commands():
+    bad = sorted(d for d in GRAPH["ragspan.cli"]
+                 if not any(d == ok or d.startswith(ok + ".") for ok in CLI_MAY_IMPORT[1:])
+                 and d != "ragspan")
+    assert bad == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH
+                                          if not m.startswith(("ragspan.commands", "ragspan.cli",
+                                                               "ragspan.__main__"))))
+def test_the_core_never_imports_commands_or_cli(module):
+    assert not {d for d in GRAPH[module] if d.startswith(("ragspan.commands", "ragspan.cli"))}
