@@ -28,6 +28,17 @@ DENSE = '[dense]\nbackend = "{backend}"\ndepth = 30\n'
 SPARSE = '[sparse]\ndepth = 30\n'
 
 
+@pytest.fixture(scope="session", autouse=True)
+def minilm():
+    """The packaged MiniLM, loaded once for every test here: ``load_sentence_model`` keeps
+    one model per process and name, so each pipeline after the first reuses it."""
+    from ragspan.retrieval.embed import load_sentence_model
+
+    model = load_sentence_model("all-MiniLM-L6-v2")
+    yield model
+    assert load_sentence_model("all-MiniLM-L6-v2") is model  # nothing loaded it again
+
+
 @pytest.fixture(scope="module")
 def cuad(tmp_path_factory):
     """The bundled example: five real CUAD contracts and their clause queries (it ships with

@@ -12,6 +12,7 @@ nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -59,7 +60,11 @@ def quiet_transformers() -> None:
         pass
 
 
+@functools.lru_cache(maxsize=2)
 def load_sentence_model(name: str) -> Any:
+    """The sentence-transformers model ``name`` (a name, a path, or the packaged default),
+    on the CPU; loaded once per process and name (encoding does not change the model), so
+    several pipelines in one process share it."""
     quiet_transformers()
     try:
         from sentence_transformers import SentenceTransformer
