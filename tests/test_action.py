@@ -18,6 +18,9 @@ from conftest import ROOT
 
 yaml = pytest.importorskip("yaml")
 FIX = ROOT / "tests" / "fixtures" / "gate"
+# github.action_path: a copy of the project, so that pip's build of it (build/, *.egg-info)
+# never lands in the work tree (set by the runner fixture)
+ACTION_PATH: list[Path] = [ROOT]
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
@@ -49,7 +52,7 @@ def expand(value: str, inputs: dict[str, str]) -> str:
         if expr.startswith("inputs."):
             return inputs.get(expr[len("inputs."):], "")
         if expr == "github.action_path":
-            return str(ROOT)
+            return str(ACTION_PATH[0])
         raise AssertionError(f"unexpected expression {expr}")
 
     return EXPR.sub(sub, str(value))
@@ -64,7 +67,13 @@ def run_step(step: dict, inputs: dict[str, str], env: dict[str, str]) -> subproc
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory):
     """A fresh virtualenv with ragspan installed by the action's own install step."""
+    import shutil
+
     tmp = tmp_path_factory.mktemp("action")
+    ACTION_PATH[0] = tmp / "ragspan"
+    shutil.copytree(ROOT, ACTION_PATH[0], ignore=shutil.ignore_patterns(
+        ".git", ".venv", "demo-out", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+        ".hypothesis", "tests"))
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -79,6 +88,8 @@ def runner(tmp_path_factory):
                             "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)"])
     assert probe.returncode == 0, "the action's install step pulled in torch"
     print(f"\naction install step (core only): {elapsed:.1f} s")
+    assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < t0
+    assert not [p for p in (ROOT / "src").glob("*.egg-info") if p.stat().st_mtime >= t0]
     return tmp, env, defaults
 
 

@@ -222,7 +222,7 @@ def test_markdown_verdict_first(tmp_path):
     assert "Most regressed queries" in md
 
 
-def test_decide_truth_table():
+def test_metric_fails_truth_table():
     from ragspan.gate import metric_fails
 
     common = dict(n=20, mode="threshold", upper_drop=None, allowed_drop=0.02)

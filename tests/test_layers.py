@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT
 
 SRC = ROOT / "src"
