@@ -148,3 +148,23 @@ def test_compare_refuses_gating_nothing_unless_no_gate():
         compare(base, cand, off)
     result = compare(base, cand, off, no_gate=True)
     assert result.gated == () and result.summary()["no_gate"] is True
+
+
+def test_a_metric_name_outside_the_grammar_is_refused(tmp_path):
+    """Metric names are read through the grammar (``name@k`` of a registered metric): a
+    report carrying ``bogus_metric@1`` in its summary and rows is an input error, never a
+    crash or a silently ungated column."""
+    doc = json.loads((FIX / "candidate-fail.json").read_text(encoding="utf-8"))
+    pred = doc["predicate"]
+
+    def rename(metrics: dict) -> dict:
+        return {("bogus_metric@1" if k == "mrr@1" else k): v for k, v in metrics.items()}
+
+    pred["summary"]["metrics"] = rename(pred["summary"]["metrics"])
+    for row in pred["details"]["queries"]:
+        row["metrics"] = rename(row["metrics"])
+    bad = tmp_path / "candidate.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", FIX / "baseline.json", "--candidate", bad)
+    assert res.exit_code == 3, res.stderr
+    assert "unknown metric 'bogus_metric@1'" in res.stderr and "candidate.json" in res.stderr

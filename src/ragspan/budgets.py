@@ -58,7 +58,7 @@ def parse_budget(spec: str) -> tuple[str, Budget]:
     elif metric.removesuffix("_first_stage") not in METRICS:
         raise UsageError(f"unknown metric '{metric}' in --budget (one of: {', '.join(METRICS)})")
     budget = parse_budget_value(value)
-    base = metric.split("@")[0].removesuffix("_first_stage")
+    base = parse_name(metric).base if "@" in metric else metric.removesuffix("_first_stage")
     if budget.unit == "pt" and not METRICS[base].bounded:
         raise UsageError(f"'{metric}' is not a 0-1 metric: give its budget in % (e.g. 10%)")
     return metric, budget
@@ -66,7 +66,7 @@ def parse_budget(spec: str) -> tuple[str, Budget]:
 
 def budget_for(name: str, budgets: dict[str, Budget], defaults: dict[str, Budget]) -> Budget:
     """Most specific wins: ``name@k``, then the base name, then the defaults, else off."""
-    base = name.split("@")[0]
+    base = parse_name(name).column
     for table in (budgets, defaults):
         if name in table:
             return table[name]

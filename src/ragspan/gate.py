@@ -23,7 +23,7 @@ import numpy as np
 
 from ragspan.budgets import Budget, budget_for
 from ragspan.errors import ExitCode, InputError, UsageError
-from ragspan.metrics.registry import METRICS
+from ragspan.metrics.registry import parse_name
 from ragspan.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
 from ragspan.scorereport import ScoreReport
 
@@ -174,8 +174,7 @@ def failure_reason(o: MetricOutcome, where: str = "") -> str:
 
 
 def _bounded(name: str) -> bool:
-    base = name.split("@")[0].removesuffix("_first_stage")
-    return METRICS.get(base) is not None and METRICS[base].bounded
+    return parse_name(name).spec.bounded
 
 
 def _amount(o: MetricOutcome, drop: float) -> str:
@@ -258,7 +257,7 @@ def check_gated_present(base: ScoreReport, cand: ScoreReport, budgets: dict[str,
 
 def unmatched_budgets(budgets: dict[str, Budget], names: Sequence[str]) -> list[str]:
     """Budget keys that match no compared column (``name@k`` exactly, or a base name)."""
-    bases = {n.split("@")[0] for n in names}
+    bases = {parse_name(n).column for n in names}
     return [key for key in budgets if key not in names and key not in bases]
 
 
@@ -302,9 +301,7 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
     p_values: list[float | None] = []
     binary: list[tuple[int, int] | None] = []
     for j, name in enumerate(names):
-        base_name = name.split("@")[0].removesuffix("_first_stage")
-        spec = METRICS.get(base_name)
-        if spec is not None and spec.binary:
+        if parse_name(name).spec.binary:
             fixed, broken, p = stats.discordant_pairs(base[:, j], cand[:, j])
             binary.append((fixed, broken))
             p_values.append(p if n >= 2 else None)
@@ -318,8 +315,7 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         adjusted = {j: float(a) for j, a in zip(gated_idx, adj)}
     out = []
     for j, name in enumerate(names):
-        base_name = name.split("@")[0].removesuffix("_first_stage")
-        higher = METRICS[base_name].higher_is_better if base_name in METRICS else True
+        higher = parse_name(name).spec.higher_is_better
         b_mean = float(base[:, j].mean()) if n else 0.0
         c_mean = float(cand[:, j].mean()) if n else 0.0
         delta = c_mean - b_mean
@@ -387,19 +383,19 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
     if primary not in cmp.names:
         raise UsageError(f"primary metric '{primary}' is not in both reports")
     j = cmp.names.index(primary)
-    base_name = primary.split("@")[0]
-    higher = METRICS[base_name].higher_is_better if base_name in METRICS else True
+    parsed = parse_name(primary)
+    higher = parsed.spec.higher_is_better
     delta = cmp.cand[:, j] - cmp.base[:, j]
     if not higher:
         delta = -delta
     order = sorted((d, qid, i) for i, (qid, d) in enumerate(zip(cmp.ids, delta)) if d < -1e-12)
-    k = primary.split("@")[1]
+    k = str(parsed.k)
     out = []
     for _, qid, i in order[:top]:
         row = {"id": qid, "query": cmp.rows_base[qid].get("query", ""),
                "baseline": float(cmp.base[i, j]), "candidate": float(cmp.cand[i, j]),
                "delta": float(cmp.cand[i, j] - cmp.base[i, j])}
-        if base_name == "complete_grounding":
+        if parsed.column == "complete_grounding":
             row["lost_spans"] = (cmp.rows_cand[qid].get("missing_spans") or {}).get(k, [])
         out.append(row)
     return out

@@ -23,7 +23,7 @@ import numpy as np
 from ragspan.doclevel import DocScores
 from ragspan.errors import InputError
 from ragspan.io.evalset import EvalSet
-from ragspan.metrics.registry import format_name
+from ragspan.metrics.registry import format_name, parse_name
 from ragspan.report import InputRef, ReportBody
 from ragspan.scoring import SpanReport
 
@@ -98,6 +98,11 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     if not isinstance(metrics, dict) or not metrics:
         raise InputError(f"the {role} report has no summary metrics", name)
     names = tuple(metrics)
+    for metric in names:
+        try:
+            parse_name(metric)
+        except ValueError as exc:
+            raise InputError(f"summary: {exc}", name) from None
     expected = set(names)
     ids: list[str] = []
     first: dict[str, int] = {}

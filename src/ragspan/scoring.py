@@ -11,7 +11,7 @@ from ragspan.errors import InputError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.runs import SpanList, SpanRun
-from ragspan.metrics.registry import SPAN_METRICS, format_name
+from ragspan.metrics.registry import SPAN_METRICS, format_name, parse_name
 from ragspan.metrics.span import GoldColumns, RankedColumns, SpanScores, score_spans
 
 DEFAULT_KS = (5, 10)
@@ -133,8 +133,8 @@ class SpanReport:
         out = dict(self.scores.values)
         if self.first_stage is not None:
             for name, arr in self.first_stage.values.items():
-                base, k = name.split("@")
-                out[format_name(base, int(k), True)] = arr
+                parsed = parse_name(name)
+                out[format_name(parsed.base, parsed.k, True)] = arr
         return out
 
 

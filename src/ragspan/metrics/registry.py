@@ -1,4 +1,5 @@
-"""What each metric is, declared once: feeds the name parser, ``--list`` and the docs.
+"""What each metric is, declared once: feeds the name parser (``parse_name``, used wherever a
+metric name is read: reports, budgets, renderers) and the score and compare reports.
 
 Metric names follow the grammar ``name@k`` (``complete_grounding@5``, ``ndcg@10``); an
 optional suffix ``_first_stage`` names the same metric on a run's first-stage ranking.
@@ -78,6 +79,12 @@ class MetricName:
     @property
     def spec(self) -> MetricSpec:
         return METRICS[self.base]
+
+    @property
+    def column(self) -> str:
+        """The name without its cutoff: ``span_coverage`` or ``span_coverage_first_stage``
+        (what a budget or a table row names)."""
+        return f"{self.base}{'_first_stage' if self.first_stage else ''}"
 
     def __str__(self) -> str:
         return format_name(self.base, self.k, self.first_stage)

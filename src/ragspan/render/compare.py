@@ -15,23 +15,24 @@ def _p(m: dict[str, Any]) -> str:
 
 def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     """Gated metrics first, then the registry's order (complete grounding leads), then k."""
-    from ragspan.metrics.registry import METRICS
+    from ragspan.metrics.registry import METRICS, parse_name
 
     order = {n: i for i, n in enumerate(METRICS)}
 
-    def key(item: tuple[str, Any]) -> tuple[int, bool, int, int]:
+    def key(item: tuple[str, Any]) -> tuple[bool, bool, int, int]:
         name, m = item
-        base, k = name.split("@")
-        stage = base.endswith("_first_stage")
-        return (not m["gated"], stage, order.get(base.removesuffix("_first_stage"), 99), int(k))
+        p = parse_name(name)
+        return (not m["gated"], p.first_stage, order[p.base], p.k)
 
     return sorted(metrics.items(), key=key)
 
 
 def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
     rows = []
+    from ragspan.metrics.registry import parse_name
+
     for name, m in _ordered(summary["metrics"]):
-        base = name.split("@")[0]
+        base = parse_name(name).column
         mark = ("❌" if m["failed"] else "✅") if with_marks else ("FAIL" if m["failed"] else "ok")
         if not m["gated"]:
             mark = "·" if with_marks else "-"

@@ -39,10 +39,13 @@ def fmt_number(value: float, base: str) -> str:
 
 def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tuple[str, list[str]]]]:
     """Rows ``(metric base, cells)`` and the k columns, in first-seen metric order."""
-    ks: list[int] = sorted({int(n.split("@")[1]) for n in summary_metrics})
+    from ragspan.metrics.registry import parse_name
+
+    parsed = [parse_name(n) for n in summary_metrics]
+    ks: list[int] = sorted({p.k for p in parsed})
     bases: list[str] = []
-    for name in summary_metrics:
-        base = name.split("@")[0]
+    for p in parsed:
+        base = p.column
         if base not in bases:
             bases.append(base)
     rows = []
@@ -57,14 +60,12 @@ def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tupl
 
 def ordered_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """Summary metrics ordered by the registry (complete grounding first), then by name."""
-    from ragspan.metrics.registry import METRICS
+    from ragspan.metrics.registry import METRICS, parse_name
 
     order = {name: i for i, name in enumerate(METRICS)}
 
-    def key(name: str) -> tuple[int, int, str]:
-        base, k = name.split("@")
-        stage = base.endswith("_first_stage")
-        base = base.removesuffix("_first_stage")
-        return (stage, order.get(base, len(order)), f"{base}@{int(k):09d}")
+    def key(name: str) -> tuple[bool, int, str]:
+        p = parse_name(name)
+        return (p.first_stage, order[p.base], f"{p.base}@{p.k:09d}")
 
     return {n: summary["metrics"][n] for n in sorted(summary["metrics"], key=key)}
