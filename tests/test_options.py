@@ -52,3 +52,42 @@ def test_every_default_fits_its_option():
 def test_docs_table_is_the_code_table():
     text = (ROOT / "docs" / "gate.md").read_text(encoding="utf-8")
     assert markdown_table(GATE_OPTIONS) in text
+
+
+def test_pipeline_docs_tables_are_the_code_tables():
+    from ragspan.options import RUN_RETRIEVER_OPTIONS, pipeline_markdown
+
+    text = (ROOT / "docs" / "retrieval.md").read_text(encoding="utf-8")
+    assert pipeline_markdown() in text
+    assert markdown_table(RUN_RETRIEVER_OPTIONS, "--") in text
+
+
+def test_pipeline_defaults_are_the_declared_ones():
+    """The pipeline dataclasses take every default from the declaration, and every declared
+    default fits its own option."""
+    from dataclasses import fields
+
+    from ragspan.options import PIPELINE_SECTIONS, PIPELINE_TOP, RUN_RETRIEVER_OPTIONS
+    from ragspan.retrieval.chunkers import ChunkerSpec
+    from ragspan.retrieval.config import DenseSpec, PipelineConfig, RerankSpec, SparseSpec
+
+    for opt in (*PIPELINE_TOP, *RUN_RETRIEVER_OPTIONS,
+                *(o for opts in PIPELINE_SECTIONS.values() for o in opts)):
+        if opt.kind != "table" and opt.key != "name":
+            check_value(opt, opt.default)
+    for cls, section in ((ChunkerSpec, "chunker"), (DenseSpec, "dense"),
+                         (SparseSpec, "sparse"), (RerankSpec, "rerank")):
+        declared = {o.attr: o.default for o in PIPELINE_SECTIONS[section] if o.key != "enabled"}
+        assert {f.name: f.default for f in fields(cls)} == declared, section
+    top = {f.name: f.default for f in fields(PipelineConfig)}
+    assert top["depth"] == 10 and top["fusion_k"] == 60 and top["scope"] == "doc_id"
+
+
+def test_run_retriever_click_options_come_from_the_declaration():
+    from ragspan.cli import cli
+    from ragspan.options import RUN_RETRIEVER_OPTIONS
+
+    params = {p.name: p for p in cli.commands["run-retriever"].params}
+    for opt in RUN_RETRIEVER_OPTIONS:
+        assert opt.attr in params and opt.help in (params[opt.attr].help or "")
+    assert params["depth"].type.min == 1

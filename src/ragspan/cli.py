@@ -137,34 +137,50 @@ def cli(verbose: bool, quiet: bool, log_format: str) -> None:
     """ragspan: a regression gate for retrieval, decided by character-span arithmetic."""
 
 
+def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Click options built from their one declaration (``ragspan.options.Option``): each
+    defaults to None, False or () (not given), so a config file and then the declared
+    default apply; the help states the declared default."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        for opt in reversed(options):
+            if opt.kind == "table":
+                continue
+            shown = "" if opt.default is None or opt.default is False or opt.default == () \
+                else f" (default {opt.default})"
+            kw: dict[str, Any] = {"help": opt.help + shown}
+            if opt.kind == "bool":
+                kw["is_flag"] = True
+            elif opt.kind == "strings":
+                kw.update(multiple=True, type=str)
+            else:
+                kw["default"] = None
+                kw["type"] = {
+                    "float": lambda o: FiniteFloatRange(o.low, o.high, min_open=o.open_low,
+                                                        max_open=o.open_high),
+                    "int": lambda o: click.IntRange(min=o.low, max=o.high),
+                    "enum": lambda o: click.Choice(list(o.choices)),
+                    "str": lambda o: str,
+                }[opt.kind](opt)
+            func = click.option("--" + opt.key, opt.attr, **kw)(func)
+        return func
+
+    return decorate
+
+
 def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The gate's options, from their one declaration (``ragspan.options.GATE_OPTIONS``):
-    each defaults to None (not given), so ``[tool.ragspan]`` and then the declared default
-    apply; the help states the default."""
+    """The gate's options (``GATE_OPTIONS``); ``[tool.ragspan]`` fills what is not given."""
     from ragspan.commands.compare import GATE_OPTIONS
 
-    for opt in reversed(GATE_OPTIONS):
-        if opt.kind == "table":
-            continue
-        flag = "--" + opt.key
-        shown = "" if opt.default is None or opt.default is False or opt.default == () \
-            else f" (default {opt.default})"
-        kw: dict[str, Any] = {"help": opt.help + shown}
-        if opt.kind == "bool":
-            kw["is_flag"] = True
-        elif opt.kind == "strings":
-            kw.update(multiple=True, type=str)
-        else:
-            kw["default"] = None
-            kw["type"] = {
-                "float": lambda o: FiniteFloatRange(o.low, o.high, min_open=o.open_low,
-                                                    max_open=o.open_high),
-                "int": lambda o: click.IntRange(min=o.low, max=o.high),
-                "enum": lambda o: click.Choice(list(o.choices)),
-                "str": lambda o: str,
-            }[opt.kind](opt)
-        func = click.option(flag, opt.attr, **kw)(func)
-    return func
+    return declared(GATE_OPTIONS)(func)
+
+
+def run_retriever_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """run-retriever's own options (``RUN_RETRIEVER_OPTIONS``); the pipeline's keys come
+    from its TOML."""
+    from ragspan.commands.run_retriever import RUN_RETRIEVER_OPTIONS
+
+    return declared(RUN_RETRIEVER_OPTIONS)(func)
 
 
 def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -367,12 +383,7 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--out", required=True, type=str, help="Span run to write (JSONL).")
 @click.option("--chunks-out", type=str, help="Write the chunk manifest (JSONL) here.")
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
-@click.option("--cache-dir", type=str,
-              help="Embedding cache (default ~/.cache/ragspan or $RAGSPAN_CACHE_DIR).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the embedding cache.")
-@click.option("--qdrant-path", type=str, help="Dense search in a local on-disk Qdrant store.")
-@click.option("--qdrant-url", type=str, help="Dense search on a Qdrant server.")
-@click.option("--depth", type=click.IntRange(min=1), default=None, help="Override the config's depth.")
+@run_retriever_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @common_options
 @guard(inputs=("corpus", "eval_set", "config", "qdrant_path"),

@@ -143,44 +143,91 @@ GATE_DEFAULTS: dict[str, Any] = {o.attr: o.default for o in GATE_OPTIONS}
 
 # ---- run-retriever's pipeline TOML ----------------------------------------------------------
 
-def _depth(default: int) -> Option:
-    return Option("depth", "int", default, "Results per query.", low=1)
-
-
 ENABLED = Option("enabled", "bool", True, "false turns the section off.")
 PIPELINE_TOP: tuple[Option, ...] = (
-    Option("name", "str", None, "The configuration's name."),
-    _depth(10),
-    *(Option(k, "table") for k in ("chunker", "dense", "sparse", "fusion", "rerank", "filter")),
+    Option("name", "str", None, "The configuration's name (required)."),
+    Option("depth", "int", 10, "Results per query.", low=1),
+    *(Option(k, "table", help=f"The `[{k}]` section.")
+      for k in ("chunker", "dense", "sparse", "fusion", "rerank", "filter")),
 )
 PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
-    "chunker": (Option("kind", "enum", "sentence",
+    "chunker": (Option("kind", "enum", "sentence", "How documents are cut into chunks.",
                        choices=("fixed", "sentence", "recursive", "clause", "none")),
-                Option("size", "int", 1000, low=1), Option("overlap", "int", 0, low=0),
-                Option("snap", "bool", False), ENABLED),
-    "dense": (Option("model", "str", "all-MiniLM-L6-v2"),
-              Option("backend", "enum", "exact", choices=("exact", "qdrant")), _depth(50),
-              Option("qdrant_path", "str", nullable=True),
-              Option("qdrant_url", "str", nullable=True),
-              Option("batch_size", "int", 64, low=1), ENABLED),
-    "sparse": (Option("backend", "enum", "rank-bm25", choices=("rank-bm25", "bm25s")),
-               Option("k1", "float", 1.5, low=0), Option("b", "float", 0.75, low=0, high=1),
-               _depth(50), ENABLED),
-    "rerank": (Option("model", "str", ""), _depth(20), Option("batch_size", "int", 32, low=1),
+                Option("size", "int", 1000, "Chunk size in characters (the target for "
+                       "sentence, recursive and clause).", low=1),
+                Option("overlap", "int", 0, "Characters shared by neighbouring fixed "
+                       "chunks (below size).", low=0),
+                Option("snap", "bool", False, "Fixed chunks end at a word boundary."),
+                ENABLED),
+    "dense": (Option("model", "str", "all-MiniLM-L6-v2", "sentence-transformers model, name "
+                     "or path (the default is the packaged MiniLM)."),
+              Option("backend", "enum", "exact", "Exact numpy search, or Qdrant.",
+                     choices=("exact", "qdrant")),
+              Option("depth", "int", 50, "Candidates this retriever passes on.", low=1),
+              Option("qdrant_path", "str", None, "Local on-disk Qdrant store.", nullable=True),
+              Option("qdrant_url", "str", None, "Qdrant server.", nullable=True),
+              Option("batch_size", "int", 64, "Chunks embedded per batch.", low=1), ENABLED),
+    "sparse": (Option("backend", "enum", "rank-bm25", "BM25 implementation (same tokenizer "
+                      "and idf).", choices=("rank-bm25", "bm25s")),
+               Option("k1", "float", 1.5, "BM25 term-frequency saturation.", low=0),
+               Option("b", "float", 0.75, "BM25 length normalisation.", low=0, high=1),
+               Option("depth", "int", 50, "Candidates this retriever passes on.", low=1),
                ENABLED),
-    "fusion": (Option("k", "int", 60, low=1), Option("method", "enum", "rrf", choices=("rrf",))),
-    "filter": (Option("scope", "enum", "doc_id", choices=("doc_id", "filters", "none")),),
+    "rerank": (Option("model", "str", "", "CrossEncoder model, name or path (required)."),
+               Option("depth", "int", 20, "Fused candidates rescored.", low=1),
+               Option("batch_size", "int", 32, "Pairs scored per batch.", low=1), ENABLED),
+    "fusion": (Option("k", "int", 60, "Reciprocal rank fusion constant.", low=1),
+               Option("method", "enum", "rrf", "Fusion method.", choices=("rrf",))),
+    "filter": (Option("scope", "enum", "doc_id", "doc_id: the query's document and its "
+                      "filters; filters: its filters only; none: corpus-wide.",
+                      choices=("doc_id", "filters", "none")),),
 }
 
 
-def markdown_table(options: tuple[Option, ...]) -> str:
+PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "": {o.attr: o.default for o in PIPELINE_TOP if o.kind != "table"},
+    **{name: {o.attr: o.default for o in opts if o is not ENABLED}
+       for name, opts in PIPELINE_SECTIONS.items()},
+}
+
+
+def pipeline_default(section: str, key: str) -> Any:
+    """The declared default of ``[section] key`` (``section`` "" for the top level): the
+    only place the pipeline dataclasses take their defaults from."""
+    return PIPELINE_DEFAULTS[section][key]
+
+
+# ---- run-retriever's command line (the pipeline's own keys come from its TOML) -------------
+
+RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
+    Option("cache-dir", "str", None, "Embedding cache (default ~/.cache/ragspan or "
+           "$RAGSPAN_CACHE_DIR).", nullable=True),
+    Option("no-cache", "bool", False, "Do not read or write the embedding cache."),
+    Option("qdrant-path", "str", None, "Dense search in a local on-disk Qdrant store.",
+           nullable=True),
+    Option("qdrant-url", "str", None, "Dense search on a Qdrant server.", nullable=True),
+    Option("depth", "int", None, "Override the config's depth (results per query).", low=1,
+           nullable=True),
+)
+
+
+def pipeline_markdown() -> str:
+    """The docs tables of the pipeline TOML: the top level, then one table per section
+    (docs/retrieval.md holds this text, tested equal)."""
+    parts = ["Top level:\n\n" + markdown_table(PIPELINE_TOP)]
+    parts += [f"`[{name}]`:\n\n" + markdown_table(opts) for name, opts in PIPELINE_SECTIONS.items()]
+    return "\n".join(parts)
+
+
+def markdown_table(options: tuple[Option, ...], prefix: str = "") -> str:
     """The docs table of ``options`` (key, expected value, default, meaning); docs/gate.md
-    holds this text, tested equal, so the docs cannot drift from the code."""
+    and docs/retrieval.md hold this text, tested equal, so the docs cannot drift from the
+    code. ``prefix`` is written before each key (``--`` for command-line options)."""
     rows = ["| key | value | default | meaning |", "| --- | --- | --- | --- |"]
     for o in options:
         default = "unset" if o.default is None else (
             "true" if o.default is True else "false" if o.default is False
             else "[]" if o.default == () else "{}" if o.default == {} else repr(o.default)
             if isinstance(o.default, str) else f"{o.default}")
-        rows.append(f"| `{o.key}` | {o.describe()} | {default} | {o.help} |")
+        rows.append(f"| `{prefix}{o.key}` | {o.describe()} | {default} | {o.help} |")
     return "\n".join(rows) + "\n"

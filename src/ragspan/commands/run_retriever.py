@@ -10,10 +10,9 @@ from typing import Any
 
 from ragspan.commands.output import CommandResult
 from ragspan.errors import InputError, UsageError
-from ragspan.io.corpus import read_corpus
-from ragspan.io.evalset import read_eval_set
-from ragspan.io.files import read_bytes, sha256_hex
-from ragspan.io.writers import jsonl
+from ragspan.options import RUN_RETRIEVER_OPTIONS
+
+__all__ = ["RUN_RETRIEVER_OPTIONS", "run"]
 
 log = logging.getLogger("ragspan")
 
@@ -26,6 +25,10 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
     writes together with the report or not at all."""
     from ragspan.envelope import statement
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.evalset import read_eval_set
+    from ragspan.io.files import read_bytes, sha256_hex
+    from ragspan.io.writers import jsonl
     from ragspan.report import InputRef
     from ragspan.retrieval.progress import Progress
 

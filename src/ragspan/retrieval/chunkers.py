@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from ragspan.errors import UsageError
+from ragspan.options import pipeline_default
 
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _VISIBLE = re.compile(rf"[^\s{INVISIBLE}]")
@@ -55,10 +56,10 @@ class Chunk:
 class ChunkerSpec:
     """``kind`` plus its parameters (characters)."""
 
-    kind: str = "sentence"
-    size: int = 1000
-    overlap: int = 0
-    snap: bool = False
+    kind: str = pipeline_default("chunker", "kind")
+    size: int = pipeline_default("chunker", "size")
+    overlap: int = pipeline_default("chunker", "overlap")
+    snap: bool = pipeline_default("chunker", "snap")
 
     def check(self) -> None:
         if self.kind not in CHUNKERS:

@@ -26,7 +26,8 @@ scope = "doc_id"                # doc_id (the query's document + its filters) | 
 
 A section that is absent is off (``dense``, ``sparse``, ``rerank``); at least one retriever
 must be on. Unknown keys are an error. The digest is the sha256 of the canonical JSON of the
-complete config (defaults filled in), so two spellings of one pipeline share a digest.
+complete config (defaults filled in, declared once in ``ragspan.options``), so two
+spellings of one pipeline share a digest.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ragspan.canonical import canonical_dumps
 from ragspan.errors import InputError
-from ragspan.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table
+from ragspan.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table, pipeline_default
 from ragspan.retrieval.chunkers import ChunkerSpec
 
 if sys.version_info >= (3, 11):
@@ -48,49 +50,53 @@ else:  # pragma: no cover
 
 
 
+D = pipeline_default  # every default below is the one declared in ragspan.options
+
+
 @dataclass(frozen=True)
 class DenseSpec:
-    model: str = "all-MiniLM-L6-v2"
-    backend: str = "exact"
-    depth: int = 50
-    qdrant_path: str | None = None
-    qdrant_url: str | None = None
-    batch_size: int = 64
+    model: str = D("dense", "model")
+    backend: str = D("dense", "backend")
+    depth: int = D("dense", "depth")
+    qdrant_path: str | None = D("dense", "qdrant_path")
+    qdrant_url: str | None = D("dense", "qdrant_url")
+    batch_size: int = D("dense", "batch_size")
 
 
 @dataclass(frozen=True)
 class SparseSpec:
-    backend: str = "rank-bm25"
-    k1: float = 1.5
-    b: float = 0.75
-    depth: int = 50
+    backend: str = D("sparse", "backend")
+    k1: float = D("sparse", "k1")
+    b: float = D("sparse", "b")
+    depth: int = D("sparse", "depth")
 
 
 @dataclass(frozen=True)
 class RerankSpec:
-    model: str = ""
-    depth: int = 20
-    batch_size: int = 32
+    model: str = D("rerank", "model")
+    depth: int = D("rerank", "depth")
+    batch_size: int = D("rerank", "batch_size")
 
 
 @dataclass(frozen=True)
 class PipelineConfig:
     name: str
-    depth: int = 10
+    depth: int = D("", "depth")
     chunker: ChunkerSpec = field(default_factory=ChunkerSpec)
     dense: DenseSpec | None = None
     sparse: SparseSpec | None = None
-    fusion_k: int = 60
+    fusion_k: int = D("fusion", "k")
     rerank: RerankSpec | None = None
-    scope: str = "doc_id"
+    scope: str = D("filter", "scope")
 
     def as_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        return json.loads(json.dumps(out, sort_keys=True))
+        return json.loads(canonical_dumps(asdict(self)))
 
     @property
     def digest(self) -> str:
-        text = json.dumps(self.as_json(), sort_keys=True, separators=(",", ":"))
+        """sha256 of the config's canonical JSON (``ragspan.canonical``), its line end left
+        out."""
+        text = canonical_dumps(self.as_json()).removesuffix("\n")
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -117,9 +123,9 @@ def parse_config(raw: dict[str, Any], path: str) -> PipelineConfig:
     rerank = _section(raw, "rerank", RerankSpec, path)
     fusion = check_table(raw.get("fusion") or {}, PIPELINE_SECTIONS["fusion"], path, "[fusion]")
     filt = check_table(raw.get("filter") or {}, PIPELINE_SECTIONS["filter"], path, "[filter]")
-    cfg = PipelineConfig(name=name, depth=top.get("depth", 10), chunker=chunker, dense=dense,
-                         sparse=sparse, fusion_k=fusion.get("k", 60), rerank=rerank,
-                         scope=filt.get("scope", "doc_id"))
+    cfg = PipelineConfig(name=name, depth=top.get("depth", D("", "depth")), chunker=chunker,
+                         dense=dense, sparse=sparse, fusion_k=fusion.get("k", D("fusion", "k")),
+                         rerank=rerank, scope=filt.get("scope", D("filter", "scope")))
     check(cfg, path)
     return cfg
 
