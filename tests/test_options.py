@@ -91,3 +91,25 @@ def test_run_retriever_click_options_come_from_the_declaration():
     for opt in RUN_RETRIEVER_OPTIONS:
         assert opt.attr in params and opt.help in (params[opt.attr].help or "")
     assert params["depth"].type.min == 1
+
+
+def test_metric_tables_in_the_docs_are_the_registry():
+    from ragspan.metrics.registry import markdown_tables
+
+    text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    span, doc = markdown_tables()
+    assert span in text and doc in text
+
+
+def test_metrics_listing_names_every_registered_metric():
+    import json
+
+    from conftest import run_cli
+    from ragspan.metrics.registry import METRICS, parse_name
+
+    listed = json.loads(run_cli("metrics", "--format", "json").stdout)
+    assert [m["name"] for m in listed] == list(METRICS)
+    table = run_cli("metrics").stdout
+    for name in METRICS:
+        assert f"{name}@k" in table
+        assert parse_name(f"{name}@5").base == name

@@ -447,6 +447,16 @@ def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
     emit(command.run(**kwargs), out, fmt)
 
 
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+def metrics(fmt: str) -> None:
+    """List every metric: name grammar, family, values, direction, trec_eval name, definition."""
+    from ragspan.commands import metrics as command
+
+    click.echo(command.run(fmt), nl=False)
+
+
 def main() -> None:
     try:
         cli(prog_name="ragspan")

@@ -68,6 +68,7 @@ CASES: list[Case] = [
                    "--corpus-out", "out/adapt-corpus.jsonl", "--report", "out/adapt.json",
                    "--format", "markdown"),
          ("adapt-eval.jsonl", "adapt-corpus.jsonl", "adapt.json")),
+    *[Case(f"metrics.{f}", ("metrics", "--format", f)) for f in ("json", "table", "markdown")],
     Case("validate-report", ("validate-report", "--report", f"{F}/baseline.json")),
     *_fmt("validate-fixture", ("validate", "--eval-set", f"{F}/eval.jsonl", "--corpus",
                                f"{F}/corpus.jsonl"), "validate-fixture.json"),

@@ -1,5 +1,6 @@
 """What each metric is, declared once: feeds the name parser (``parse_name``, used wherever a
-metric name is read: reports, budgets, renderers) and the score and compare reports.
+metric name is read: reports, budgets, renderers), ``ragspan metrics`` and the metric tables
+of docs/metrics.md (``markdown_tables``, tested equal).
 
 Metric names follow the grammar ``name@k`` (``complete_grounding@5``, ``ndcg@10``); an
 optional suffix ``_first_stage`` names the same metric on a run's first-stage ranking.
@@ -25,42 +26,47 @@ class MetricSpec:
 METRICS: dict[str, MetricSpec] = {
     m.name: m
     for m in (
-        MetricSpec("complete_grounding", "span", True, True, True,
-                   "1 if every gold span is covered at least tau by the union of the top k "
-                   "(match any: some gold span is), else 0"),
-        MetricSpec("span_coverage", "span", False, True, True,
-                   "gold characters covered by the union of the top k / all gold characters "
-                   "(both as unions)"),
-        MetricSpec("span_recall", "span", False, True, True,
-                   "mean over gold spans of the fraction of that span covered by the top k"),
-        MetricSpec("char_precision", "span", False, False, True,
-                   "LegalBench-RAG: sum of pairwise (retrieved, gold) overlaps / retrieved "
-                   "characters; can exceed 1 when retrieved spans overlap each other"),
-        MetricSpec("char_recall", "span", False, False, True,
-                   "LegalBench-RAG: sum of pairwise (retrieved, gold) overlaps / gold characters; "
-                   "can exceed 1 when retrieved spans overlap each other"),
-        MetricSpec("char_precision_merged", "span", False, True, True,
-                   "covered gold characters / characters in the union of the top k"),
-        MetricSpec("retrieved_chars", "span", False, False, False,
-                   "total characters in the top k (the retrieval budget)"),
-        MetricSpec("precision", "span", False, True, True,
-                   "relevant chunks in the top k / k (relevant = same doc, any gold overlap)"),
-        MetricSpec("hit_rate", "span", True, True, True,
-                   "1 if some chunk in the top k is relevant, else 0"),
-        MetricSpec("mrr", "span", False, True, True,
-                   "1 / rank of the first relevant chunk within the top k, else 0"),
-        MetricSpec("doc_precision", "doc", False, True, True,
-                   "relevant documents in the top k / k", "P_k"),
-        MetricSpec("doc_recall", "doc", False, True, True,
-                   "relevant documents in the top k / relevant documents judged", "recall_k"),
-        MetricSpec("doc_ndcg", "doc", False, True, True,
-                   "nDCG of the top k, linear gain = grade, log2 discount", "ndcg_cut_k"),
-        MetricSpec("doc_map", "doc", False, True, True,
-                   "average precision truncated at k", "map_cut_k"),
-        MetricSpec("doc_mrr", "doc", False, True, True,
-                   "1 / rank of the first relevant document within the top k", "recip_rank"),
-        MetricSpec("doc_hit_rate", "doc", True, True, True,
-                   "1 if a relevant document is in the top k", "success_k"),
+        MetricSpec('complete_grounding', 'span', True, True, True,
+                   '1 if every gold span has at least τ of its characters inside the union of R_k '
+                   '(match any: some gold span), else 0. τ = `--grounding-threshold`, default 0.5, '
+                   'inclusive, recorded in the report.'),
+        MetricSpec('span_coverage', 'span', False, True, True,
+                   '|∪G ∩ ∪R_k| / |∪G| — gold characters covered, both sides as unions'),
+        MetricSpec('span_recall', 'span', False, True, True,
+                   'mean over gold spans g of |g ∩ ∪R_k| / |g|'),
+        MetricSpec('char_precision', 'span', False, False, True,
+                   'LegalBench-RAG: Σ_r Σ_g |r ∩ g| / Σ_r |r| over R_k, no merging'),
+        MetricSpec('char_recall', 'span', False, False, True,
+                   'LegalBench-RAG: Σ_g Σ_r |r ∩ g| / Σ_g |g|, no merging'),
+        MetricSpec('char_precision_merged', 'span', False, True, True,
+                   '|∪G ∩ ∪R_k| / |∪R_k|'),
+        MetricSpec('retrieved_chars', 'span', False, False, False,
+                   'Σ_r |r| over R_k: the retrieval budget (summary also gives mean, median, p90)'),
+        MetricSpec('precision', 'span', False, True, True,
+                   'relevant chunks in R_k / k (relevant = same doc, any overlap with a gold span)'),
+        MetricSpec('hit_rate', 'span', True, True, True,
+                   '1 if some chunk in R_k is relevant'),
+        MetricSpec('mrr', 'span', False, True, True,
+                   '1 / rank of the first relevant chunk if it is within the top k, else 0'),
+        MetricSpec('doc_precision', 'doc', False, True, True,
+                   'relevant docs in the top k / k',
+                   'P_k'),
+        MetricSpec('doc_recall', 'doc', False, True, True,
+                   'relevant docs in the top k / relevant docs judged (0 if none)',
+                   'recall_k'),
+        MetricSpec('doc_ndcg', 'doc', False, True, True,
+                   'DCG with gain = grade (grades > 0, whatever the relevance level), discount '
+                   'log2(rank+1), over the ideal DCG of all judged grades > 0, both cut at k',
+                   'ndcg_cut_k'),
+        MetricSpec('doc_map', 'doc', False, True, True,
+                   'Σ over relevant docs in the top k of precision at their rank, / relevant judged',
+                   'map_cut_k'),
+        MetricSpec('doc_mrr', 'doc', False, True, True,
+                   "1 / rank of the first relevant doc within the top k (trec_eval's is k = ∞)",
+                   'recip_rank'),
+        MetricSpec('doc_hit_rate', 'doc', True, True, True,
+                   '1 if a relevant doc is in the top k',
+                   'success_k'),
     )
 }
 
@@ -101,3 +107,37 @@ def parse_name(text: str) -> MetricName:
         allowed = ", ".join(METRICS)
         raise ValueError(f"unknown metric '{text}' (expected NAME@K, NAME one of: {allowed})")
     return MetricName(m.group("base"), int(m.group("k")), bool(m.group("stage")))
+
+
+def values_of(spec: MetricSpec) -> str:
+    """What one query's value can be, in words."""
+    if spec.binary:
+        return "0 or 1"
+    return "[0, 1]" if spec.bounded else ">= 0"
+
+
+def listing_rows() -> list[list[str]]:
+    """One row per metric: name, family, per-query values, direction, budget unit,
+    trec_eval name, definition (the ``ragspan metrics`` table)."""
+    return [[f"{m.name}@k", m.family, values_of(m), "higher" if m.higher_is_better else "lower",
+             "pt or %" if m.bounded else "%", m.trec_eval or "-", m.definition]
+            for m in METRICS.values()]
+
+
+LISTING_HEADER = ["metric", "family", "per query", "better", "budget", "trec_eval",
+                  "definition"]
+
+
+def markdown_tables() -> tuple[str, str]:
+    """The span-family and doc-family tables of docs/metrics.md."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    span = ["| metric | definition |", "| --- | --- |"]
+    span += [f"| `{m.name}@k` | {cell(m.definition)} |" for m in METRICS.values()
+             if m.family == "span"]
+    doc = ["| ragspan | trec_eval | definition |", "| --- | --- | --- |"]
+    doc += [f"| `{m.name}@k` | `{m.trec_eval}` | {cell(m.definition)} |"
+            for m in METRICS.values() if m.family == "doc"]
+    return "\n".join(span) + "\n", "\n".join(doc) + "\n"

@@ -1,0 +1,25 @@
+"""``ragspan metrics``: every metric ragspan computes, from the registry.
+
+A listing, like ``--help``: it reads no input, so it writes no report envelope; ``json`` is
+the registry itself as canonical JSON (one object per metric)."""
+
+from __future__ import annotations
+
+
+def run(fmt: str) -> str:
+    """The registry as ``table``, ``markdown`` or ``json`` text (ending in a newline)."""
+    from ragspan.metrics.registry import LISTING_HEADER, METRICS, listing_rows
+
+    if fmt == "json":
+        from ragspan.canonical import canonical_dumps
+
+        return canonical_dumps([{"name": m.name, "family": m.family, "binary": m.binary,
+                                 "bounded": m.bounded, "higher_is_better": m.higher_is_better,
+                                 "trec_eval": m.trec_eval, "definition": m.definition}
+                                for m in METRICS.values()])
+    from ragspan.render.text import aligned, md_table
+
+    rows = listing_rows()
+    if fmt == "markdown":
+        return md_table(LISTING_HEADER, rows, right_from=len(LISTING_HEADER))
+    return aligned(LISTING_HEADER, rows, left=len(LISTING_HEADER))
