@@ -9,6 +9,10 @@ Measures: P, recall, ndcg_cut, map_cut, recip_rank, success at k = 10 and 100. T
 plain >= pytrec_eval's speed; fast >= 4x pytrec_eval and < 1.5 GiB peak. Then the same run
 as JSONL (``retrieved_ids`` listed in trec_eval's order, with scores), with and without
 pyarrow; every variant's nDCG@10 is checked against pytrec_eval's.
+
+Per layer (the run's top 100 read alone, best of two): each TREC parser with and without the
+byte-key layer (doc ids of at most 8 bytes kept as uint64 keys, the top selection made on
+the keys and only the survivors named), so the keys are kept only where they pay.
 """
 
 from __future__ import annotations
@@ -76,6 +80,38 @@ def run_ragspan(run: Path, qrels: Path, fast: bool):
     return total, t_parse, ours
 
 
+def layers(run: Path) -> list[tuple[str, float, object]]:
+    """The run's top 100 read by each TREC parser, with and without the byte keys; each
+    result goes through the one ``assemble``."""
+    import importlib.util
+
+    from ragspan.io import docruns
+    from ragspan.io.files import read_bytes, sha256_hex
+    from ragspan.io.runcolumns import assemble
+
+    def numpy_parser(keys: bool):
+        data = read_bytes(run)
+        return assemble(docruns._numpy_trec(data, str(run), sha256_hex(data), keys=keys), 100)
+
+    rows = []
+    variants = [("numpy bytes + ranking", lambda: numpy_parser(False)),
+                ("numpy bytes + byte keys + ranking", lambda: numpy_parser(True))]
+    if importlib.util.find_spec("pyarrow"):
+        variants = [("pyarrow CSV + dictionary codes + ranking",
+                     lambda: docruns._fast_read(str(run), "trec", 100, keys=False)),
+                    ("pyarrow CSV + byte keys + ranking",
+                     lambda: docruns._fast_read(str(run), "trec", 100, keys=True)), *variants]
+    for name, fn in variants:
+        best = None
+        for _ in range(2):
+            t0 = time.perf_counter()
+            got = fn()
+            elapsed = time.perf_counter() - t0
+            best = elapsed if best is None else min(best, elapsed)
+        rows.append((name, best, got))
+    return rows
+
+
 def best_of_two(fn):
     first = fn()
     second = fn()
@@ -124,6 +160,10 @@ def main() -> None:
             print("ragspan fast: pyarrow not installed (pip install 'ragspan[fast]')")
         t_plain, p_plain, plain = best_of_two(lambda: run_ragspan(run, qrels, False))
         print(f"ragspan without pyarrow: {t_plain:.2f} s (run read alone {p_plain:.2f} s)")
+        layer_rows = layers(run)
+        print("per layer, the run's top 100 read alone:")
+        for name, t_layer, _ in layer_rows:
+            print(f"  {name:45s} {t_layer:.2f} s")
         t_ref, t_parse, res = best_of_two(lambda: reference(run, qrels))
         jsonl = {}
         for fast in ([True] if "fast" in results else []) + [False]:
@@ -140,6 +180,12 @@ def main() -> None:
     for name, rep in [("plain", plain), *results.items()]:
         print(f"check ({name}): ndcg_cut_10 ragspan {rep.values['doc_ndcg@10'].mean():.9f} "
               f"pytrec_eval {ndcg_ref:.9f}")
+    first = layer_rows[0][2]
+    for name, _, got in layer_rows[1:]:
+        same = (got.qids == first.qids and got.docs == first.docs
+                and all(np.array_equal(getattr(got, f), getattr(first, f))
+                        for f in ("query", "doc", "rank", "score")))
+        print(f"check (layer {name}): the same run as '{layer_rows[0][0]}': {same}")
 
 
 if __name__ == "__main__":

@@ -359,15 +359,15 @@ def test_top_selection_equals_full_order_cut(top, monkeypatch):
     whose lines are grouped by query and on shuffled ones, with queries of equal length,
     of somewhat unequal length (the padded matrix) and of very unequal length (the loop per
     query); ``check_repeats`` answers None exactly when a query repeats a document."""
-    from ragspan.io import docruns
-    from ragspan.io.docruns import trec_order, trec_top
+    from ragspan.io import ranking
+    from ragspan.io.ranking import trec_order, trec_top
 
     ran = {"_top_padded": 0, "_top_per_query": 0}
     for name in ran:
-        def counted(*args, _f=getattr(docruns, name), _name=name, **kw):
+        def counted(*args, _f=getattr(ranking, name), _name=name, **kw):
             ran[_name] += 1
             return _f(*args, **kw)
-        monkeypatch.setattr(docruns, name, counted)
+        monkeypatch.setattr(ranking, name, counted)
     rng = np.random.default_rng(top)
     for case in range(90):
         nq = int(rng.integers(1, 30))
@@ -438,8 +438,8 @@ def test_three_parsers_agree(tmp_path, monkeypatch, top):
             rng.shuffle(unique_lines)
         path = tmp_path / f"r{case}.txt"
         path.write_text("".join(unique_lines))
-        assert dr._numpy_trec(path.read_bytes(), str(path), "x", top) is not None  # really ran
-        assert dr._arrow_trec(str(path), "x", "", top) is not None
+        assert dr._numpy_trec(path.read_bytes(), str(path), "x") is not None  # really ran
+        assert dr._arrow_trec(str(path), "x", "", keys=top is not None) is not None
         arrow = dr.read_doc_run(path, fast=True, top=top)
         numpy_run = dr.read_doc_run(path, fast=False, top=top)
         with monkeypatch.context() as m:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.docruns import DocRun, text_keys
+from ragspan.io.runcolumns import DocRun, text_keys
 from ragspan.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
 from ragspan.metrics.registry import DOC_METRICS, format_name
 

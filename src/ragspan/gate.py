@@ -25,7 +25,7 @@ from ragspan.budgets import Budget, budget_for
 from ragspan.errors import ExitCode, InputError, UsageError
 from ragspan.metrics.registry import parse_name
 from ragspan.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
-from ragspan.scorereport import ScoreReport
+from ragspan.scorereport import QueryRow, ScoreReport
 
 
 @dataclass(frozen=True)
@@ -226,8 +226,8 @@ class Comparison:
     names: list[str]
     base: np.ndarray  # (n, m)
     cand: np.ndarray
-    rows_base: dict[str, dict[str, Any]]
-    rows_cand: dict[str, dict[str, Any]]
+    rows_base: dict[str, QueryRow]
+    rows_cand: dict[str, QueryRow]
     kind: str
     ks: list[int]
 
@@ -356,7 +356,7 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
     for key in opts.gate_slices:
         groups: dict[str, list[int]] = {}
         for i, qid in enumerate(cmp.ids):
-            value = (cmp.rows_base[qid].get("tags") or {}).get(key)
+            value = cmp.rows_base[qid].tags.get(key)
             if value is not None:
                 groups.setdefault(value, []).append(i)
         if not groups:
@@ -392,11 +392,11 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
     k = str(parsed.k)
     out = []
     for _, qid, i in order[:top]:
-        row = {"id": qid, "query": cmp.rows_base[qid].get("query", ""),
+        row = {"id": qid, "query": cmp.rows_base[qid].query,
                "baseline": float(cmp.base[i, j]), "candidate": float(cmp.cand[i, j]),
                "delta": float(cmp.cand[i, j] - cmp.base[i, j])}
         if parsed.column == "complete_grounding":
-            row["lost_spans"] = (cmp.rows_cand[qid].get("missing_spans") or {}).get(k, [])
+            row["lost_spans"] = cmp.rows_cand[qid].missing_spans.get(k, [])
         out.append(row)
     return out
 

@@ -33,9 +33,20 @@ MAX_LISTED_IDS = 100
 
 
 @dataclass(frozen=True)
+class QueryRow:
+    """What the gate reads of a query besides its metrics: its text, its tags, and per k
+    the gold spans it left below tau (``{"doc_id", "start", "end", "covered"[, "text"]}``)."""
+
+    id: str
+    query: str
+    tags: dict[str, str]
+    missing_spans: dict[str, list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
 class ScoreReport:
-    """``values[i, j]``: query ``ids[i]``'s value of metric ``names[j]``; ``rows`` the raw
-    per-query rows (query text, tags, missing spans) in the same order."""
+    """``values[i, j]``: query ``ids[i]``'s value of metric ``names[j]``; ``rows`` the typed
+    per-query rows in the same order."""
 
     path: str
     sha256: str
@@ -46,7 +57,7 @@ class ScoreReport:
     ids: tuple[str, ...]
     names: tuple[str, ...]
     values: np.ndarray
-    rows: tuple[dict[str, Any], ...]
+    rows: tuple[QueryRow, ...]
 
     @property
     def ks(self) -> list[int]:
@@ -147,7 +158,9 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     return ScoreReport(
         path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
         eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
-        names=names, values=values, rows=tuple(rows),
+        names=names, values=values,
+        rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
+                            dict(r.get("missing_spans", {}))) for r in rows),
     )
 
 

@@ -14,14 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.runcolumns import (
-    PAD_KEY,
-    DocRun,
-    arrow_keys,
-    repeats_in_rows,
-    sorted_codes,
-    text_keys,
-)
+from ragspan.io.ranking import PAD_KEY, repeats_in_rows
+from ragspan.io.runcolumns import RawRun, arrow_keys, sorted_codes
 
 
 def _header_length(data: bytes) -> int | None:
@@ -60,9 +54,10 @@ def _repeats(codes: np.ndarray, offsets: np.ndarray) -> bool:
     return repeats_in_rows(mat, sizes)
 
 
-def read_arrow_jsonl(data: bytes, name: str, sha: str, top: int | None) -> DocRun | None:
-    """The JSONL doc run in ``data`` as the plain reader reads it (see the module
-    docstring), or None."""
+def read_arrow_jsonl(data: bytes, name: str, sha: str, top: int | None) -> RawRun | None:
+    """The columns of the JSONL doc run in ``data``, as the plain reader reads it (see the
+    module docstring), repeats already refused and each row cut to its first ``top`` ids;
+    or None."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
@@ -117,9 +112,9 @@ def read_arrow_jsonl(data: bytes, name: str, sha: str, top: int | None) -> DocRu
 
 
 def _build(name: str, sha: str, qids: list[str], lists: Any, scores: Any, sizes: np.ndarray,
-           header_lines: int, top: int | None) -> DocRun:
-    """The DocRun of checked rows: queries in code order, each row's listed order kept, the
-    first ``top`` ids of each row."""
+           header_lines: int, top: int | None) -> RawRun:
+    """The RawRun of checked rows (their listed order is the ranking), cut to the first
+    ``top`` ids of each row."""
     import pyarrow.compute as pc
 
     names, row_code = sorted_codes(qids)
@@ -129,15 +124,11 @@ def _build(name: str, sha: str, qids: list[str], lists: Any, scores: Any, sizes:
         sizes = np.minimum(sizes, top)
     n = int(sizes.sum())
     row_of = np.repeat(np.arange(len(qids), dtype=np.int64), sizes)
-    rank = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     flat_scores = np.full(n, np.nan)
     given = np.repeat(scores.is_valid().to_numpy(zero_copy_only=False), sizes)
     flat_scores[given] = scores.flatten().to_numpy(zero_copy_only=False)
     enc = lists.flatten().dictionary_encode()
     docs, remap = sorted_codes(enc.dictionary.to_pylist())
     doc = remap[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
-    order = np.argsort(row_code[row_of], kind="stable")  # queries in code order
-    query = row_code[row_of][order]
-    line = row_of[order] + 1 + header_lines
-    return DocRun(name, sha, "jsonl", names, docs, query, doc[order], flat_scores[order],
-                  rank[order], line, text_keys(docs))
+    return RawRun(name, sha, "jsonl", names, flat_scores, "listed", query=row_code[row_of],
+                  docs=docs, doc=doc, line=row_of + 1 + header_lines, repeats_checked=True)

@@ -7,12 +7,12 @@ run's order is the listed order. A document listed twice for one query is an err
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,20 +28,19 @@ from ragspan.io.files import (
     sha256_hex,
     split_rows,
 )
+from ragspan.io.ranking import Groups, group_by_query
 from ragspan.io.runcolumns import (
-    PAD_KEY,
     DocRun,
+    RawRun,
     arrow_keys,
+    assemble,
     byte_keys,
     code_column,
     key_codes,
-    repeats_in_rows,
     sorted_codes,
-    text_keys,
 )
 
-__all__ = ["DocRun", "PAD_KEY", "arrow_keys", "byte_keys", "code_column", "key_codes",
-           "read_doc_run", "repeats_in_rows", "sorted_codes", "text_keys", "write_doc_run"]
+__all__ = ["DocRun", "detect_run_format", "read_doc_run", "write_doc_run"]
 
 RUN_FORMATS = ("trec", "jsonl", "span")
 BOM_BYTES = b"\xef\xbb\xbf"
@@ -115,37 +114,6 @@ def _parse_trec_block(block: str, first_line: int, path: str,
         out.append((q_l, d_l, np.asarray(s_l, np.float64), np.asarray(n_l, np.int64)))
 
 
-def trec_order(q: np.ndarray, d: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Permutation putting entries in trec_eval order: query, score desc, doc id desc
-    (``q`` and ``d`` integer keys whose order is the ids' order).
-
-    One sort by score, then a stable sort by query (a radix sort when query codes fit in 16
-    bits); only entries tied on (query, score) are then re-ordered by doc id. ``-0.0`` and
-    ``0.0`` are one score.
-    """
-    n = q.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    neg = np.negative(s)
-    neg += 0.0  # -0.0 and 0.0 are one score
-    by_score = np.argsort(neg)
-    q_small = q.astype(np.uint16) if int(q.max()) < 1 << 16 else q
-    order = by_score[np.argsort(q_small[by_score], kind="stable")]
-    qs, ss = q[order], neg[order]
-    tie = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
-    if tie.any():
-        member = np.zeros(n, dtype=bool)
-        member[:-1] |= tie
-        member[1:] |= tie
-        pos = np.flatnonzero(member)
-        starts = np.ones(pos.size, dtype=bool)
-        starts[1:] = ~tie[pos[1:] - 1]  # a member not tied to its predecessor opens a group
-        group = np.cumsum(starts)
-        within = np.lexsort((~d[order[pos]], group))
-        order[pos] = order[pos][within]
-    return order
-
-
 def _blocks(text: str) -> list[tuple[int, str]]:
     """Split into blocks of whole lines, each with its first line number."""
     blocks = []
@@ -165,215 +133,12 @@ def _strings(parts: list[tuple], i: int) -> np.ndarray:
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype="<U1")
 
 
-def _code_parts(parts: list[tuple]) -> tuple[list[str], list[str], np.ndarray, np.ndarray,
-                                              np.ndarray, np.ndarray]:
+def _raw_of_parts(parts: list[tuple], name: str, sha: str, fmt: str, ranked_by: str) -> RawRun:
+    """The RawRun of parsed pieces ``(qid strings, doc strings, scores, line numbers)``."""
     qids, q = code_column(_strings(parts, 0))
     docs, d = code_column(_strings(parts, 1))
-    s = np.concatenate([p[2] for p in parts])
-    ln = np.concatenate([p[3] for p in parts])
-    return qids, docs, q, d, s, ln
-
-
-@dataclass(frozen=True)
-class Groups:
-    """Entries grouped by query: group i holds entries ``perm[starts[i]:starts[i + 1]]``
-    (``perm`` None: the identity, the file listing each query's lines together), all of
-    query code ``query[i]``; codes are distinct."""
-
-    perm: np.ndarray | None
-    starts: np.ndarray
-    query: np.ndarray
-    entries: np.ndarray | None = None  # each entry's query code, when at hand
-
-    def entry_queries(self, n: int) -> np.ndarray:
-        """The query code of each of the ``n`` entries."""
-        if self.entries is not None:
-            return self.entries
-        q = np.repeat(self.query, np.diff(np.append(self.starts, n)))
-        if self.perm is None:
-            return q
-        out = np.empty(n, dtype=q.dtype)
-        out[self.perm] = q
-        return out
-
-    def queries_of(self, entries: np.ndarray, n: int) -> np.ndarray:
-        """The query code of the given entries (of ``n``)."""
-        if self.perm is None:
-            return self.query[np.searchsorted(self.starts, entries, side="right") - 1]
-        return self.entry_queries(n)[entries]
-
-
-def group_by_query(q: np.ndarray) -> Groups:
-    """Group entries by their dense query codes (stably; no permutation when the file
-    already lists each query's lines together)."""
-    change = np.flatnonzero(q[1:] != q[:-1]) + 1
-    starts = np.concatenate([[0], change])
-    codes = int(q.max()) + 1
-    if starts.size <= codes and np.unique(q[starts]).size == starts.size:
-        return Groups(None, starts, q[starts], q)
-    perm = np.argsort(q.astype(np.uint16) if codes <= 1 << 16 else q, kind="stable")
-    counts = np.bincount(q, minlength=codes)
-    present = np.flatnonzero(counts)
-    starts = np.concatenate([[0], np.cumsum(counts[present])[:-1]])
-    return Groups(perm, starts, present, q)
-
-
-def trec_top(q: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
-             check_repeats: bool = False) -> np.ndarray | None:
-    """Indices of each query's first ``top`` entries in trec_eval order, grouped by query in
-    code order: what ``trec_order`` followed by a cut at rank ``top`` gives, without sorting
-    every entry (``top_of_groups`` on ``group_by_query(q)``)."""
-    if q.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return top_of_groups(group_by_query(q), d, s, top, check_repeats)
-
-
-def selects_per_query(entries: int, queries: int, top: int) -> bool:
-    """Whether queries hold enough entries (4 ``top`` on average) for the per-query
-    selection of ``top_of_groups``; below that one full sort is as quick."""
-    return entries >= 4 * top * queries
-
-
-def top_of_groups(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,
-                  check_repeats: bool = False) -> np.ndarray | None:
-    """``trec_top`` of grouped entries. Each query's candidates are found with
-    ``argpartition`` (plus every entry tied with the ``top``-th score), then ordered
-    exactly. Falls back to ``trec_order`` when queries hold few entries. ``check_repeats``:
-    return None when a query lists a document twice (``d`` may then be any order-preserving
-    integer key, not a dense code); also None when queries hold few entries."""
-    n, count = d.size, groups.starts.size
-    if not selects_per_query(n, count, top):
-        if check_repeats:
-            return None
-        q = groups.entry_queries(n)
-        order = trec_order(q, d, s)
-        qs = q[order]
-        first = np.concatenate([[0], np.flatnonzero(qs[1:] != qs[:-1]) + 1])
-        rank = np.arange(n) - np.repeat(first, np.diff(np.append(first, n)))
-        return order[rank < top]
-    sizes = np.diff(np.append(groups.starts, n))
-    if int(sizes.max()) * count > 2 * n:  # very unequal queries: one at a time
-        return _top_per_query(groups, d, s, top, check_repeats)
-    return _top_padded(groups, d, s, top, sizes, check_repeats)
-
-
-
-
-def _top_padded(groups: Groups, d: np.ndarray, s: np.ndarray, top: int, sizes: np.ndarray,
-                check_repeats: bool) -> np.ndarray | None:
-    """``top_of_groups`` on a (queries x longest query) matrix, short queries padded with
-    score -inf (never chosen): the repeat check, the partition and the ordering are one
-    numpy call each over all queries, the repeat check on a second thread."""
-    perm, starts = groups.perm, groups.starts
-    n, count, width = d.size, starts.size, int(sizes.max())
-    neg = np.negative(s)
-    neg += 0.0  # -0.0 and 0.0 are one score
-    idx: np.ndarray | None = None  # matrix cell -> entry; None: cell (r, c) is r * width + c
-    pad: np.ndarray | None = None
-    if width * count == n and perm is None:
-        g_mat, d_mat = neg.reshape(count, width), d.reshape(count, width)
-    else:
-        rows = np.repeat(np.arange(count), sizes)
-        idx = np.full((count, width), -1, dtype=np.int64)
-        idx[rows, np.arange(n) - np.repeat(starts, sizes)] = np.arange(n) if perm is None else perm
-        del rows
-        pad = idx < 0
-        g_mat, d_mat = neg[idx], d[idx]
-        g_mat[pad], d_mat[pad] = np.inf, PAD_KEY
-    with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL
-        repeats = (pool.submit(repeats_in_rows, d_mat, None if pad is None else sizes)
-                   if check_repeats else None)
-        chosen = _select_padded(groups.query, d, s, top, idx, pad, g_mat)
-        if repeats is not None and repeats.result():
-            return None
-    return chosen
-
-
-def _select_padded(row_query: np.ndarray, d: np.ndarray, s: np.ndarray, top: int,
-                   idx: np.ndarray | None, pad: np.ndarray | None, g_mat: np.ndarray
-                   ) -> np.ndarray:
-    """The selection and ordering half of ``_top_padded`` (``row_query``: each row's query
-    code)."""
-    groups, width = g_mat.shape
-    if width > top:
-        part = np.argpartition(g_mat, top - 1, axis=1)[:, :top]
-        kth = np.take_along_axis(g_mat, part, axis=1).max(axis=1)
-        keep = g_mat <= kth[:, None]  # the top entries and every entry tied with the last
-        del part
-        if pad is not None:
-            keep &= ~pad
-    else:
-        keep = np.ones(g_mat.shape, dtype=bool) if pad is None else ~pad
-    rows, cols = np.nonzero(keep)
-    del keep
-    cand = rows * width + cols if idx is None else idx[rows, cols]
-    row_rank = np.empty(groups, dtype=np.int64)  # queries in code order
-    row_rank[np.argsort(row_query, kind="stable")] = np.arange(groups)
-    rows = row_rank[rows]
-    order = trec_order(rows, d[cand], s[cand])
-    cand, rows = cand[order], rows[order]
-    first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
-    rank = np.arange(cand.size) - np.repeat(first, np.diff(np.append(first, cand.size)))
-    return cand[rank < top]
-
-
-def _top_per_query(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,
-                   check_repeats: bool) -> np.ndarray | None:
-    """``top_of_groups`` one query at a time (a loop per query, never per entry)."""
-    perm, starts = groups.perm, groups.starts
-    ends = np.append(starts[1:], d.size)
-    neg = np.negative(s)
-    neg += 0.0
-    pieces: dict[int, np.ndarray] = {}
-    for code, a, b in zip(groups.query.tolist(), starts.tolist(), ends.tolist()):
-        idx = np.arange(a, b) if perm is None else perm[a:b]
-        g = neg[idx]
-        if check_repeats:
-            dd = np.sort(d[idx])
-            if (dd[1:] == dd[:-1]).any():
-                return None
-        if b - a > top:
-            kth = g[np.argpartition(g, top - 1)[:top]].max()
-            keep = g <= kth
-            idx, g = idx[keep], g[keep]
-        pieces[code] = idx[np.lexsort((~d[idx], g))][:top]
-    return np.concatenate([pieces[k] for k in sorted(pieces)])
-
-
-def _finish(path: str, sha: str, fmt: str, qids: list[str], docs: list[str], q: np.ndarray,
-            d: np.ndarray, s: np.ndarray, ln: np.ndarray, sort_by_score: bool,
-            top: int | None = None) -> DocRun:
-    """Check for repeated documents (over every entry), then put entries in order; with
-    ``top``, keep only each query's first ``top`` entries."""
-    pair = q * max(len(docs), 1) + d
-    sorted_pairs = np.sort(pair)
-    if (sorted_pairs[1:] == sorted_pairs[:-1]).any():
-        srt = np.argsort(pair, kind="stable")
-        dup = np.flatnonzero(pair[srt][1:] == pair[srt][:-1])
-        i, j = srt[dup[0]], srt[dup[0] + 1]
-        first, second = sorted((int(ln[i]), int(ln[j])))
-        raise InputError(f"document '{docs[d[i]]}' listed twice for query '{qids[q[i]]}' "
-                         f"(first on line {first})", path, second)
-    del pair, sorted_pairs
-    if sort_by_score and top is not None:
-        order = trec_top(q, d, s, top)
-    elif sort_by_score:
-        order = trec_order(q, d, s)
-    else:
-        order = np.lexsort((ln, q))
-    q, d, s, ln = q[order], d[order], s[order], ln[order]
-    start = np.ones(q.size, dtype=bool)
-    start[1:] = q[1:] != q[:-1]
-    first_idx = np.flatnonzero(start)
-    rank = np.arange(q.size) - np.repeat(first_idx, np.diff(np.append(first_idx, q.size)))
-    if top is not None and not sort_by_score:
-        keep = rank < top
-        q, d, s, ln, rank = q[keep], d[keep], s[keep], ln[keep], rank[keep]
-    if top is not None:  # only the documents that survived the cut
-        used, d = np.unique(d, return_inverse=True)
-        docs = [docs[i] for i in used.tolist()]
-        d = d.reshape(-1).astype(np.int64, copy=False)
-    return DocRun(path, sha, fmt, qids, docs, q, d, s, rank, ln)
+    return RawRun(name, sha, fmt, qids, np.concatenate([p[2] for p in parts]), ranked_by,
+                  query=q, docs=docs, doc=d, line=np.concatenate([p[3] for p in parts]))
 
 
 CHUNK_LINES = 1 << 20
@@ -434,35 +199,11 @@ def _decimals(values: np.ndarray) -> np.ndarray | None:
     return np.where(mat[:, 0] == 45, -out, out)
 
 
-def _top_by_keys(name: str, sha: str, qids: list[str], groups: Groups, keys: np.ndarray,
-                 s: np.ndarray, top: int) -> DocRun | None:
-    """Entry i (on line i + 1) ranks the document of ``byte_keys`` ``keys[i]`` (which this
-    changes): repeated documents are checked and each query's top entries chosen on the
-    keys, and only the survivors get dense codes. None when a document repeats (the
-    caller's parser names the lines) or when queries hold too few entries for the
-    per-query selection."""
-    keys ^= np.uint64(1 << 63)  # the same order as signed integers
-    order = top_of_groups(groups, keys.view(np.int64), s, top, check_repeats=True)
-    if order is None:
-        return None
-    kept = keys[order]
-    kept ^= np.uint64(1 << 63)
-    uniq, d = np.unique(kept, return_inverse=True)
-    docs = [x.decode("ascii") for x in uniq.astype(">u8").view("S8").tolist()]
-    q, s = groups.queries_of(order, keys.size), s[order]
-    ln = order + 1
-    start = np.ones(q.size, dtype=bool)
-    start[1:] = q[1:] != q[:-1]
-    first = np.flatnonzero(start)
-    rank = np.arange(q.size) - np.repeat(first, np.diff(np.append(first, q.size)))
-    return DocRun(name, sha, "trec", qids, docs, q, d.reshape(-1).astype(np.int64, copy=False), s,
-                  rank, ln, uniq)
-
-
-def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | None:
+def _numpy_trec(data: bytes, name: str, sha: str, keys: bool = True) -> RawRun | None:
     """A clean TREC run parsed with numpy alone (no pyarrow): ASCII, no NUL, every line six
     fields separated by single spaces or tabs, no blank or comment lines. Anything else
-    returns None (the line-by-line parser reads it and names the offending line)."""
+    returns None (the line-by-line parser reads it and names the offending line). ``keys``:
+    doc ids of at most 8 bytes stay byte keys (``assemble`` selects on them)."""
     if not data or not data.isascii() or b"\x00" in data or _has_comment_lines(data):
         return None
     if any(ch in data for ch in ODD_WHITESPACE if ch != b"\t"):
@@ -496,14 +237,11 @@ def _numpy_trec(data: bytes, name: str, sha: str, top: int | None) -> DocRun | N
         q_names, q = code_column(_field_strings(buf, starts, sep[:, 0]))
         qnames = [x.decode("ascii") for x in q_names]
     d_lo, d_hi = sep[:, 1] + 1, sep[:, 2]
-    if top is not None and int((d_hi - d_lo).max()) <= 8:
-        run = _top_by_keys(name, sha, qnames, group_by_query(q), byte_keys(buf, d_lo, d_hi - d_lo),
-                           s, top)
-        if run is not None:
-            return run
+    if keys and int((d_hi - d_lo).max()) <= 8:
+        return RawRun(name, sha, "trec", qnames, s, "score", query=q,
+                      doc_keys=byte_keys(buf, d_lo, d_hi - d_lo))
     dnames, d = _bytes_codes(_field_strings(buf, d_lo, d_hi))
-    ln = np.arange(1, n + 1, dtype=np.int64)
-    return _finish(name, sha, "trec", qnames, dnames, q, d, s, ln, sort_by_score=True, top=top)
+    return RawRun(name, sha, "trec", qnames, s, "score", query=q, docs=dnames, doc=d)
 
 
 SCAN_BYTES = 1 << 24
@@ -543,7 +281,7 @@ def fast_available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
-def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
+def _fast_read(name: str, fmt: str, top: int | None, keys: bool = True) -> DocRun | None:
     """pyarrow parses the file while a second thread streams it for its sha256 and the checks
     of ``_scan`` (hashlib and pyarrow both release the GIL); the run is kept only if both
     succeed. The file's bytes are never held whole."""
@@ -557,12 +295,14 @@ def _fast_read(name: str, fmt: str, top: int | None) -> DocRun | None:
         return None
     with ThreadPoolExecutor(max_workers=1) as pool:
         scan = pool.submit(_scan, name)
-        run = _arrow_trec(name, "", head.split("\n", 1)[0], top)
+        raw = _arrow_trec(name, "", head.split("\n", 1)[0], keys=keys and top is not None)
         checked = scan.result()
-    if run is None or checked is None:
+    if raw is None or checked is None:
         return None
-    run.sha256 = checked[0]
-    return run
+    try:
+        return assemble(dataclasses.replace(raw, sha256=checked[0]), top)
+    except InputError:
+        return None  # a repeated document: the plain parser names the exact lines
 
 
 def _arrow_codes(column: Any) -> tuple[list[str], np.ndarray]:
@@ -600,11 +340,13 @@ def _arrow_groups(column: Any) -> tuple[list[str], Groups]:
     return names, group_by_query(q)
 
 
-def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = None) -> DocRun | None:
+def _arrow_trec(path: str, sha: str, first_line: str = "", keys: bool = False) -> RawRun | None:
     """The TREC run through pyarrow's CSV reader: six columns separated by single spaces, or
     by tabs when the first line has one (trec_eval's own test files); no comment lines,
-    finite scores, no whitespace inside ids, no repeated documents. Anything else returns
-    None and the plain parser reads the file, naming the offending line."""
+    finite scores, no whitespace inside ids. Anything else returns None and the plain parser
+    reads the file, naming the offending line. ``keys``: doc ids of at most 8 bytes become
+    byte keys straight from arrow's buffers, and query ids are grouped from their runs.
+    Arrow's copy of the file is freed before this returns."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -633,26 +375,20 @@ def _arrow_trec(path: str, sha: str, first_line: str = "", top: int | None = Non
     s = table.column("score").to_numpy()
     if not np.isfinite(s).all():
         return None
-    if top is not None:  # short doc ids: integer keys straight from arrow's buffers
+    if keys:
         with ThreadPoolExecutor(max_workers=1) as pool:  # numpy releases the GIL
             doc_keys = pool.submit(arrow_keys, table.column("doc"))
             qnames, groups = _arrow_groups(table.column("q"))
             d_keys = doc_keys.result()
-        if d_keys is not None and selects_per_query(s.size, len(qnames), top):
-            # the selection runs on the keys alone: free arrow's copy of the file first; it
-            # answers None only for a repeated document, which the plain parser then names
+        if d_keys is not None:
             del table
             pa.default_memory_pool().release_unused()
-            return _top_by_keys(path, sha, qnames, groups, d_keys, s, top)
+            return RawRun(path, sha, "trec", qnames, s, "score", query=groups.entries,
+                          groups=groups, doc_keys=d_keys)
         del d_keys, groups
-    coded = [_arrow_codes(table.column(col)) for col in ("q", "doc")]
+    (qnames, q), (dnames, d) = (_arrow_codes(table.column(col)) for col in ("q", "doc"))
     del table
-    ln = np.arange(1, s.size + 1, dtype=np.int64)
-    try:
-        return _finish(path, sha, "trec", coded[0][0], coded[1][0], coded[0][1], coded[1][1], s, ln,
-                       sort_by_score=True, top=top)
-    except InputError:
-        return None  # repeated document: the plain parser names the exact lines
+    return RawRun(path, sha, "trec", qnames, s, "score", query=q, docs=dnames, doc=d)
 
 
 def _fast_jsonl(data: bytes, name: str, sha: str, fmt: str, top: int | None) -> DocRun | None:
@@ -666,7 +402,8 @@ def _fast_jsonl(data: bytes, name: str, sha: str, fmt: str, top: int | None) -> 
             return None  # the plain reader reports it
     from ragspan.io.arrowjson import read_arrow_jsonl
 
-    return read_arrow_jsonl(data, name, sha, top)
+    raw = read_arrow_jsonl(data, name, sha, top)
+    return None if raw is None else assemble(raw, top)
 
 
 def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | None = None,
@@ -696,9 +433,9 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
         head = data[:65536].split(b"\n", 1)[0].decode("utf-8", "replace")
         if fmt == "trec" or (head.strip() and not head.lstrip().startswith("{")
                              and len(head.split()) >= 6):
-            run = _numpy_trec(data, name, sha, top)
-            if run is not None:
-                return run
+            raw = _numpy_trec(data, name, sha)
+            if raw is not None:
+                return assemble(raw, top)
     text = decode_records(data, name)
     del data  # keep one copy of a large run in memory
     if fmt == "auto":
@@ -709,7 +446,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
             _parse_trec_block(block, first_line, name, parts)
         if not parts:
             raise InputError("the run holds no rows", name)
-        return _finish(name, sha, fmt, *_code_parts(parts), sort_by_score=True, top=top)
+        return assemble(_raw_of_parts(parts, name, sha, fmt, "score"), top)
     seen: dict[str, int] = {}
     for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
@@ -722,7 +459,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
         parts.append(([qid] * len(docs), docs, scores, np.full(len(docs), line, np.int64)))
     if not seen:
         raise InputError("the run holds no rows", name)
-    return _finish(name, sha, fmt, *_code_parts(parts), sort_by_score=False, top=top)
+    return assemble(_raw_of_parts(parts, name, sha, fmt, "listed"), top)
 
 
 def _json_ids(ids: list[Any], name: str, line: int, what: str) -> list[str]:

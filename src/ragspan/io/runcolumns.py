@@ -1,15 +1,23 @@
-"""The columns a doc run is held in (``DocRun``) and the id coding that every run reader
-shares: code-point-ordered codes, and order-preserving uint64 keys of ids of at most 8 ASCII
-bytes (``byte_keys``; integer order is the ids' byte order, trec_eval's order for UTF-8)."""
+"""A doc run's columns: what every parser returns (``RawRun``), the one ``assemble`` that
+turns it into the run scoring reads (``DocRun``), and the id coding the parsers share
+(code-point-ordered codes; order-preserving uint64 keys of ids of at most 8 ASCII bytes,
+``byte_keys``, whose integer order is the ids' byte order, trec_eval's order for UTF-8).
+
+The parsers (``io.docruns``: pyarrow CSV, numpy bytes, line by line, plain JSON;
+``io.arrowjson``: pyarrow JSON) only read; the repeat check, trec_eval's order, the top cut
+and the ranks are made here once, by ``assemble`` (with ``io.ranking``).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-PAD_KEY = np.iinfo(np.int64).max
+from ragspan.errors import InputError
+from ragspan.io.ranking import Groups, group_by_query, selects_per_query, top_of_groups, trec_order, trec_top
 
 
 @dataclass
@@ -57,16 +65,6 @@ def code_column(values: np.ndarray) -> tuple[list[str], np.ndarray]:
     else:
         names, codes = np.unique(values, return_inverse=True)
     return names.tolist(), codes.reshape(-1).astype(np.int64, copy=False)
-
-
-def repeats_in_rows(d_mat: np.ndarray, sizes: np.ndarray | None) -> bool:
-    """Whether a row of ``d_mat`` repeats a key among its first ``sizes[row]`` entries (all
-    entries when ``sizes`` is None; padding holds the largest key and sorts last)."""
-    srt = np.sort(d_mat, axis=1)
-    same = srt[:, 1:] == srt[:, :-1]
-    if sizes is not None:
-        same &= np.arange(1, d_mat.shape[1]) < sizes[:, None]
-    return bool(same.any())
 
 
 # KEY_MASKS[n] keeps the first n bytes of a big-endian 8-byte word
@@ -127,3 +125,112 @@ def arrow_keys(column: Any) -> np.ndarray | None:
             return None
         keys.append(byte_keys(np.frombuffer(data_buf, dtype=np.uint8), offsets[:-1], lens))
     return np.concatenate(keys) if keys else None
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """A parsed run: entries as columns in file order, not yet checked for repeats, ordered
+    or cut.
+
+    Queries: ``qids`` (code-point order) with each entry's code ``query``, or ``groups``
+    (entries grouped by query, ``query`` then may be None). Documents: ``docs`` (code-point
+    order) with each entry's code ``doc``, or ``doc_keys`` alone (each entry's ``byte_keys``
+    key; the top selection then runs on the keys and only the survivors are named).
+    ``line``: each entry's source line (None: entry i is on line i + 1). ``ranked_by``:
+    ``score`` (trec_eval's order) or ``listed`` (the file's order within each query).
+    ``repeats_checked``: the parser has already refused a document listed twice."""
+
+    path: str
+    sha256: str
+    format: str
+    qids: list[str]
+    score: np.ndarray
+    ranked_by: str
+    query: np.ndarray | None = None
+    docs: list[str] | None = None
+    doc: np.ndarray | None = None
+    line: np.ndarray | None = None
+    groups: Groups | None = None
+    doc_keys: np.ndarray | None = None
+    repeats_checked: bool = False
+
+
+def assemble(raw: RawRun, top: int | None = None) -> DocRun:
+    """The DocRun of ``raw``: a document listed twice for a query is an InputError naming
+    both lines (checked over every entry, also those past ``top``); entries in trec_eval's
+    order (or the listed order), with their ranks; with ``top``, only each query's first
+    ``top`` entries and the documents they name."""
+    n = raw.score.size
+    if raw.docs is None:  # ids are byte keys
+        groups = raw.groups if raw.groups is not None else group_by_query(raw.query)
+        if (raw.ranked_by == "score" and top is not None
+                and selects_per_query(n, groups.starts.size, top)):
+            run = _top_by_keys(raw, groups, top)
+            if run is not None:
+                return run
+        docs, doc = key_codes(raw.doc_keys)  # a repeat is then named with its lines
+        raw = dataclasses.replace(raw, docs=docs, doc=doc, doc_keys=None, groups=groups)
+    q = raw.query if raw.query is not None else raw.groups.entry_queries(n)
+    ln = raw.line if raw.line is not None else np.arange(1, n + 1, dtype=np.int64)
+    if not raw.repeats_checked:
+        _refuse_repeats(raw, q, ln)
+    return _ordered(raw, q, raw.doc, raw.score, ln, top)
+
+
+def _refuse_repeats(raw: RawRun, q: np.ndarray, ln: np.ndarray) -> None:
+    pair = q * max(len(raw.docs), 1) + raw.doc
+    sorted_pairs = np.sort(pair)
+    if not (sorted_pairs[1:] == sorted_pairs[:-1]).any():
+        return
+    srt = np.argsort(pair, kind="stable")
+    dup = np.flatnonzero(pair[srt][1:] == pair[srt][:-1])
+    i, j = srt[dup[0]], srt[dup[0] + 1]
+    first, second = sorted((int(ln[i]), int(ln[j])))
+    raise InputError(f"document '{raw.docs[raw.doc[i]]}' listed twice for query "
+                     f"'{raw.qids[q[i]]}' (first on line {first})", raw.path, second)
+
+
+def _ranks(q: np.ndarray) -> np.ndarray:
+    """Each entry's rank within its query (entries grouped by query, in order)."""
+    start = np.ones(q.size, dtype=bool)
+    start[1:] = q[1:] != q[:-1]
+    first = np.flatnonzero(start)
+    return np.arange(q.size) - np.repeat(first, np.diff(np.append(first, q.size)))
+
+
+def _ordered(raw: RawRun, q: np.ndarray, d: np.ndarray, s: np.ndarray, ln: np.ndarray,
+             top: int | None) -> DocRun:
+    if raw.ranked_by == "score":
+        order = trec_order(q, d, s) if top is None else trec_top(q, d, s, top)
+    else:
+        order = np.lexsort((ln, q))
+    q, d, s, ln = q[order], d[order], s[order], ln[order]
+    rank = _ranks(q)
+    docs = raw.docs
+    if top is not None and raw.ranked_by != "score":
+        keep = rank < top
+        q, d, s, ln, rank = q[keep], d[keep], s[keep], ln[keep], rank[keep]
+    if top is not None:  # only the documents that survived the cut
+        used, d = np.unique(d, return_inverse=True)
+        docs = [docs[i] for i in used.tolist()]
+        d = d.reshape(-1).astype(np.int64, copy=False)
+    return DocRun(raw.path, raw.sha256, raw.format, raw.qids, docs, q, d, s, rank, ln,
+                  text_keys(docs))
+
+
+def _top_by_keys(raw: RawRun, groups: Groups, top: int) -> DocRun | None:
+    """The top selection on the byte keys themselves: repeated documents are checked and
+    each query's top entries chosen on the keys, and only the survivors get dense codes.
+    None when a document repeats (the dense path then names the lines)."""
+    keys, s = raw.doc_keys, raw.score
+    keys ^= np.uint64(1 << 63)  # the same order as signed integers (undone below)
+    order = top_of_groups(groups, keys.view(np.int64), s, top, check_repeats=True)
+    keys ^= np.uint64(1 << 63)
+    if order is None:
+        return None
+    uniq, d = np.unique(keys[order], return_inverse=True)
+    docs = [x.decode("ascii") for x in uniq.astype(">u8").view("S8").tolist()]
+    q = groups.queries_of(order, keys.size)
+    ln = order + 1 if raw.line is None else raw.line[order]
+    return DocRun(raw.path, raw.sha256, raw.format, raw.qids, docs, q,
+                  d.reshape(-1).astype(np.int64, copy=False), s[order], _ranks(q), ln, uniq)
