@@ -192,6 +192,9 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--eval-set", "eval_set", type=str, help="Eval set (JSONL or JSON array).")
 @click.option("--run", "run", type=str, required=True, help="Run: span JSONL, doc JSONL or TREC.")
 @click.option("--corpus", type=str, help="Corpus (JSONL or directory) to check offsets against.")
+@click.option("--chunks", type=str,
+              help="The run's chunk manifest (run-retriever --chunks-out): decides the "
+                   "ceiling-bound and chunk-severance failure labels.")
 @click.option("--qrels", type=str, help="Doc-level judgments (TREC, BEIR TSV or JSONL).")
 @click.option("--qrels-format", type=click.Choice(["auto", "trec", "beir", "jsonl"]),
               default="auto", show_default=True)
@@ -207,16 +210,18 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @common_options
-@guard(inputs=("eval_set", "run", "corpus", "qrels"), outputs=("out",))
-def score(eval_set: str | None, run: str, corpus: str | None, qrels: str | None,
-          qrels_format: str, run_format: str, ks: tuple[int, ...], tau: float,
-          relevance_level: int, judged_only: bool, out: str | None, fmt: str) -> None:
+@guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",))
+def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None,
+          qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
+          tau: float, relevance_level: int, judged_only: bool, out: str | None,
+          fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
     from ragspan.commands import score as command
 
     emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels,
                      qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
-                     relevance_level=relevance_level, judged_only=judged_only), out, fmt)
+                     relevance_level=relevance_level, judged_only=judged_only,
+                     chunks=chunks), out, fmt)
 
 
 @cli.command("validate-report")

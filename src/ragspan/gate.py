@@ -23,6 +23,7 @@ import numpy as np
 
 from ragspan.budgets import Budget, budget_for
 from ragspan.errors import ExitCode, InputError, UsageError
+from ragspan.metrics.failures import LABELS, LEVERS
 from ragspan.metrics.registry import parse_name
 from ragspan.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
 from ragspan.scorereport import QueryRow, ScoreReport
@@ -397,8 +398,70 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
                "delta": float(cmp.cand[i, j] - cmp.base[i, j])}
         if parsed.column == "complete_grounding":
             row["lost_spans"] = cmp.rows_cand[qid].missing_spans.get(k, [])
+            label = cmp.rows_cand[qid].failure.get(k)
+            if label is not None:
+                row["label"] = label
         out.append(row)
     return out
+
+
+# ---- why: the failure labels of the queries that changed -----------------------------------
+
+UNLABELLED = "unlabelled"  # a report made before the labels, or a query without its row
+
+
+def _label_counts(labels: list[str]) -> dict[str, int]:
+    order = {label: i for i, label in enumerate(LABELS)}
+    found: dict[str, int] = {}
+    for label in labels:
+        found[label] = found.get(label, 0) + 1
+    return dict(sorted(found.items(), key=lambda kv: (-kv[1], order.get(kv[0], len(order)))))
+
+
+def _said(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {label}" + (f" ({LEVERS[label]})" if label in LEVERS else "")
+                     for label, n in counts.items())
+
+
+def grounding_changes(cmp: Comparison) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per k of complete grounding: how many queries the candidate broke (grounded in the
+    baseline, not in the candidate) counted by their candidate label, and fixed counted by
+    their baseline label (summary); and each such query with both labels (details)."""
+    counts: dict[str, Any] = {}
+    queries: dict[str, Any] = {}
+    for k in cmp.ks:
+        name = f"complete_grounding@{k}"
+        if name not in cmp.names:
+            continue
+        j = cmp.names.index(name)
+        b, c = cmp.base[:, j] >= 1.0, cmp.cand[:, j] >= 1.0
+        rows = []
+        for i in np.flatnonzero(b != c).tolist():
+            qid = cmp.ids[i]
+            rows.append({"id": qid, "change": "fixed" if c[i] else "broken",
+                         "baseline_label": cmp.rows_base[qid].failure.get(str(k), None),
+                         "candidate_label": cmp.rows_cand[qid].failure.get(str(k), None)})
+        broken = [r["candidate_label"] or UNLABELLED for r in rows if r["change"] == "broken"]
+        fixed = [r["baseline_label"] or UNLABELLED for r in rows if r["change"] == "fixed"]
+        counts[str(k)] = {"broken": len(broken), "broken_by_label": _label_counts(broken),
+                          "fixed": len(fixed), "fixed_by_label": _label_counts(fixed)}
+        queries[str(k)] = rows
+    return counts, queries
+
+
+def why_line(changes: dict[str, Any], k: int) -> str | None:
+    """The sentence a PR comment most needs: what broke at ``k`` and which lever each
+    broken query points at (and what was fixed, by the label it had)."""
+    at = changes.get(str(k))
+    if not at or not (at["broken"] or at["fixed"]):
+        return None
+    parts = []
+    if at["broken"]:
+        parts.append(f"{at['broken']} {'query' if at['broken'] == 1 else 'queries'} lost "
+                     f"complete grounding@{k}: " + _said(at["broken_by_label"]))
+    if at["fixed"]:
+        parts.append(f"{at['fixed']} gained it, having been " + _said(at["fixed_by_label"]))
+    return "; ".join(parts)
 
 
 # ---- the whole gate ------------------------------------------------------------------------
@@ -419,6 +482,9 @@ class GateResult:
     ks: tuple[int, ...]
     budgets: dict[str, Budget]  # every budget that applied: the defaults, then the given
     no_gate: bool
+    changes: dict[str, Any]  # grounding_changes: counts per k
+    changed_queries: dict[str, Any]  # grounding_changes: the queries per k
+    why: str | None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -432,6 +498,10 @@ class GateResult:
         }
         if self.no_gate:
             out["no_gate"] = True
+        if self.changes:
+            out["grounding_changes"] = self.changes
+        if self.why:
+            out["why"] = self.why
         if self.budget is not None:
             out["retrieval_budget"] = {"tolerance": self.budget.tolerance,
                                        "changed": self.budget.changed,
@@ -440,7 +510,10 @@ class GateResult:
         return out
 
     def details(self) -> dict[str, Any]:
-        return {"most_regressed": list(self.most_regressed), "slices": self.slices}
+        out = {"most_regressed": list(self.most_regressed), "slices": self.slices}
+        if self.changed_queries:
+            out["grounding_changes"] = self.changed_queries
+        return out
 
 
 def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
@@ -482,6 +555,10 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     primary = opts.primary_metric or (
         f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}")
     regressed = most_regressed(cmp, primary, opts.top)
+    changes, changed = grounding_changes(cmp)
+    parsed = parse_name(primary)
+    why = why_line(changes, parsed.k if parsed.column == "complete_grounding" else k_min)
     return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
                       tuple(regressed), len(cmp.ids), tuple(cmp.ks),
-                      dict(sorted({**defaults, **given}.items())), no_gate)
+                      dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
+                      why)

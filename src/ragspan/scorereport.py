@@ -23,6 +23,7 @@ import numpy as np
 from ragspan.doclevel import DocScores
 from ragspan.errors import InputError
 from ragspan.io.evalset import EvalSet
+from ragspan.metrics.failures import LABELS, LEVERS, Labels
 from ragspan.metrics.registry import format_name, parse_name
 from ragspan.report import InputRef, ReportBody
 from ragspan.scoring import SpanReport
@@ -41,6 +42,7 @@ class QueryRow:
     query: str
     tags: dict[str, str]
     missing_spans: dict[str, list[dict[str, Any]]]
+    failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,10 @@ def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
             isinstance(v, list) and all(isinstance(s, dict) for s in v) for v in missing.values()):
         raise InputError(f"query '{qid}': 'missing_spans' must map each k to a list of spans",
                          path)
+    failure = row.get("failure", {})
+    if not isinstance(failure, dict) or not all(v in LABELS for v in failure.values()):
+        raise InputError(f"query '{qid}': 'failure' must map each k to one of "
+                         f"{', '.join(LABELS)}", path)
 
 
 def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> ScoreReport:
@@ -160,7 +166,8 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
         names=names, values=values,
         rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
-                            dict(r.get("missing_spans", {}))) for r in rows),
+                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})))
+                   for r in rows),
     )
 
 
@@ -179,8 +186,10 @@ def distribution(arr: np.ndarray) -> dict[str, float]:
     }
 
 
-def slices(evalset: EvalSet, values: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Per tag key, per tag value: query count and the mean of every metric."""
+def slices(evalset: EvalSet, values: dict[str, np.ndarray],
+           labels: Labels | None = None) -> dict[str, Any]:
+    """Per tag key, per tag value: query count, the mean of every metric, and (with
+    ``labels``) the failure labels counted per k."""
     out: dict[str, Any] = {}
     keys = sorted({k for q in evalset.queries for k in q.tags})
     for key in keys:
@@ -188,20 +197,82 @@ def slices(evalset: EvalSet, values: dict[str, np.ndarray]) -> dict[str, Any]:
         for i, q in enumerate(evalset.queries):
             if key in q.tags:
                 groups.setdefault(q.tags[key], []).append(i)
-        out[key] = {
-            value: {
+        out[key] = {}
+        for value, idx in sorted(groups.items()):
+            rows = np.asarray(idx)
+            entry: dict[str, Any] = {
                 "count": len(idx),
-                "metrics": {n: _mean(arr[np.asarray(idx)]) for n, arr in values.items()},
+                "metrics": {n: _mean(arr[rows]) for n, arr in values.items()},
             }
-            for value, idx in sorted(groups.items())
-        }
+            if labels is not None:
+                entry["failure_labels"] = {str(k): labels.counts(k, rows) for k in labels.ks}
+            out[key][value] = entry
     return out
 
 
+MAX_EVIDENCE = 20
+
+
+class _Evidence:
+    """The chunks behind each failing gold span's label: with a manifest, every chunk that
+    overlaps the span (its id, offsets, and its rank in the pool, 1 = first, or None when
+    the run did not retrieve it); without one, the retrieved spans that overlap it (chunk id
+    when the run gave one, offsets, rank), best first; at most ``MAX_EVIDENCE`` each."""
+
+    def __init__(self, report: SpanReport):
+        self.report = report
+        facts = report.labels.facts
+        self.pool = self._grouped(*facts.pool_pairs)
+        self.chunks = None if facts.chunk_pairs is None else self._grouped(*facts.chunk_pairs)
+
+    @staticmethod
+    def _grouped(g: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(g, kind="stable")
+        return g[order], other[order]
+
+    @staticmethod
+    def _of(grouped: tuple[np.ndarray, np.ndarray], g: int) -> np.ndarray:
+        keys, other = grouped
+        return other[np.searchsorted(keys, g, "left"):np.searchsorted(keys, g, "right")]
+
+    def of(self, g: int) -> list[dict[str, Any]]:
+        ranked, spans = self.report.ranked, self.report.run.spans
+        pool = self._of(self.pool, g)
+        pool = pool[np.lexsort((ranked.start[pool], ranked.rank[pool]))]
+        if self.chunks is None:
+            out, seen = [], set()
+            for r in pool.tolist():
+                where = (int(ranked.start[r]), int(ranked.end[r]))
+                if where in seen:
+                    continue
+                seen.add(where)
+                entry: dict[str, Any] = {"start": where[0], "end": where[1],
+                                         "rank": int(ranked.rank[r]) + 1}
+                chunk_id = spans.chunk_id[int(ranked.source[r])]
+                if chunk_id is not None:
+                    entry["chunk_id"] = chunk_id
+                out.append(entry)
+            return out[:MAX_EVIDENCE]
+        rank_at: dict[tuple[int, int], int] = {}
+        for r in pool.tolist():
+            rank_at.setdefault((int(ranked.start[r]), int(ranked.end[r])),
+                               int(ranked.rank[r]) + 1)
+        chunks = self.report.manifest.chunks
+        found = sorted((chunks[c] for c in self._of(self.chunks, g).tolist()),
+                       key=lambda c: (c.start, c.end))
+        return [{"chunk_id": c.chunk_id, "start": c.start, "end": c.end,
+                 "rank": rank_at.get((c.start, c.end))} for c in found[:MAX_EVIDENCE]]
+
+
 def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-    """Per-query rows; queries failing complete grounding list the gold spans below tau."""
+    """Per-query rows; a query failing complete grounding at k has its label at k
+    (``failure``) and lists the gold spans below tau, each with its own label and the chunks
+    behind it (``missing_spans``)."""
     rows = []
     gold_pos = 0
+    labels = report.labels
+    evidence = _Evidence(report)
+    shown: dict[int, list[dict[str, Any]]] = {}
     for i, q in enumerate(report.evalset.queries):
         n_gold = len(q.gold_spans)
         row: dict[str, Any] = {
@@ -213,27 +284,47 @@ def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, A
         if q.tags:
             row["tags"] = q.tags
         missing: dict[str, Any] = {}
+        failure: dict[str, str] = {}
         for k in report.ks:
             if values[format_name("complete_grounding", k)][i] >= 1.0:
                 continue
+            failure[str(k)] = LABELS[labels.query[k][i]]
             frac = report.scores.gold_fraction[k][gold_pos: gold_pos + n_gold]
             spans = []
-            for span, f in zip(q.gold_spans, frac):
+            for j, (span, f) in enumerate(zip(q.gold_spans, frac)):
                 if f >= report.tau:
                     continue
+                g = gold_pos + j
                 entry: dict[str, Any] = {
                     "doc_id": span.doc_id, "start": span.start, "end": span.end,
-                    "covered": float(f),
+                    "covered": float(f), "label": LABELS[labels.span[k][g]],
                 }
                 if report.corpus is not None:
                     entry["text"] = report.corpus.text(span.doc_id)[span.start: span.end]
+                if g not in shown:
+                    shown[g] = evidence.of(g)
+                entry["chunks"] = shown[g]
                 spans.append(entry)
             missing[str(k)] = spans
         if missing:
             row["missing_spans"] = missing
+            row["failure"] = failure
         rows.append(row)
         gold_pos += n_gold
     return rows
+
+
+def failure_summary(report: SpanReport) -> dict[str, Any]:
+    """The failure labels counted per k, the lever each points at, the labels no manifest
+    let decide, and the depth of the ranked pool (the longest run row)."""
+    labels = report.labels
+    offsets = report.run.spans.offsets
+    return {
+        "by_k": {str(k): labels.counts(k) for k in labels.ks},
+        "levers": dict(LEVERS),
+        "undecided": list(labels.undecided),
+        "pool_depth": int(np.diff(offsets).max(initial=0)),
+    }
 
 
 def inputs_of(report: SpanReport) -> list[InputRef]:
@@ -241,6 +332,8 @@ def inputs_of(report: SpanReport) -> list[InputRef]:
             InputRef("run", report.run.path, report.run.sha256)]
     if report.corpus is not None:
         refs.append(InputRef("corpus", report.corpus.path, report.corpus.sha256))
+    if report.manifest is not None:
+        refs.append(InputRef("chunks", report.manifest.path, report.manifest.sha256))
     return refs
 
 
@@ -284,13 +377,16 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
             str(k): distribution(values[format_name("retrieved_chars", k)]) for k in report.ks
         },
     }
+    summary["failure_labels"] = failure_summary(report)
+    if report.manifest is not None:
+        parameters["chunks"] = True
     if report.run.latency_ms is not None:
         lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
         summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),
                                  "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
     details: dict[str, Any] = {
         "queries": rows,
-        "slices": slices(report.evalset, values),
+        "slices": slices(report.evalset, values, report.labels),
         "run_rows_without_query": report.unmatched_run_ids[:MAX_LISTED_IDS],
     }
     return ReportBody(kind="score.span",

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragspan.errors import InputError
+from ragspan.io.chunks import ChunkManifest
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.runs import SpanList, SpanRun
+from ragspan.metrics.failures import ChunkColumns, Labels, label_failures, span_facts
 from ragspan.metrics.registry import SPAN_METRICS, format_name, parse_name
 from ragspan.metrics.span import GoldColumns, RankedColumns, SpanScores, score_spans
 
@@ -63,7 +65,8 @@ def ranked_columns(spans: SpanList, row_to_query: np.ndarray, codes: DocCodes) -
     query = row_to_query[row_of_span]
     sel = query >= 0
     doc = codes.many(spans.doc_names)[spans.doc_code] if spans.doc_code.size else spans.doc_code
-    return RankedColumns(query[sel], doc[sel], spans.start[sel], spans.end[sel], rank[sel])
+    return RankedColumns(query[sel], doc[sel], spans.start[sel], spans.end[sel], rank[sel],
+                         np.flatnonzero(sel))
 
 
 def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None:
@@ -109,6 +112,33 @@ def _check_one(doc_id: str, end: int, lengths: dict[str, int], path: str, line: 
         )
 
 
+def chunk_columns(manifest: ChunkManifest, codes: DocCodes) -> ChunkColumns:
+    chunks = manifest.chunks
+    return ChunkColumns(codes.many([c.doc_id for c in chunks]),
+                        np.fromiter((c.start for c in chunks), np.int64, len(chunks)),
+                        np.fromiter((c.end for c in chunks), np.int64, len(chunks)),
+                        tuple(c.chunk_id for c in chunks))
+
+
+def check_manifest(manifest: ChunkManifest, run: SpanRun, corpus: Corpus | None) -> None:
+    """The manifest must be the run's chunking (same pipeline digest when both record one)
+    and lie inside the corpus's documents when a corpus is given."""
+    made = (manifest.header or {}).get("config_digest")
+    used = (run.config or {}).get("config_digest")
+    if made and used and made != used:
+        raise InputError(f"the chunk manifest was made by pipeline {made[:12]}, the run by "
+                         f"{used[:12]}: it is not the run's chunking", manifest.path)
+    if corpus is None:
+        return
+    lengths = corpus.lengths()
+    for c in manifest.chunks:
+        if c.doc_id not in lengths or c.end > lengths[c.doc_id]:
+            where = ("is not in the corpus" if c.doc_id not in lengths
+                     else f"is {lengths[c.doc_id]} characters long")
+            raise InputError(f"chunk '{c.chunk_id}' ends at {c.end}, but '{c.doc_id}' {where}",
+                             manifest.path)
+
+
 @dataclass(frozen=True)
 class SpanReport:
     """Everything the span scoring computed (``scorereport.span_body`` makes it a report)."""
@@ -122,6 +152,9 @@ class SpanReport:
     first_stage: SpanScores | None
     in_run: np.ndarray
     unmatched_run_ids: list[str]
+    labels: Labels
+    ranked: RankedColumns
+    manifest: ChunkManifest | None = None
 
     def metric_names(self) -> list[str]:
         names = [format_name(b, k) for b in SPAN_METRICS for k in self.ks]
@@ -152,18 +185,29 @@ def compute_span_report(
     corpus: Corpus | None = None,
     ks: Sequence[int] = DEFAULT_KS,
     tau: float = DEFAULT_TAU,
+    manifest: ChunkManifest | None = None,
 ) -> SpanReport:
-    """Score a span run against an eval set (see ``metrics.span`` for the conventions)."""
+    """Score a span run against an eval set (see ``metrics.span`` for the conventions), and
+    label every query failing complete grounding (``metrics.failures``; the two labels that
+    need the chunking only with ``manifest``)."""
     if corpus is not None:
         check_against_corpus(evalset, run, corpus)
+    if manifest is not None:
+        check_manifest(manifest, run, corpus)
     ks = tuple(sorted(set(ks)))
     codes = DocCodes()
     gold = gold_columns(evalset, codes)
     row_to_query, unmatched = _map_rows(evalset, run.spans)
     in_run = np.zeros(len(evalset.queries), dtype=bool)
     in_run[row_to_query[row_to_query >= 0]] = True
-    scores = score_spans(gold, ranked_columns(run.spans, row_to_query, codes), ks, tau)
+    ranked = ranked_columns(run.spans, row_to_query, codes)
+    scores = score_spans(gold, ranked, ks, tau)
     first = None
     if run.first_stage is not None:
         first = score_spans(gold, ranked_columns(run.first_stage, row_to_query, codes), ks, tau)
-    return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched)
+    facts = span_facts(gold, ranked, None if manifest is None
+                       else chunk_columns(manifest, codes))
+    grounded = {k: scores.values[format_name("complete_grounding", k)] >= 1.0 for k in ks}
+    labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau)
+    return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
+                      ranked, manifest)

@@ -14,21 +14,27 @@ log = logging.getLogger("ragspan")
 
 def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str | None = None,
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
-        tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False) -> CommandResult:
+        tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
+        chunks: str | None = None) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
-    a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10."""
+    a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
+    ``chunks``: the run's chunk manifest, which lets the failure labels that need the
+    chunking be decided (span level only)."""
     from ragspan.envelope import statement_of
     from ragspan.scoring import DEFAULT_KS
 
     ks = tuple(ks) or DEFAULT_KS
     if (eval_set is None) == (qrels is None):
         raise UsageError("give exactly one of --eval-set (span level) or --qrels (doc level)")
+    if chunks is not None and qrels is not None:
+        raise UsageError("--chunks labels span-level failures: give it with --eval-set and a "
+                         "span run")
     if qrels is not None:
         body = _qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
                            judged_only)
     else:
         body = _eval_set_body(eval_set, run, corpus, run_format, ks, tau, relevance_level,
-                              judged_only)
+                              judged_only, chunks)
     return CommandResult(statement_of(body))
 
 
@@ -45,8 +51,10 @@ def _qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Se
 
 
 def _eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
-                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool):
+                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
+                   chunks: str | None):
     from ragspan.doclevel import evalset_judgments, score_doc_run, span_doc_projection
+    from ragspan.io.chunks import read_chunks
     from ragspan.io.corpus import read_corpus
     from ragspan.io.docruns import detect_run_format, read_doc_run
     from ragspan.io.evalset import read_eval_set
@@ -59,6 +67,8 @@ def _eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     evalset = read_eval_set(eval_set)
     if run_format == "auto":
         run_format = detect_run_format(read_head(run), run)
+    if run_format != "span" and chunks is not None:
+        raise UsageError("--chunks labels span-level failures: the run is a doc-level run")
     if run_format != "span":
         r = read_doc_run(run, run_format, top=max(ks))
         scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
@@ -72,7 +82,8 @@ def _eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                          "view does too")
     span_run = read_span_run(run)
     corp = read_corpus(corpus) if corpus else None
-    report = compute_span_report(evalset, span_run, corp, ks, tau)
+    manifest = read_chunks(chunks) if chunks else None
+    report = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
     doc_view = span_doc_projection(report, ks, relevance_level, judged_only)
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",

@@ -35,13 +35,15 @@ class GoldColumns:
 
 @dataclass(frozen=True)
 class RankedColumns:
-    """Retrieved spans: ``query[i]`` retrieved span ``i`` at 0-based position ``rank[i]``."""
+    """Retrieved spans: ``query[i]`` retrieved span ``i`` at 0-based position ``rank[i]``;
+    ``source[i]``: its index in the run's span list (for its chunk id), when known."""
 
     query: np.ndarray
     doc: np.ndarray
     start: np.ndarray
     end: np.ndarray
     rank: np.ndarray
+    source: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

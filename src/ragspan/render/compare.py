@@ -65,6 +65,20 @@ def _budget_line(summary: dict[str, Any]) -> str | None:
     return f"Retrieval budget {state} (tolerance {rb['tolerance'] * 100:g}%): " + "; ".join(parts)
 
 
+def _lost(span: dict[str, Any]) -> str:
+    """A lost gold span and the chunks behind its label: ``doc [s, e) — c1: 7, c2: -``
+    (1-based rank in the pool, ``-`` when not retrieved)."""
+    text = f"{span['doc_id']} [{span['start']}, {span['end']})"
+    chunks = span.get("chunks") or []
+    if chunks:
+        names = [c.get("chunk_id") or "[{start}, {end})".format(**c) for c in chunks[:4]]
+        ranks = ["-" if c.get("rank") is None else str(c["rank"]) for c in chunks[:4]]
+        text += " — " + ", ".join(f"{n}: {r}" for n, r in zip(names, ranks))
+        if len(chunks) > 4:
+            text += f", +{len(chunks) - 4}"
+    return text
+
+
 def markdown(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     s = pred["summary"]
@@ -72,6 +86,8 @@ def markdown(doc: dict[str, Any]) -> str:
     lines = [f"### ragspan gate: {icon}", ""]
     if s["reasons"]:
         lines += [f"- {md_escape(r)}" for r in s["reasons"]] + [""]
+    if s.get("why"):
+        lines += [f"**Why:** {md_escape(s['why'])}", ""]
     lines.append(f"{s['queries']} queries, primary metric `{s['primary_metric']}`.")
     budget = _budget_line(s)
     if budget:
@@ -83,12 +99,12 @@ def markdown(doc: dict[str, Any]) -> str:
         lines += ["", f"#### Most regressed queries ({s['primary_metric']})", ""]
         rows = []
         for q in worst:
-            lost = "; ".join(f"{x['doc_id']} [{x['start']}, {x['end']})"
-                             for x in q.get("lost_spans", []))
+            lost = "; ".join(_lost(x) for x in q.get("lost_spans", []))
             query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
             rows.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
-                         lost or "-"])
-        lines.append(md_table(["query id", "query", "change", "gold spans no longer covered"],
+                         q.get("label", "-"), lost or "-"])
+        lines.append(md_table(["query id", "query", "change", "why",
+                               "gold spans no longer covered (chunks: rank)"],
                               rows, right_from=9))
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -98,6 +114,8 @@ def table(doc: dict[str, Any]) -> str:
     s = pred["summary"]
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
     lines += [f"  - {r}" for r in s["reasons"]]
+    if s.get("why"):
+        lines.append(f"why: {s['why']}")
     budget = _budget_line(s)
     if budget:
         lines.append(budget)
@@ -107,5 +125,7 @@ def table(doc: dict[str, Any]) -> str:
     if worst:
         text += f"\nmost regressed ({s['primary_metric']}):\n"
         for q in worst:
-            text += f"  {q['id']}: {q['baseline']:.2f} -> {q['candidate']:.2f}  {q['query'][:70]}\n"
+            label = f"  [{q['label']}]" if q.get("label") else ""
+            text += (f"  {q['id']}: {q['baseline']:.2f} -> {q['candidate']:.2f}{label}  "
+                     f"{q['query'][:70]}\n")
     return text
