@@ -49,6 +49,14 @@ def labelled(tmp_path):
     return {"corpus": corpus, "eval": evalset, "run": run, "chunks": chunks, "tmp": tmp_path}
 
 
+def _chunks(row: dict, span: dict) -> list:
+    """The chunks behind a failing span: its entry in the row's ``failure_evidence``."""
+    (found,) = [e["chunks"] for e in row["failure_evidence"]
+                if (e["doc_id"], e["start"], e["end"]) == (span["doc_id"], span["start"],
+                                                            span["end"])]
+    return found
+
+
 def _score(ws, *extra):
     res = run_cli("score", "--eval-set", ws["eval"], "--run", ws["run"], "--corpus", ws["corpus"],
                   "--k", "1", "--k", "2", "--format", "json", *extra)
@@ -76,17 +84,27 @@ def test_each_failing_span_carries_its_label_and_evidence(labelled):
     pred = _score(labelled, "--chunks", labelled["chunks"])
     rows = {r["id"]: r for r in pred["details"]["queries"]}
     (span,) = rows["severed"]["missing_spans"]["1"]
-    assert span["label"] == "chunk-severance" and span["covered"] == pytest.approx(50 / 130)
-    assert span["chunks"] == [{"chunk_id": "d:1", "start": 100, "end": 200, "rank": None},
-                              {"chunk_id": "d:2", "start": 200, "end": 300, "rank": 1}]
+    assert span["covered"] == pytest.approx(50 / 130)
+    (facts,) = rows["severed"]["failure_evidence"]
+    assert (facts["first_rank"], facts["chunk_ceiling"], facts["whole_in_one_chunk"]) == (
+        1, 1.0, False)
+    assert _chunks(rows["severed"], span) == [
+        {"chunk_id": "d:1", "start": 100, "end": 200, "rank": None},
+        {"chunk_id": "d:2", "start": 200, "end": 300, "rank": 1}]
     assert span["text"] == TEXT[120:250]
     (low,) = rows["ranked-low"]["missing_spans"]["1"]
-    assert low["chunks"] == [{"chunk_id": "d:4", "start": 400, "end": 500, "rank": 2}]
+    assert _chunks(rows["ranked-low"], low) == [
+        {"chunk_id": "d:4", "start": 400, "end": 500, "rank": 2}]
     (ceiling,) = rows["ceiling"]["missing_spans"]["1"]
-    assert ceiling["chunks"] == []
+    assert _chunks(rows["ceiling"], ceiling) == []
+    assert rows["ceiling"]["failure_evidence"][0]["chunk_ceiling"] == 0.0
+    # the evidence is listed once per failing span, whatever the k
+    assert len(rows["severed"]["failure_evidence"]) == 1
     # the split span retrieved whole is not among the failing spans
     spans = rows["split-retrieved-whole"]["missing_spans"]["1"]
-    assert [(s["start"], s["label"]) for s in spans] == [(310, "retrieval-miss")]
+    assert [s["start"] for s in spans] == [310]
+    (facts,) = rows["split-retrieved-whole"]["failure_evidence"]
+    assert (facts["start"], facts["first_rank"], facts["whole_in_one_chunk"]) == (310, None, True)
 
 
 def test_without_a_manifest_the_chunking_labels_are_undecided(labelled):
@@ -97,7 +115,8 @@ def test_without_a_manifest_the_chunking_labels_are_undecided(labelled):
     assert rows["ceiling"]["failure"]["1"] == "retrieval-miss"
     assert rows["severed"]["failure"]["1"] == "partial-grounding"
     (span,) = rows["severed"]["missing_spans"]["1"]
-    assert span["chunks"] == [{"chunk_id": "d:2", "start": 200, "end": 300, "rank": 1}]
+    assert _chunks(rows["severed"], span) == [
+        {"chunk_id": "d:2", "start": 200, "end": 300, "rank": 1}]
 
 
 def test_slices_count_labels(labelled):

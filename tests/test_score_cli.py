@@ -64,9 +64,11 @@ def test_missing_spans_carry_offsets_and_text(files):
     rows = {r["id"]: r for r in doc["predicate"]["details"]["queries"]}
     # q1 at k=1 misses [30,40) entirely
     assert rows["q1"]["missing_spans"]["1"] == [
-        {"doc_id": "a", "start": 30, "end": 40, "covered": 0.0, "text": "x" * 10,
-         "label": "rank-miss", "chunks": [{"start": 35, "end": 50, "rank": 2}]}]
+        {"doc_id": "a", "start": 30, "end": 40, "covered": 0.0, "text": "x" * 10}]
     assert rows["q1"]["failure"] == {"1": "rank-miss"}
+    assert rows["q1"]["failure_evidence"] == [
+        {"doc_id": "a", "start": 30, "end": 40, "first_rank": 2,
+         "chunks": [{"start": 35, "end": 50, "rank": 2}]}]
     assert "2" not in rows["q1"]["missing_spans"]
     assert rows["q2"]["in_run"] is False
 

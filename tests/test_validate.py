@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
+
 from conftest import run_cli, write_jsonl
 
 TEXT = "0123456789" * 10  # 100 characters
@@ -73,3 +75,104 @@ def test_coverage_gate(tmp_path):
     res = run_cli("validate", "--eval-set", ev, "--corpus", co, "--chunks", chunks,
                   "--grounding-threshold", "0.25", "--min-span-integrity", "0.5", "--format", "json")
     assert res.exit_code == 3 and "span_integrity" in findings(res)[1]
+
+
+MANIFESTS = [
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": 0, "end": 5}\n', True),
+    ('{"_header": {"config_digest": "x"}}\n{"chunk_id": "a:0", "doc_id": "a", "start": 0, '
+     '"end": 5}\n\n{"chunk_id": "a:1", "doc_id": "a", "start": 5, "end": 9}', True),
+    ('{"chunk_id": 7, "doc_id": "a", "start": 0, "end": 5}\n', False),  # an integer id
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": true, "end": 5}\n', False),
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": 5, "end": 5}\n', False),
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": 0, "end": 99999999999999999999}\n', False),
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": 0, "end": 5}\n'
+     '{"chunk_id": "a:0", "doc_id": "a", "start": 5, "end": 9}\n', False),  # id twice
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": 0, "end": 5}\n{"_header": {}}\n', False),
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": 0, "end": 5} {"chunk_id": "a:1"}\n', False),
+    ('{"_header": {}}\n', False),
+    ('[1]\n', False),
+    ('{"chunk_id": "a:0", "doc_id": "a", "start": 0, "end": 5, "w": NaN}\n', False),
+]
+
+
+@pytest.mark.parametrize("content, fast", MANIFESTS)
+def test_manifest_fast_reader_equals_the_line_reader(tmp_path, monkeypatch, content, fast):
+    """The one-parse manifest reader takes only manifests the line reader reads the same;
+    everything else goes to the line reader, which names the line."""
+    from ragspan.errors import InputError
+    from ragspan.io import chunks
+
+    path = tmp_path / "chunks.jsonl"
+    path.write_text(content, encoding="utf-8")
+
+    def outcome():
+        try:
+            got = chunks.read_chunks(path)
+            return (got.chunks, got.header, got.sha256)
+        except InputError as exc:
+            return str(exc)
+
+    assert (chunks._fast_chunks(content) is not None
+            and bool(chunks._fast_chunks(content)[1])) == fast
+    quick = outcome()
+    monkeypatch.setattr(chunks, "_fast_chunks", lambda text: None)
+    assert quick == outcome()
+
+
+def test_chunking_diagnostics_on_a_hand_built_manifest(tmp_path):
+    """Two queries over one document cut in 100-character chunks: relevant chunks per query,
+    the precision ceiling they allow at k, the precision a run attained as a share of it,
+    and the chunk lengths."""
+    text = "x" * 1000
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": text}])
+    ev = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": "one", "query": "q", "doc_id": "d", "gold_spans": [[10, 90]]},  # 1 chunk
+        {"id": "three", "query": "q", "doc_id": "d", "gold_spans": [[150, 390]]}])  # 3
+    chunks = write_jsonl(tmp_path / "ch.jsonl", [
+        {"chunk_id": f"d:{i}", "doc_id": "d", "start": 100 * i, "end": 100 * (i + 1)}
+        for i in range(9)] + [{"chunk_id": "d:9", "doc_id": "d", "start": 900, "end": 950}])
+    run = write_jsonl(tmp_path / "r.jsonl", [
+        {"id": "one", "retrieved": [{"doc_id": "d", "start": 0, "end": 100},
+                                    {"doc_id": "d", "start": 500, "end": 600}]},
+        {"id": "three", "retrieved": [{"doc_id": "d", "start": 100, "end": 200},
+                                      {"doc_id": "d", "start": 700, "end": 800}]}])
+    res = run_cli("validate", "--eval-set", ev, "--corpus", corpus, "--chunks", chunks,
+                  "--run", run, "--k", "2", "--format", "json")
+    assert res.exit_code == 0, res.stderr
+    ch = res.json()["predicate"]["summary"]["chunking"]
+    assert ch["chunks"] == 10
+    assert ch["chunk_chars"] == {"mean": 95.0, "median": 100.0, "p90": 100.0, "max": 100.0}
+    assert ch["relevant_chunks_per_query"]["mean"] == 2.0
+    # ceiling at k = 2: one -> 1/2, three -> min(3/2, 1) = 1; mean 0.75
+    assert ch["precision_ceiling"] == {"2": 0.75}
+    # attained: one 1/2, three 1/2 -> 0.5; share 0.5 / 0.75
+    assert ch["precision_attained"] == {"2": 0.5}
+    assert ch["precision_share_of_ceiling"]["2"] == pytest.approx(2 / 3)
+    table = run_cli("validate", "--eval-set", ev, "--corpus", corpus, "--chunks", chunks,
+                    "--run", run, "--k", "2").stdout
+    assert "precision@2 ceiling" in table and "0.7500" in table and "{" not in table
+
+
+def test_validate_run_needs_chunks(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": "x" * 100}])
+    ev = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "q", "doc_id": "d",
+                                            "gold_spans": [[1, 9]]}])
+    res = run_cli("validate", "--eval-set", ev, "--corpus", corpus, "--run", ev)
+    assert res.exit_code == 2 and "--chunks" in res.stderr
+
+
+def test_token_check_says_when_it_cannot_run(monkeypatch):
+    import importlib.util
+
+    from ragspan.commands.validate import _model_of, _token_check
+    from ragspan.io.chunks import ChunkManifest
+
+    manifest = ChunkManifest("m", "x", (), {"config": {"dense": {"model": "all-MiniLM-L6-v2"}}})
+    assert _model_of(manifest) == "all-MiniLM-L6-v2"
+    assert _model_of(ChunkManifest("m", "x", (), {"config": {"dense": None}})) is None
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers"
+                        else real(name, *a))
+    got = _token_check("all-MiniLM-L6-v2", manifest, None)
+    assert got["checked"] is False and "ragspan[retrieval]" in got["why"]

@@ -32,8 +32,20 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to a report")
 
 
+def _numpy(value: Any) -> Any:
+    """``json.dumps``'s hook: numpy scalars and arrays as plain values; else TypeError."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to a report")
+
+
 def canonical_dumps(obj: Any) -> str:
     """``obj`` as canonical JSON text (see the module docstring)."""
+    try:  # the C encoder on the value as it is (numpy values through the hook)
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False, default=_numpy) + "\n"
+    except (TypeError, ValueError):
+        pass  # keys that are not strings, a numpy float NaN: the exact walk decides
     return json.dumps(
         _plain(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ) + "\n"

@@ -368,10 +368,14 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
               default=0.5, show_default=True)
 @click.option("--min-span-integrity", type=FiniteFloatRange(0, 1), default=None,
               help="Fail when fewer gold spans than this share sit whole in one chunk.")
+@click.option("--run", type=str,
+              help="A span run over this chunking: the precision it attained against the "
+                   "chunking's ceiling (needs --chunks).")
+@k_option
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @common_options
-@guard(inputs=("eval_set", "corpus", "chunks"), outputs=("out",))
+@guard(inputs=("eval_set", "corpus", "chunks", "run"), outputs=("out",))
 def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Check an eval set against its corpus (and chunking): exit 0 valid, 3 findings."""
     from ragspan.commands import validate as command

@@ -129,14 +129,19 @@ def _rows_checked_by_type() -> bool:
 
 def _type_shape(value: Any) -> Any:
     """A value's JSON type tree: values of one shape pass or fail a TYPE_KEYWORDS schema
-    alike (an integral float is told apart, as ``integer`` accepts it)."""
-    if isinstance(value, dict):
-        return tuple((k, _type_shape(v)) for k, v in sorted(value.items()))
-    if isinstance(value, list):
-        return ("[", *map(_type_shape, value))
-    if isinstance(value, float):
+    alike (an integral float is told apart, as ``integer`` accepts it). A list's shape is
+    the set of its elements' shapes, whatever its length: ``items`` holds each element to
+    the same subschema, and no TYPE_KEYWORDS keyword counts elements. Keys are taken in
+    their order: two orders of one row are two shapes, checked each."""
+    kind = type(value)  # values read back from JSON: exact types
+    if kind is dict:  # in the order read (canonical reports are sorted): order only splits
+        return tuple((k, ("integral" if v.is_integer() else "float") if type(v) is float
+                      else _type_shape(v)) for k, v in value.items())
+    if kind is list:
+        return ("[", frozenset(map(_type_shape, value)))
+    if kind is float:
         return "integral" if value.is_integer() else "float"
-    return type(value).__name__
+    return kind.__name__
 
 
 def _distinct_rows(doc: Any) -> tuple[Any, list[int] | None]:
@@ -172,7 +177,14 @@ def validation_error(doc: Any) -> str | None:
         return None
     path = list(errors[0].absolute_path)
     if keep is not None and path[:3] == ["predicate", "details", "queries"] and len(path) > 3:
-        path[3] = keep[path[3]]
+        row = keep[path[3]]  # the row itself, alone: its own path inside the row
+        predicate = doc["predicate"]
+        alone = {**doc, "predicate": {**predicate, "details": {
+            **predicate["details"], "queries": [predicate["details"]["queries"][row]]}}}
+        errors = sorted(validator.iter_errors(alone),
+                        key=lambda e: (list(e.absolute_path), e.message))
+        path = list(errors[0].absolute_path)
+        path[3] = row
     return f"{_json_path(path)}: {errors[0].message}"
 
 

@@ -397,7 +397,7 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
                "baseline": float(cmp.base[i, j]), "candidate": float(cmp.cand[i, j]),
                "delta": float(cmp.cand[i, j] - cmp.base[i, j])}
         if parsed.column == "complete_grounding":
-            row["lost_spans"] = cmp.rows_cand[qid].missing_spans.get(k, [])
+            row["lost_spans"] = cmp.rows_cand[qid].lost(k)
             label = cmp.rows_cand[qid].failure.get(k)
             if label is not None:
                 row["label"] = label

@@ -23,7 +23,7 @@ import numpy as np
 from ragspan.doclevel import DocScores
 from ragspan.errors import InputError
 from ragspan.io.evalset import EvalSet
-from ragspan.metrics.failures import LABELS, LEVERS, Labels
+from ragspan.metrics.failures import LABELS, LEVERS, NOT_IN_POOL, Labels
 from ragspan.metrics.registry import format_name, parse_name
 from ragspan.report import InputRef, ReportBody
 from ragspan.scoring import SpanReport
@@ -43,6 +43,13 @@ class QueryRow:
     tags: dict[str, str]
     missing_spans: dict[str, list[dict[str, Any]]]
     failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
+    evidence: dict[tuple[str, int, int], list[dict[str, Any]]]  # failing span -> its chunks
+
+    def lost(self, k: str) -> list[dict[str, Any]]:
+        """The gold spans missing at ``k``, each with the chunks behind its label."""
+        return [{**s, "chunks": self.evidence.get((s.get("doc_id"), s.get("start"),
+                                                    s.get("end")), [])}
+                for s in self.missing_spans.get(k, [])]
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,12 @@ def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
     if not isinstance(failure, dict) or not all(v in LABELS for v in failure.values()):
         raise InputError(f"query '{qid}': 'failure' must map each k to one of "
                          f"{', '.join(LABELS)}", path)
+    evidence = row.get("failure_evidence", [])
+    if not isinstance(evidence, list) or not all(
+            isinstance(e, dict) and {"doc_id", "start", "end"} <= e.keys()
+            and isinstance(e.get("chunks", []), list) for e in evidence):
+        raise InputError(f"query '{qid}': 'failure_evidence' must list spans with their "
+                         "chunks", path)
 
 
 def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> ScoreReport:
@@ -166,7 +179,9 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
         names=names, values=values,
         rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
-                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})))
+                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
+                            {(e["doc_id"], e["start"], e["end"]): e["chunks"]
+                             for e in r.get("failure_evidence", [])})
                    for r in rows),
     )
 
@@ -217,57 +232,84 @@ class _Evidence:
     """The chunks behind each failing gold span's label: with a manifest, every chunk that
     overlaps the span (its id, offsets, and its rank in the pool, 1 = first, or None when
     the run did not retrieve it); without one, the retrieved spans that overlap it (chunk id
-    when the run gave one, offsets, rank), best first; at most ``MAX_EVIDENCE`` each."""
+    when the run gave one, offsets, rank), best first; at most ``MAX_EVIDENCE`` each.
+
+    The overlapping pairs are sorted and cut into per-span ranges once, as plain lists, so
+    each span's list is a short Python loop."""
 
     def __init__(self, report: SpanReport):
-        self.report = report
-        facts = report.labels.facts
-        self.pool = self._grouped(*facts.pool_pairs)
-        self.chunks = None if facts.chunk_pairs is None else self._grouped(*facts.chunk_pairs)
+        facts, ranked = report.labels.facts, report.ranked
+        self.facts = facts
+        n_gold = facts.first_rank.size
+        g, r = facts.pool_pairs
+        order = np.lexsort((ranked.start[r], ranked.rank[r], g))
+        g, r = g[order], r[order]
+        self.pool_bounds = self._bounds(g, n_gold)
+        chunk_ids = report.run.spans.chunk_id
+        self.pool = list(zip(ranked.start[r].tolist(), ranked.end[r].tolist(),
+                             (ranked.rank[r] + 1).tolist(),
+                             [chunk_ids[i] for i in ranked.source[r].tolist()]))
+        self.chunks = None
+        if facts.chunk_pairs is not None:
+            g, c = facts.chunk_pairs
+            chunks = report.manifest.chunks
+            starts = np.fromiter((chunks[i].start for i in c.tolist()), np.int64, c.size)
+            ends = np.fromiter((chunks[i].end for i in c.tolist()), np.int64, c.size)
+            order = np.lexsort((ends, starts, g))
+            self.chunk_bounds = self._bounds(g[order], n_gold)
+            self.chunks = [chunks[i] for i in c[order].tolist()]
 
     @staticmethod
-    def _grouped(g: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        order = np.argsort(g, kind="stable")
-        return g[order], other[order]
+    def _bounds(sorted_g: np.ndarray, n: int) -> list[tuple[int, int]]:
+        spans = np.arange(n)
+        lo = np.searchsorted(sorted_g, spans, "left").tolist()
+        hi = np.searchsorted(sorted_g, spans, "right").tolist()
+        return list(zip(lo, hi))
 
-    @staticmethod
-    def _of(grouped: tuple[np.ndarray, np.ndarray], g: int) -> np.ndarray:
-        keys, other = grouped
-        return other[np.searchsorted(keys, g, "left"):np.searchsorted(keys, g, "right")]
+    def entry(self, g: int, span: Any) -> dict[str, Any]:
+        """A failing span's evidence, whatever the k: its chunks; its first rank in the pool
+        (1-based; None when no retrieved span overlaps it); with a manifest the share of it
+        its chunks together can cover (``chunk_ceiling``) and whether one chunk holds it
+        whole. The label at each k follows from these (``metrics.failures``)."""
+        facts = self.facts
+        first = int(facts.first_rank[g])
+        out: dict[str, Any] = {"doc_id": span.doc_id, "start": span.start, "end": span.end,
+                               "first_rank": None if first == NOT_IN_POOL else first + 1,
+                               "chunks": self.of(g)}
+        if facts.ceiling is not None:
+            out["chunk_ceiling"] = float(facts.ceiling[g])
+            out["whole_in_one_chunk"] = bool(facts.largest_piece[g] >= 1.0)
+        return out
 
     def of(self, g: int) -> list[dict[str, Any]]:
-        ranked, spans = self.report.ranked, self.report.run.spans
-        pool = self._of(self.pool, g)
-        pool = pool[np.lexsort((ranked.start[pool], ranked.rank[pool]))]
+        lo, hi = self.pool_bounds[g]
+        pool = self.pool[lo:hi]
         if self.chunks is None:
             out, seen = [], set()
-            for r in pool.tolist():
-                where = (int(ranked.start[r]), int(ranked.end[r]))
-                if where in seen:
+            for start, end, rank, chunk_id in pool:
+                if (start, end) in seen:
                     continue
-                seen.add(where)
-                entry: dict[str, Any] = {"start": where[0], "end": where[1],
-                                         "rank": int(ranked.rank[r]) + 1}
-                chunk_id = spans.chunk_id[int(ranked.source[r])]
+                seen.add((start, end))
+                entry: dict[str, Any] = {"start": start, "end": end, "rank": rank}
                 if chunk_id is not None:
                     entry["chunk_id"] = chunk_id
                 out.append(entry)
-            return out[:MAX_EVIDENCE]
+                if len(out) == MAX_EVIDENCE:
+                    break
+            return out
         rank_at: dict[tuple[int, int], int] = {}
-        for r in pool.tolist():
-            rank_at.setdefault((int(ranked.start[r]), int(ranked.end[r])),
-                               int(ranked.rank[r]) + 1)
-        chunks = self.report.manifest.chunks
-        found = sorted((chunks[c] for c in self._of(self.chunks, g).tolist()),
-                       key=lambda c: (c.start, c.end))
+        for start, end, rank, _ in pool:
+            rank_at.setdefault((start, end), rank)
+        lo, hi = self.chunk_bounds[g]
         return [{"chunk_id": c.chunk_id, "start": c.start, "end": c.end,
-                 "rank": rank_at.get((c.start, c.end))} for c in found[:MAX_EVIDENCE]]
+                 "rank": rank_at.get((c.start, c.end))}
+                for c in self.chunks[lo:min(hi, lo + MAX_EVIDENCE)]]
 
 
 def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
     """Per-query rows; a query failing complete grounding at k has its label at k
-    (``failure``) and lists the gold spans below tau, each with its own label and the chunks
-    behind it (``missing_spans``)."""
+    (``failure``) and lists the gold spans below tau (``missing_spans``); what decided the
+    label of each failing span is listed once, whatever the k (``failure_evidence``)."""
     rows = []
     gold_pos = 0
     labels = report.labels
@@ -297,18 +339,19 @@ def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, A
                 g = gold_pos + j
                 entry: dict[str, Any] = {
                     "doc_id": span.doc_id, "start": span.start, "end": span.end,
-                    "covered": float(f), "label": LABELS[labels.span[k][g]],
+                    "covered": float(f),
                 }
                 if report.corpus is not None:
                     entry["text"] = report.corpus.text(span.doc_id)[span.start: span.end]
                 if g not in shown:
-                    shown[g] = evidence.of(g)
-                entry["chunks"] = shown[g]
+                    shown[g] = evidence.entry(g, span)
                 spans.append(entry)
             missing[str(k)] = spans
         if missing:
             row["missing_spans"] = missing
             row["failure"] = failure
+            row["failure_evidence"] = [shown[g] for g in range(gold_pos, gold_pos + n_gold)
+                                       if g in shown]
         rows.append(row)
         gold_pos += n_gold
     return rows

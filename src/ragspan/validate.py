@@ -148,3 +148,55 @@ def tally(findings: list[dict[str, Any]]) -> dict[str, Any]:
         by_check[f["check"]] = by_check.get(f["check"], 0) + 1
     return {"errors": errors, "warnings": len(findings) - errors,
             "findings_by_check": dict(sorted(by_check.items()))}
+
+
+def _distribution(values: list[int] | list[float]) -> dict[str, float]:
+    import numpy as np
+
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return {"mean": 0.0, "median": 0.0, "p90": 0.0, "max": 0.0}
+    return {"mean": float(arr.mean()), "median": float(np.median(arr)),
+            "p90": float(np.percentile(arr, 90)), "max": float(arr.max())}
+
+
+def relevant_chunks(evalset: EvalSet, manifest: ChunkManifest) -> list[int]:
+    """Per query, the chunks relevant to it: in a gold span's document and overlapping one
+    of its gold spans (the relevance of ``precision@k``)."""
+    by_doc: dict[str, list[Chunk]] = manifest.by_doc()
+    starts = {d: sorted(cs, key=lambda c: c.start) for d, cs in by_doc.items()}
+    keys = {d: [c.start for c in cs] for d, cs in starts.items()}
+    out = []
+    for q in evalset.queries:
+        hit: set[str] = set()
+        for s in q.gold_spans:
+            cs = starts.get(s.doc_id, [])
+            # chunks starting before the span's end; those ending after its start overlap
+            for c in cs[:bisect.bisect_left(keys.get(s.doc_id, []), s.end)]:
+                if c.end > s.start:
+                    hit.add(c.chunk_id)
+        out.append(len(hit))
+    return out
+
+
+def chunking_diagnostics(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],
+                         attained: dict[int, float] | None = None) -> dict[str, Any]:
+    """What the chunking allows before any retriever runs: relevant chunks per query, the
+    ceiling it puts on ``precision@k`` (relevant chunks available / k, capped at 1,
+    averaged over queries), the chunk lengths in characters; with a run's mean
+    ``precision@k`` (``attained``), the share of the ceiling it reached."""
+    relevant = relevant_chunks(evalset, manifest)
+    n = max(len(relevant), 1)
+    ceiling = {k: sum(min(r / k, 1.0) for r in relevant) / n for k in ks}
+    out: dict[str, Any] = {
+        "chunks": len(manifest.chunks),
+        "chunk_chars": _distribution([c.end - c.start for c in manifest.chunks]),
+        "relevant_chunks_per_query": _distribution(relevant),
+        "queries_without_a_relevant_chunk": sum(1 for r in relevant if r == 0),
+        "precision_ceiling": {str(k): v for k, v in ceiling.items()},
+    }
+    if attained is not None:
+        out["precision_attained"] = {str(k): attained[k] for k in ks}
+        out["precision_share_of_ceiling"] = {
+            str(k): attained[k] / ceiling[k] if ceiling[k] > 0 else 0.0 for k in ks}
+    return out

@@ -5,6 +5,7 @@ exclusive; ``text == document[start:end]``)."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -36,13 +37,58 @@ class ChunkManifest:
         return out
 
 
+INT64_MAX = 2**63 - 1
+
+
+def _refuse_constant(text: str) -> None:
+    raise ValueError(text)
+
+
+def _fast_chunks(text: str) -> tuple[dict[str, Any] | None, list[Chunk]] | None:
+    """Every line parsed in one ``json.loads`` and checked in one loop, for a manifest the
+    line reader would take as it is (one object per line, a ``_header`` only first, string
+    ids, integer offsets ``0 <= start < end`` within 64 bits, no chunk id twice); None for
+    anything else, which the line reader then names."""
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    try:
+        objs = json.loads("[" + ",".join(lines) + "]", parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        return None
+    if len(objs) != len(lines) or not objs:
+        return None
+    header = None
+    if type(objs[0]) is dict and "_header" in objs[0]:
+        header = objs[0]["_header"]
+        if type(header) is not dict:
+            return None
+        objs = objs[1:]
+    chunks = []
+    for obj in objs:
+        if type(obj) is not dict:
+            return None
+        cid, doc, start, end = (obj.get("chunk_id"), obj.get("doc_id"), obj.get("start"),
+                                obj.get("end"))
+        if (type(cid) is not str or type(doc) is not str or not cid or not doc
+                or type(start) is not int or type(end) is not int
+                or not 0 <= start < end <= INT64_MAX or "_header" in obj):
+            return None
+        chunks.append(Chunk(cid, doc, start, end))
+    if len({c.chunk_id for c in chunks}) != len(chunks):
+        return None
+    return header, chunks
+
+
 def read_chunks(path: str | os.PathLike[str]) -> ChunkManifest:
     name = str(path)
     data = read_bytes(path)
+    text = decode_records(data, name)
+    fast = _fast_chunks(text)
+    if fast is not None and fast[1]:
+        return ChunkManifest(name, sha256_hex(data), tuple(fast[1]), fast[0])
     header = None
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for line, obj in iter_json_lines(decode_records(data, name), name):
+    for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
             header = header_record(obj, len(chunks) + (header is not None), name, line)
             continue

@@ -1,7 +1,7 @@
 """Renderers: report envelope -> text for people.
 
 ``render(doc, fmt)`` dispatches on ``(kind, format)``: one module per report kind
-(``score``, ``compare``, and ``generic`` for every other kind), each with ``table(doc)`` and
+(``score``, ``compare``, ``validate``, and ``generic`` for every other kind), each with ``table(doc)`` and
 ``markdown(doc)``, built on the text primitives of ``render.text``; ``json`` is the canonical
 JSON itself. Every renderer takes the envelope (a dict read back from canonical JSON) and
 returns text ending in a newline.
@@ -13,7 +13,8 @@ from importlib import import_module
 from typing import Any
 
 FORMATS = ("json", "table", "markdown")
-MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare"}
+MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
+                  "validate": "validate"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:

@@ -21,14 +21,14 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
 def table(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     head = f"ragspan {pred['kind']}: verdict {pred['verdict']}\n\n"
-    return head + aligned(["field", "value"], _rows(pred["summary"])) + _with_listing(doc, "table")
+    return head + aligned(["field", "value"], _rows(pred["summary"])) + with_listing(doc, "table")
 
 
 def markdown(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     head = f"### ragspan {pred['kind']}: **{pred['verdict']}**\n\n"
     return (head + md_table(["field", "value"], _rows(pred["summary"]), right_from=2)
-            + _with_listing(doc, "markdown"))
+            + with_listing(doc, "markdown"))
 
 
 LISTED = 20
@@ -60,7 +60,7 @@ def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int]
     return None
 
 
-def _with_listing(doc: dict[str, Any], fmt: str) -> str:
+def with_listing(doc: dict[str, Any], fmt: str) -> str:
     found = listing(doc["predicate"])
     if not found or not found[2]:
         return ""

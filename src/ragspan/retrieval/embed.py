@@ -159,3 +159,14 @@ class Embedder:
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Queries are embedded fresh (not cached: they are few and change with the eval set)."""
         return self.encode_uncached(texts)
+
+
+def tokens_over_limit(name: str, texts: list[str]) -> tuple[int, int, int]:
+    """``(token limit, texts over it, most tokens of one text)`` for model ``name``: what
+    ``encode`` would truncate. Tokens are the model tokenizer's, special tokens included."""
+    model = load_sentence_model(name)
+    limit = int(model.max_seq_length)
+    tokenizer = model.tokenizer
+    counts = [len(ids) for ids in tokenizer(texts, add_special_tokens=True,
+                                            truncation=False)["input_ids"]] if texts else []
+    return limit, sum(1 for c in counts if c > limit), max(counts, default=0)
