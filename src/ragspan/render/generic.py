@@ -18,17 +18,24 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def table(doc: dict[str, Any]) -> str:
+def two_columns(doc: dict[str, Any], fmt: str, header: list[str], rows: list[list[str]],
+                right_from: int = 2) -> str:
+    """The verdict line, ``rows`` under ``header`` as a table or markdown, then the listing
+    of what was found (``with_listing``)."""
     pred = doc["predicate"]
-    head = f"ragspan {pred['kind']}: verdict {pred['verdict']}\n\n"
-    return head + aligned(["field", "value"], _rows(pred["summary"])) + with_listing(doc, "table")
+    if fmt == "table":
+        return (f"ragspan {pred['kind']}: verdict {pred['verdict']}\n\n"
+                + aligned(header, rows) + with_listing(doc, "table"))
+    return (f"### ragspan {pred['kind']}: **{pred['verdict']}**\n\n"
+            + md_table(header, rows, right_from=right_from) + with_listing(doc, "markdown"))
+
+
+def table(doc: dict[str, Any]) -> str:
+    return two_columns(doc, "table", ["field", "value"], _rows(doc["predicate"]["summary"]))
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    pred = doc["predicate"]
-    head = f"### ragspan {pred['kind']}: **{pred['verdict']}**\n\n"
-    return (head + md_table(["field", "value"], _rows(pred["summary"]), right_from=2)
-            + with_listing(doc, "markdown"))
+    return two_columns(doc, "markdown", ["field", "value"], _rows(doc["predicate"]["summary"]))
 
 
 LISTED = 20

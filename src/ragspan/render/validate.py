@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragspan.render.generic import with_listing
-from ragspan.render.text import aligned, md_table
+from ragspan.render.generic import two_columns
 
 
 def _num(value: Any) -> str:
@@ -52,13 +51,9 @@ def rows(summary: dict[str, Any]) -> list[list[str]]:
 
 
 def table(doc: dict[str, Any]) -> str:
-    pred = doc["predicate"]
-    head = f"ragspan validate: verdict {pred['verdict']}\n\n"
-    return head + aligned(["check", "value"], rows(pred["summary"])) + with_listing(doc, "table")
+    return two_columns(doc, "table", ["check", "value"], rows(doc["predicate"]["summary"]))
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    pred = doc["predicate"]
-    head = f"### ragspan validate: **{pred['verdict']}**\n\n"
-    return (head + md_table(["check", "value"], rows(pred["summary"]), right_from=1)
-            + with_listing(doc, "markdown"))
+    return two_columns(doc, "markdown", ["check", "value"], rows(doc["predicate"]["summary"]),
+                       right_from=1)
