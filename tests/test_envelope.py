@@ -130,3 +130,19 @@ def test_schema_file_at_repository_root_is_the_packaged_one():
     root = Path(__file__).resolve().parents[1]
     assert (root / "schemas" / "report-envelope.v1.json").read_bytes() == (
         root / "src" / "ragspan" / "schemas" / "report-envelope.v1.json").read_bytes()
+
+
+def test_canonical_dumps_is_one_text_whatever_the_path():
+    """The C encoder path and the exact walk give the same text: integer keys sort as
+    strings, numpy values become plain, tuples lists; NaN is refused either way."""
+    import numpy as np
+
+    from ragspan.canonical import _plain
+
+    for value in ({5: 1, 10: 2}, {"b": np.int64(3), "a": (1, np.float64(0.1), np.bool_(True))},
+                  {"x": [{"z": 1.0, "y": [np.arange(3)]}]}):
+        walked = json.dumps(_plain(value), sort_keys=True, separators=(",", ":"),
+                            ensure_ascii=False, allow_nan=False) + "\n"
+        assert canonical_dumps(value) == walked
+    with pytest.raises(ValueError):
+        canonical_dumps({"a": [np.float64("nan")]})

@@ -32,6 +32,26 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to a report")
 
 
+CONTAINERS = (dict, list, tuple)
+
+
+def _string_keys(obj: Any) -> bool:
+    """Whether every key of every dict inside ``obj`` is a string (then the C encoder sorts
+    keys exactly as the walk does; an integer key would sort as a number there)."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            for key, value in item.items():
+                if type(key) is not str:
+                    return False
+                if type(value) in CONTAINERS:
+                    stack.append(value)
+        elif type(item) in (list, tuple):
+            stack.extend(v for v in item if type(v) in CONTAINERS)
+    return True
+
+
 def _numpy(value: Any) -> Any:
     """``json.dumps``'s hook: numpy scalars and arrays as plain values; else TypeError."""
     if hasattr(value, "tolist"):
@@ -41,11 +61,12 @@ def _numpy(value: Any) -> Any:
 
 def canonical_dumps(obj: Any) -> str:
     """``obj`` as canonical JSON text (see the module docstring)."""
-    try:  # the C encoder on the value as it is (numpy values through the hook)
-        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False, default=_numpy) + "\n"
-    except (TypeError, ValueError):
-        pass  # keys that are not strings, a numpy float NaN: the exact walk decides
+    if _string_keys(obj):  # the C encoder on the value as it is (numpy through the hook)
+        try:
+            return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False, default=_numpy) + "\n"
+        except (TypeError, ValueError):
+            pass  # a value JSON cannot hold, or not finite: the exact walk says which
     return json.dumps(
         _plain(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ) + "\n"
