@@ -33,7 +33,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         body = _qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
                            judged_only)
     else:
-        body = _eval_set_body(eval_set, run, corpus, run_format, ks, tau, relevance_level,
+        body = eval_set_body(eval_set, run, corpus, run_format, ks, tau, relevance_level,
                               judged_only, chunks)
     return CommandResult(statement_of(body))
 
@@ -50,9 +50,12 @@ def _qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Se
     return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
 
 
-def _eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
-                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
-                   chunks: str | None):
+def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
+                  ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
+                  chunks: str | None):  # -> ReportBody
+    """The report body of ``score --eval-set``: span level for a span run (with the
+    doc-level view and, given ``chunks``, every failure label), doc level otherwise
+    (``sweep`` scores its configurations through this too)."""
     from ragspan.doclevel import evalset_judgments, score_doc_run, span_doc_projection
     from ragspan.io.chunks import read_chunks
     from ragspan.io.corpus import read_corpus

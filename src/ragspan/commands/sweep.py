@@ -49,7 +49,7 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         ks: Sequence[int] = (), tau: float = 0.5, cache_dir: str | None = None,
         no_cache: bool = False, keep_going: bool = False) -> CommandResult:
     from ragspan.commands import run_retriever
-    from ragspan.commands.score import _eval_set_body
+    from ragspan.commands.score import eval_set_body
     from ragspan.envelope import report_text, statement, statement_of
     from ragspan.io.corpus import read_corpus
     from ragspan.io.files import read_bytes, sha256_hex
@@ -92,7 +92,7 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
                                    cache_dir=cache_dir, no_cache=no_cache)
             write_files(dict(rr.files))  # scored from where they lie, so reports name them
             written = list(rr.files)
-            body = _eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
+            body = eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
                                   False, files["chunks.jsonl"])
             score_doc = statement_of(body)
             write_files({files["run-retriever.json"]: report_text(rr.report),
