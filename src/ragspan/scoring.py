@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragspan.errors import InputError
-from ragspan.io.chunks import ChunkManifest
+from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.runs import SpanList, SpanRun
@@ -130,13 +130,8 @@ def check_manifest(manifest: ChunkManifest, run: SpanRun, corpus: Corpus | None)
                          f"{used[:12]}: it is not the run's chunking", manifest.path)
     if corpus is None:
         return
-    lengths = corpus.lengths()
-    for c in manifest.chunks:
-        if c.doc_id not in lengths or c.end > lengths[c.doc_id]:
-            where = ("is not in the corpus" if c.doc_id not in lengths
-                     else f"is {lengths[c.doc_id]} characters long")
-            raise InputError(f"chunk '{c.chunk_id}' ends at {c.end}, but '{c.doc_id}' {where}",
-                             manifest.path)
+    for finding in chunks_outside_documents(manifest, corpus)[:1]:
+        raise InputError(finding["message"], manifest.path)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from ragspan.io.chunks import Chunk, ChunkManifest
+from ragspan.io.chunks import Chunk, ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 
@@ -109,27 +109,12 @@ def check_chunks(evalset: EvalSet, by_doc: dict[str, _DocChunks], tau: float
                       "unreachable_spans": unreachable}
 
 
-def check_manifest(manifest: ChunkManifest, corpus: Corpus) -> list[dict[str, Any]]:
-    """Chunks that name a document the corpus lacks or end past their document."""
-    findings = []
-    for c in manifest.chunks:
-        doc = corpus.documents.get(c.doc_id)
-        if doc is None or c.end > len(doc.text):
-            where = ("is not in the corpus" if doc is None
-                     else f"is {len(doc.text)} characters long")
-            findings.append({"check": "chunk_outside_document", "severity": "error",
-                             "query": None,
-                             "message": f"chunk '{c.chunk_id}' ends at {c.end}, but "
-                                        f"'{c.doc_id}' {where}"})
-    return findings
-
-
 def chunk_findings(manifest: ChunkManifest, evalset: EvalSet, corpus: Corpus, tau: float,
                    min_span_integrity: float | None
                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The coverage gate of a chunk manifest: its findings and its coverage summary; a span
     integrity below ``min_span_integrity`` is an error finding."""
-    findings = check_manifest(manifest, corpus)
+    findings = chunks_outside_documents(manifest, corpus)
     by_doc = {d: _DocChunks(cs) for d, cs in manifest.by_doc().items()}
     found, coverage = check_chunks(evalset, by_doc, tau)
     findings += found
@@ -162,21 +147,24 @@ def _distribution(values: list[int] | list[float]) -> dict[str, float]:
 
 def relevant_chunks(evalset: EvalSet, manifest: ChunkManifest) -> list[int]:
     """Per query, the chunks relevant to it: in a gold span's document and overlapping one
-    of its gold spans (the relevance of ``precision@k``)."""
-    by_doc: dict[str, list[Chunk]] = manifest.by_doc()
-    starts = {d: sorted(cs, key=lambda c: c.start) for d, cs in by_doc.items()}
-    keys = {d: [c.start for c in cs] for d, cs in starts.items()}
-    out = []
-    for q in evalset.queries:
-        hit: set[str] = set()
-        for s in q.gold_spans:
-            cs = starts.get(s.doc_id, [])
-            # chunks starting before the span's end; those ending after its start overlap
-            for c in cs[:bisect.bisect_left(keys.get(s.doc_id, []), s.end)]:
-                if c.end > s.start:
-                    hit.add(c.chunk_id)
-        out.append(len(hit))
-    return out
+    of its gold spans (the relevance of ``precision@k``), found by the failure labels' own
+    overlap join (``metrics.failures.chunk_pairs``)."""
+    import numpy as np
+
+    from ragspan.metrics.failures import chunk_pairs
+    from ragspan.metrics.span import GoldColumns
+    from ragspan.scoring import DocCodes, chunk_columns
+
+    codes = DocCodes()
+    spans = [(i, s) for i, q in enumerate(evalset.queries) for s in q.gold_spans]
+    query, start, end = (np.asarray(v, dtype=np.int64).reshape(-1) for v in (
+        [i for i, _ in spans], [s.start for _, s in spans], [s.end for _, s in spans]))
+    gold = GoldColumns(query, codes.many([s.doc_id for _, s in spans]), start, end,
+                       np.zeros(len(evalset.queries), dtype=bool), len(evalset.queries))
+    g, c = chunk_pairs(gold, chunk_columns(manifest, codes))
+    pairs = np.unique(gold.query[g] * max(len(manifest.chunks), 1) + c)
+    return np.bincount(pairs // max(len(manifest.chunks), 1),
+                       minlength=gold.n_queries).tolist()
 
 
 def chunking_diagnostics(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],

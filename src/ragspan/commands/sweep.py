@@ -95,8 +95,9 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
             body = eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
                                   False, files["chunks.jsonl"])
             score_doc = statement_of(body)
+            score_text = report_text(score_doc)
             write_files({files["run-retriever.json"]: report_text(rr.report),
-                         files["score.json"]: report_text(score_doc)})
+                         files["score.json"]: score_text})
         except RagspanError as exc:
             for path in written:  # nothing of a failed configuration stays behind
                 if os.path.exists(path):
@@ -108,7 +109,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
             rows.append({"name": name, "config": config, "error": str(exc),
                          "exit_code": int(exc.exit_code)})
             continue
-        rows.append(_row(name, config, files, rr.report, score_doc, ks))
+        rows.append(_row(name, config, files, rr.report, score_doc, ks,
+                         sha256_hex(score_text.encode("utf-8"))))
     inputs = [InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set))),
               InputRef("corpus", corpus, corpus_sha),
               *(InputRef("config", c, sha256_hex(read_bytes(c))) for c in configs)]
@@ -129,12 +131,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
 
 
 def _row(name: str, config: str, files: dict[str, str], rr: dict[str, Any],
-         score: dict[str, Any], ks: Sequence[int]) -> dict[str, Any]:
+         score: dict[str, Any], ks: Sequence[int], score_sha256: str) -> dict[str, Any]:
     """What the sweep report keeps of one finished configuration."""
-    import hashlib
-
-    from ragspan.canonical import canonical_dumps
-
     rr_s, sc = rr["predicate"]["summary"], score["predicate"]["summary"]
     metrics = sc["metrics"]
     keep = ("complete_grounding", "span_coverage", "span_recall", "precision", "hit_rate",
@@ -146,5 +144,5 @@ def _row(name: str, config: str, files: dict[str, str], rr: dict[str, Any],
         "embeddings_from_cache": rr_s.get("embeddings_from_cache", 0),
         "metrics": {f"{m}@{k}": metrics[f"{m}@{k}"] for m in keep for k in ks},
         "failure_labels": sc["failure_labels"]["by_k"],
-        "score_sha256": hashlib.sha256(canonical_dumps(score).encode("utf-8")).hexdigest(),
+        "score_sha256": score_sha256,
     }

@@ -102,3 +102,18 @@ def read_chunks(path: str | os.PathLike[str]) -> ChunkManifest:
     if not chunks:
         raise InputError("the chunk manifest holds no chunks", name)
     return ChunkManifest(name, sha256_hex(data), tuple(chunks), header)
+
+
+def chunks_outside_documents(manifest: ChunkManifest, corpus: Any) -> list[dict[str, Any]]:
+    """Chunks that name a document the corpus lacks or end past their document."""
+    findings = []
+    for c in manifest.chunks:
+        doc = corpus.documents.get(c.doc_id)
+        if doc is None or c.end > len(doc.text):
+            where = ("is not in the corpus" if doc is None
+                     else f"is {len(doc.text)} characters long")
+            findings.append({"check": "chunk_outside_document", "severity": "error",
+                             "query": None,
+                             "message": f"chunk '{c.chunk_id}' ends at {c.end}, but "
+                                        f"'{c.doc_id}' {where}"})
+    return findings

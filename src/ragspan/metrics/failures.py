@@ -71,12 +71,10 @@ class SpanFacts:
 @dataclass(frozen=True)
 class Labels:
     """``query[k]``: each query's label code at k (an index into ``LABELS``; -1 when it is
-    grounded); ``span[k]``: each gold span's own label code (-1 when the span did not fail
-    or its query is grounded). ``undecided``: the labels no manifest allowed to decide."""
+    grounded). ``undecided``: the labels no manifest allowed to decide."""
 
     ks: tuple[int, ...]
     query: dict[int, np.ndarray]
-    span: dict[int, np.ndarray]
     facts: SpanFacts
     undecided: tuple[str, ...]
 
@@ -87,15 +85,19 @@ class Labels:
         return {label: int(n) for label, n in zip(LABELS, found)}
 
 
+def _expand(count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Item ``i`` repeated ``count[i]`` times, and each repeat's index within its item."""
+    owner = np.repeat(np.arange(count.size, dtype=np.int64), count)
+    return owner, np.arange(owner.size) - np.repeat(np.cumsum(count) - count, count)
+
+
 def pool_pairs(gold: GoldColumns, ranked: RankedColumns) -> tuple[np.ndarray, np.ndarray]:
     """Every (gold span, ranked entry) of the same query and document that overlap."""
     n = gold.n_queries
     order = np.argsort(ranked.query, kind="stable")
     per_query = np.bincount(ranked.query, minlength=n)
     first = np.concatenate([[0], np.cumsum(per_query)[:-1]])
-    count = per_query[gold.query]
-    g = np.repeat(np.arange(gold.query.size, dtype=np.int64), count)
-    within = np.arange(g.size) - np.repeat(np.cumsum(count) - count, count)
+    g, within = _expand(per_query[gold.query])
     r = order[first[gold.query][g] + within] if g.size else np.zeros(0, dtype=np.int64)
     hit = ((ranked.doc[r] == gold.doc[g]) & (ranked.start[r] < gold.end[g])
            & (ranked.end[r] > gold.start[g]))
@@ -118,10 +120,8 @@ def chunk_pairs(gold: GoldColumns, chunks: ChunkColumns) -> tuple[np.ndarray, np
     g_start, g_end = line.place(gold.doc, gold.start), line.place(gold.doc, gold.end)
     lo = np.searchsorted(reach, g_start, side="right")
     hi = np.searchsorted(c_start, g_end, side="left")
-    count = np.maximum(hi - lo, 0)
-    g = np.repeat(np.arange(gold.query.size, dtype=np.int64), count)
-    c = lo[g] + (np.arange(g.size) - np.repeat(np.cumsum(count) - count, count))
-    c = order[c]
+    g, within = _expand(np.maximum(hi - lo, 0))
+    c = order[lo[g] + within]
     hit = (chunks.doc[c] == gold.doc[g]) & (chunks.end[c] > gold.start[g])
     return g[hit], c[hit]
 
@@ -154,7 +154,6 @@ def label_failures(gold: GoldColumns, facts: SpanFacts, fractions: dict[int, np.
     """The labels at every k of ``fractions`` (each gold span's covered share at k) for the
     queries not ``grounded`` at k (complete grounding < 1)."""
     manifest = facts.ceiling is not None
-    span_codes: dict[int, np.ndarray] = {}
     query_codes: dict[int, np.ndarray] = {}
     for k, frac in fractions.items():
         failing = (frac < tau) & ~grounded[k][gold.query]
@@ -163,10 +162,8 @@ def label_failures(gold: GoldColumns, facts: SpanFacts, fractions: dict[int, np.
         if manifest:
             code = np.where(facts.largest_piece < 1.0, 1, code)
             code = np.where(facts.ceiling < tau, 0, code)
-        code = np.where(failing, code, -1)
         per_query = np.full(gold.n_queries, len(LABELS), dtype=np.int64)
         np.minimum.at(per_query, gold.query[failing], code[failing])
         per_query[per_query == len(LABELS)] = -1
-        span_codes[k], query_codes[k] = code, per_query
-    return Labels(tuple(fractions), query_codes, span_codes, facts,
-                  () if manifest else NEEDS_MANIFEST)
+        query_codes[k] = per_query
+    return Labels(tuple(fractions), query_codes, facts, () if manifest else NEEDS_MANIFEST)
