@@ -75,6 +75,29 @@ def test_cuad_sampling_is_deterministic(tmp_path):
     assert (tmp_path / "0" / "eval.jsonl").read_bytes() == (tmp_path / "1" / "eval.jsonl").read_bytes()
 
 
+def test_cuad_query_sampling_keeps_n_queries_of_the_sampled_contracts(tmp_path):
+    """The reproduce recipe's draw: 20 contracts, then 50 of their queries (docs/results.md)."""
+    (tmp_path / "all").mkdir()
+    (tmp_path / "some").mkdir()
+    assert import_cuad(tmp_path / "all", "--sample-docs", "20").exit_code == 0
+    res = import_cuad(tmp_path / "some", "--sample-docs", "20", "--sample-queries", "50")
+    assert res.exit_code == 0, res.stderr
+    every = read_rows(tmp_path / "all" / "eval.jsonl")
+    kept = read_rows(tmp_path / "some" / "eval.jsonl")
+    assert kept[0]["_header"]["sample_queries"] == 50
+    assert "sample_queries" not in every[0]["_header"]
+    ids = [r["id"] for r in every[1:]]
+    kept_ids = [r["id"] for r in kept[1:]]
+    assert len(kept_ids) == 50 and kept_ids == [q for q in ids if q in set(kept_ids)]
+    summary = json.loads((tmp_path / "some" / "r.json").read_text())["predicate"]["summary"]
+    assert summary["queries_before_sampling"] == len(ids)
+    assert summary["spans"] == sum(len(r["gold_spans"]) for r in kept[1:])
+    assert (tmp_path / "some" / "corpus.jsonl").read_bytes() == \
+        (tmp_path / "all" / "corpus.jsonl").read_bytes()
+    assert_input_error(import_cuad(tmp_path, "--sample-docs", "2", "--sample-queries", "999"),
+                       "--sample-queries 999 exceeds the")
+
+
 def test_cuad_missing_contract_and_unknown_piece(tmp_path):
     base = shared("cuad_dev")
     contracts = tmp_path / "contracts"

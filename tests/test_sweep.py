@@ -60,6 +60,16 @@ def test_each_configuration_is_what_run_retriever_and_score_write(tmp_path):
         score = json.loads((folder / "score.json").read_text())["predicate"]["summary"]
         assert row["metrics"]["complete_grounding@5"] == score["metrics"]["complete_grounding@5"]
         assert row["failure_labels"] == score["failure_labels"]["by_k"]
+    # the developer report is the sweep's last step: what ragspan report writes from its files
+    assert pred["details"]["reports"] == {"html": str(tmp_path / "out" / "report.html"),
+                                          "markdown": str(tmp_path / "out" / "report.md")}
+    for ext in ("md", "html"):
+        res = run_cli("report", tmp_path / "out" / "fixed" / "score.json",
+                      tmp_path / "out" / "clause" / "score.json", "--out",
+                      tmp_path / f"alone.{ext}")
+        assert res.exit_code == 0, res.stderr
+        assert (tmp_path / f"alone.{ext}").read_bytes() == \
+            (tmp_path / "out" / f"report.{ext}").read_bytes()
     table = run_cli("sweep", "--config", fixed, "--config", clause, "--eval-set",
                     EX / "eval.jsonl", "--corpus", EX / "corpus.jsonl", "--out-dir",
                     tmp_path / "again", "--k", "5", "--no-cache").stdout
@@ -122,3 +132,11 @@ def test_keep_going_records_the_failure_and_goes_on(tmp_path, monkeypatch):
     assert rows["second"]["metrics"]["complete_grounding@5"] > 0
     assert list((tmp_path / "out" / "first").iterdir()) == []
     assert (tmp_path / "out" / "second" / "score.json").is_file()
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "| second (baseline) |" in report and "| first" not in report
+
+
+def test_a_baseline_that_is_no_configuration_is_refused_before_any_work(tmp_path):
+    res = sweep(tmp_path, config(tmp_path, "first", "fixed"), extra=("--baseline", "nope"))
+    assert res.exit_code == 2 and "--baseline 'nope' names no configuration" in res.stderr
+    assert not (tmp_path / "out").exists()

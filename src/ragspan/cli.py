@@ -313,6 +313,8 @@ def import_group() -> None:
 @click.option("--squad-json", type=str, help="CUADv1.json (SQuAD shape) instead of the CSV.")
 @click.option("--sample-docs", type=click.IntRange(min=1), default=None,
               help="Keep N contracts, drawn with --seed.")
+@click.option("--sample-queries", type=click.IntRange(min=1), default=None,
+              help="Then keep N of their queries, drawn with --seed.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--exclude-metadata-clauses/--include-metadata-clauses", "exclude_metadata",
               default=True, show_default=True,
@@ -419,6 +421,8 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the embedding cache.")
 @click.option("--keep-going", is_flag=True,
               help="Record a failing configuration and go on (the sweep then exits 3).")
+@click.option("--baseline", type=str,
+              help="Configuration the report compares against (default the first).")
 @click.option("--out", type=str, help="Write the sweep's JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @common_options
@@ -428,6 +432,29 @@ def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
     from ragspan.commands import sweep as command
 
     emit(command.run(**kwargs), out, fmt)
+
+
+@cli.command()
+@click.argument("reports", nargs=-1, required=True, type=str)
+@click.option("--out", required=True, type=str,
+              help="The report to write: .md (Markdown) or .html (one self-contained file).")
+@click.option("--baseline", type=str, help="Configuration to compare against (default the first).")
+@click.option("--k", "k", type=click.IntRange(min=1),
+              help="Cutoff shown (default the smallest the reports share).")
+@click.option("--audience", type=click.Choice(["developer", "client"]), default="developer",
+              show_default=True, help="client: four sections, the missed clauses quoted.")
+@click.option("--corpus", type=str,
+              help="Corpus to quote from (default the one the baseline records).")
+@click.option("--report", "report_json", type=str,
+              help="Also write the command's JSON report here.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+@guard(inputs=("reports", "corpus"), outputs=("out", "report_json"))
+def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
+    """Several configurations' score reports side by side: one Markdown or HTML report."""
+    from ragspan.commands import report as command
+
+    emit(command.run(out=out, **kwargs), report_json, fmt)
 
 
 @cli.command()

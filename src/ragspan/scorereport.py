@@ -422,7 +422,12 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     }
     summary["failure_labels"] = failure_summary(report)
     if report.manifest is not None:
+        from ragspan.validate import chunking_summary
+
         parameters["chunks"] = True
+        summary["chunking"] = chunking_summary(
+            report.evalset, report.manifest, tuple(report.ks), report.tau,
+            {k: metrics[format_name("precision", k)] for k in report.ks})
     if report.run.latency_ms is not None:
         lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
         summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),

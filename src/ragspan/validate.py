@@ -188,3 +188,20 @@ def chunking_diagnostics(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[in
         out["precision_share_of_ceiling"] = {
             str(k): attained[k] / ceiling[k] if ceiling[k] > 0 else 0.0 for k in ks}
     return out
+
+
+def span_integrity(evalset: EvalSet, manifest: ChunkManifest, tau: float) -> dict[str, Any]:
+    """The coverage counts of a chunking: gold spans, those one chunk contains whole, the
+    contained share (*span integrity*; 1.0 with no gold span), and those no set of chunks
+    covers to tau."""
+    by_doc = {d: _DocChunks(cs) for d, cs in manifest.by_doc().items()}
+    return check_chunks(evalset, by_doc, tau)[1]
+
+
+def chunking_summary(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],
+                     tau: float, attained: dict[int, float]) -> dict[str, Any]:
+    """What ``score --chunks`` states of the chunking it scored over: the span integrity
+    counts and the chunking diagnostics with the run's attained ``precision@k``."""
+    return {**span_integrity(evalset, manifest, tau),
+            **chunking_diagnostics(evalset, manifest, ks, attained)}
+

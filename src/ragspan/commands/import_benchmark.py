@@ -16,6 +16,7 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
         from ragspan.importers.cuad import import_cuad_csv, import_cuad_squad
 
         common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
+                  "queries": opts.get("sample_queries"),
                   "exclude_metadata": opts["exclude_metadata"]}
         if opts.get("squad_json"):
             if opts.get("csv"):
@@ -33,6 +34,8 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
                       input_ref("categories", opts["categories"])]
         params = {"sample_docs": common["sample_docs"], "seed": common["seed"],
                   "exclude_metadata_clauses": common["exclude_metadata"]}
+        if common["queries"] is not None:
+            params["sample_queries"] = common["queries"]
     elif source == "legalbench-rag":
         from ragspan.importers.legalbench import import_legalbench
 

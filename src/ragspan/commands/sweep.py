@@ -23,6 +23,7 @@ from ragspan.errors import ExitCode, RagspanError, UsageError
 
 log = logging.getLogger("ragspan")
 FILES = ("run.jsonl", "chunks.jsonl", "run-retriever.json", "score.json")
+REPORTS = {"markdown": "md", "html": "html"}  # the developer report, written last
 
 
 def plan(configs: Sequence[str], out_dir: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -47,7 +48,8 @@ def plan(configs: Sequence[str], out_dir: str) -> list[tuple[str, str, dict[str,
 
 def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         ks: Sequence[int] = (), tau: float = 0.5, cache_dir: str | None = None,
-        no_cache: bool = False, keep_going: bool = False) -> CommandResult:
+        no_cache: bool = False, keep_going: bool = False, baseline: str | None = None
+        ) -> CommandResult:
     from ragspan.commands import run_retriever
     from ragspan.commands.score import eval_set_body
     from ragspan.envelope import report_text, statement, statement_of
@@ -63,8 +65,13 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         raise UsageError(f"--out-dir {out_dir} is not a folder")
     ks = tuple(ks) or DEFAULT_KS
     planned = plan(configs, out_dir)
+    if baseline is not None and baseline not in [name for _, name, _ in planned]:
+        raise UsageError(f"--baseline '{baseline}' names no configuration; the configurations "
+                         f"are {', '.join(name for _, name, _ in planned)}")
+    reports = {fmt: os.path.join(out_dir, f"report.{ext}") for fmt, ext in REPORTS.items()}
     outputs = {f"--out-dir ({name}/{f})": p for _, name, files in planned
                for f, p in files.items()}
+    outputs.update({f"--out-dir (report.{REPORTS[fmt]})": p for fmt, p in reports.items()})
     made = [os.path.dirname(files["run.jsonl"]) for _, _, files in planned]
     made = [d for d in dict.fromkeys([out_dir, *made]) if not os.path.isdir(d)]
     for folder in made:
@@ -78,6 +85,7 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         raise
     corpus_sha = read_corpus(corpus).sha256
     rows: list[dict[str, Any]] = []
+    scored: list[Any] = []  # readout.build.Config of each finished configuration
     failed = 0
     t0 = time.perf_counter()
     for i, (config, name, files) in enumerate(planned):
@@ -111,6 +119,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
             continue
         rows.append(_row(name, config, files, rr.report, score_doc, ks,
                          sha256_hex(score_text.encode("utf-8"))))
+        scored.append(_config(score_text, files["score.json"]))
+    written_reports = _write_reports(scored, baseline, reports)
     inputs = [InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set))),
               InputRef("corpus", corpus, corpus_sha),
               *(InputRef("config", c, sha256_hex(read_bytes(c))) for c in configs)]
@@ -125,9 +135,39 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
                  "elapsed_s": round(time.perf_counter() - t0, 3),
                  "embedded": sum(r.get("embedded", 0) for r in rows),
                  "embeddings_from_cache": sum(r.get("embeddings_from_cache", 0) for r in rows)},
-        details={"configurations": rows},
+        details={"configurations": rows, "reports": written_reports},
         verdict="error" if failed else "pass", exit_code=code)
     return CommandResult(doc)
+
+
+def _config(score_text: str, path: str) -> Any:
+    """A finished configuration as ``ragspan report`` would read its score report back."""
+    import json
+
+    from ragspan.io.files import sha256_hex
+    from ragspan.readout.build import config_of
+    from ragspan.scorereport import score_report_of
+
+    doc = json.loads(score_text)
+    return config_of(score_report_of(doc, sha256_hex(score_text.encode("utf-8")), path,
+                                     "score"), doc["predicate"])
+
+
+def _write_reports(scored: Sequence[Any], baseline: str | None, paths: dict[str, str]
+                   ) -> dict[str, str]:
+    """The developer report of the finished configurations (``ragspan report``), in each
+    format; none when no configuration finished, or the baseline is not among them."""
+    from ragspan.commands.report import render
+    from ragspan.io.outputs import write_files
+    from ragspan.readout.build import build
+
+    if not scored or (baseline is not None and baseline not in [c.name for c in scored]):
+        if scored:
+            log.warning("sweep: the baseline %s did not finish: no report written", baseline)
+        return {}
+    readout = build(scored, baseline)
+    write_files({p: render(readout, fmt, "developer") for fmt, p in paths.items()})
+    return dict(paths)
 
 
 def _row(name: str, config: str, files: dict[str, str], rr: dict[str, Any],

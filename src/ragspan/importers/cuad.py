@@ -77,12 +77,31 @@ def sample(names: list[str], n: int | None, seed: int, what: str, path: str) -> 
     return sorted(random.Random(seed).sample(names, n))
 
 
+def sample_queries(rows: list[dict[str, Any]], n: int | None, seed: int, path: str
+                   ) -> list[dict[str, Any]]:
+    """``n`` of the queries drawn with ``random.Random(seed)``, in their order; all when
+    None. The corpus keeps every sampled contract."""
+    if n is None:
+        return rows
+    if n > len(rows):
+        raise InputError(f"--sample-queries {n} exceeds the {len(rows)} queries of the sampled "
+                         "contracts", path)
+    keep = set(random.Random(seed).sample(range(len(rows)), n))
+    return [r for i, r in enumerate(rows) if i in keep]
+
+
 def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[str, int],
            details: dict[str, Any], path: str, data: bytes, source: str, what: str,
-           **settings: Any) -> EvalBuild:
-    """Verify every span slices back (``what`` names them in the error), then attach the
-    provenance header."""
+           queries: int | None = None, **settings: Any) -> EvalBuild:
+    """Verify every span slices back (``what`` names them in the error), keep ``queries``
+    of the rows (``sample_queries``), then attach the provenance header."""
     verify_slices(rows, documents, what, path)
+    if queries is not None:
+        counts = {**counts, "queries_before_sampling": len(rows),
+                  "spans_before_sampling": counts["spans"]}
+        rows = sample_queries(rows, queries, settings["seed"], path)
+        counts["spans"] = sum(len(r["gold_spans"]) for r in rows)
+        settings["sample_queries"] = queries
     corpus = Corpus(path, sha256_hex(data), {d.id: d for d in documents})
     return EvalBuild(provenance(corpus, source, **settings), rows, documents, counts, details)
 
@@ -107,6 +126,7 @@ def _quotes(cell: str, path: str, line: int, column: str) -> list[str]:
 
 def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                     sample_docs: int | None = None, seed: int = 0,
+                    queries: int | None = None,
                     exclude_metadata: bool = True,
                     allow_missing_contracts: bool = False) -> EvalBuild:
     descriptions = read_descriptions(categories)
@@ -203,10 +223,11 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
         raise InputError("no query has an unambiguous clause", csv_path)
     details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing}
     return _build(out_rows, documents, counts, details, csv_path, data, "cuad-csv", "CUAD",
-                  sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata)
+                  queries, sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata)
 
 
 def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: int = 0,
+                      queries: int | None = None,
                       exclude_metadata: bool = True) -> EvalBuild:
     """SQuAD-style CUAD: ``data[].title``, ``paragraphs[].context``, ``qas[]`` with ``answers``
     (``text``, ``answer_start``) and ``is_impossible``."""
@@ -280,4 +301,5 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
     if not rows:
         raise InputError("no answerable question in the selected documents", json_path)
     return _build(rows, documents, counts, {}, json_path, data, "cuad-squad", "CUAD SQuAD",
-                  sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata)
+                  queries, sample_docs=sample_docs, seed=seed,
+                  exclude_metadata_clauses=exclude_metadata)

@@ -14,7 +14,8 @@ from typing import Any
 
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
-                  "validate": "validate", "sweep": "sweep"}
+                  "validate": "validate", "sweep": "sweep",
+                  "report": "report"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:

@@ -1,0 +1,166 @@
+"""Several score reports of one eval set, side by side: the numbers ``ragspan report`` shows.
+
+Every figure comes from the reports or from statistics computed here on their per-query
+rows, never from anywhere else:
+
+- per configuration: the summary metrics at ``k``, complete grounding's 95% percentile
+  bootstrap interval (2,000 resamples of the queries, seed 0), the retrieval budget
+  (``retrieved_chars@k``), latency when the run recorded it, the chunking summary and the
+  failure labels when the report was scored with ``--chunks``;
+- each configuration against the baseline, and every pair that isolates one lever: the
+  gate's own comparison (``gate.compare`` with the default options: complete grounding
+  gated at 2pt, exact McNemar on binary metrics, the retrieval-budget check);
+- the lever backlog (``readout.levers``): per lever, the baseline's failing queries whose
+  label that lever can move, and the delta of every pair isolating it (``not measured``
+  when no pair does).
+
+All reports must be comparable with the baseline as ``compare`` requires (same eval set,
+corpus, k values, tau, query set); span-level reports only (complete grounding is the
+point).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragspan.errors import InputError, UsageError
+from ragspan.gate import GateOptions, GateResult, MetricOutcome, compare
+from ragspan.readout.levers import LABELS_OF, LEVERS, Pair, lever_values, pairs
+from ragspan.scorereport import ScoreReport
+
+CI_RESAMPLES, CI_SEED = 2_000, 0
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration's score report: its name, the typed report, the report's
+    predicate (summary, details, parameters as written) and its levers (None: the run
+    recorded no pipeline configuration)."""
+
+    name: str
+    report: ScoreReport
+    predicate: dict[str, Any]
+    levers: dict[str, str | None] | None
+
+    @property
+    def digest(self) -> str | None:
+        return (self.predicate["parameters"].get("run_config") or {}).get("config_digest")
+
+    def metric(self, name: str) -> float:
+        return float(self.predicate["summary"]["metrics"][name])
+
+
+def config_of(report: ScoreReport, predicate: dict[str, Any]) -> Config:
+    """The configuration behind a score report, named by the configuration its run
+    recorded, else by the report's file name."""
+    import os
+
+    if report.kind != "score.span":
+        raise InputError("a doc-level score report has no complete grounding to report; "
+                         "score the span run with --eval-set", report.path)
+    run_config = predicate["parameters"].get("run_config") or {}
+    config = run_config.get("config")
+    if isinstance(config, dict):
+        try:
+            return Config(str(config["name"]), report, predicate, lever_values(config))
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"the run's recorded configuration lacks {exc}", report.path
+                             ) from None
+    name = os.path.splitext(os.path.basename(report.path))[0]
+    return Config(name, report, predicate, None)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A pair's comparison: ``b`` against ``a`` (indices into the configurations)."""
+
+    pair: Pair
+    result: GateResult
+
+    def outcome(self, name: str) -> MetricOutcome:
+        return next(o for o in self.result.outcomes if o.name == name)
+
+
+@dataclass(frozen=True)
+class BacklogRow:
+    lever: str
+    accounts_for: int  # the baseline's failing queries at k with a label this lever moves
+    labels: tuple[str, ...]
+    effects: tuple[Effect, ...]  # the pairs isolating this lever; empty: not measured
+
+
+@dataclass(frozen=True)
+class Readout:
+    configs: tuple[Config, ...]
+    baseline: int
+    k: int
+    intervals: tuple[tuple[float, float], ...]  # complete grounding@k per configuration
+    against: dict[int, Effect]  # each other configuration against the baseline
+    pairs: tuple[Pair, ...]  # every pair with known levers that differ
+    backlog: tuple[BacklogRow, ...]
+
+    @property
+    def cg(self) -> str:
+        return f"complete_grounding@{self.k}"
+
+    @property
+    def base(self) -> Config:
+        return self.configs[self.baseline]
+
+
+def interval(values: np.ndarray) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of a mean (``stats.bootstrap_ci``)."""
+    from ragspan.stats import bootstrap_ci
+
+    ci = bootstrap_ci(values.reshape(-1, 1), CI_RESAMPLES, CI_SEED)
+    return float(ci.low[0]), float(ci.high[0])
+
+
+def _effect(configs: Sequence[Config], pair: Pair) -> Effect:
+    a, b = configs[pair.a].report, configs[pair.b].report
+    return Effect(pair, compare(a, b, GateOptions(), allow_identical=True))
+
+
+def build(configs: Sequence[Config], baseline: str | None = None, k: int | None = None
+          ) -> Readout:
+    """The readout of ``configs`` (report order kept) against ``baseline`` (a configuration
+    name; default the first) at ``k`` (default the smallest k the reports share)."""
+    if not configs:
+        raise UsageError("give at least one score report")
+    names = [c.name for c in configs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        paths = [c.report.path for c in configs if c.name == dup[0]]
+        raise UsageError(f"two reports are both configuration '{dup[0]}' ({', '.join(paths)}): "
+                         "each configuration may appear once")
+    if baseline is None:
+        base = 0
+    elif baseline in names:
+        base = names.index(baseline)
+    else:
+        raise UsageError(f"--baseline '{baseline}' names no configuration; the reports are "
+                         f"{', '.join(names)}")
+    ks = configs[base].report.ks
+    k = min(ks) if k is None else k
+    if k not in ks:
+        raise UsageError(f"--k {k}: the reports were scored at k = {', '.join(map(str, ks))}")
+    against = {i: _effect(configs, Pair(base, i, ())) for i in range(len(configs)) if i != base}
+    found = pairs([c.levers for c in configs], base)
+    effects = {(p.a, p.b): Effect(p, against[p.b].result) if p.a == base
+               else _effect(configs, p) for p in found if p.isolates}
+    cg = f"complete_grounding@{k}"
+    failing = configs[base].report.rows
+    backlog = []
+    for lever in LEVERS:
+        labels = LABELS_OF[lever]
+        count = sum(1 for row in failing if row.failure.get(str(k)) in labels)
+        backlog.append(BacklogRow(lever, count, labels, tuple(
+            e for (a, b), e in effects.items() if e.pair.isolates == lever)))
+    backlog.sort(key=lambda r: (-r.accounts_for, LEVERS.index(r.lever)))
+    return Readout(tuple(configs), base, k,
+                   tuple(interval(c.report.column(cg)) for c in configs), against,
+                   tuple(found), tuple(backlog))

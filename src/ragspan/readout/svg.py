@@ -1,0 +1,83 @@
+"""The report's two plots as inline SVG (no script, no font file; text in the page's font).
+
+- ``intervals``: one row per configuration, the point estimate and its interval on a 0-1 axis.
+- ``changes``: one row per configuration against the baseline, queries broken to the left
+  and fixed to the right of zero (per-query changes of a binary metric), unchanged as text.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+LABEL_W, PLOT_W, ROW_H, TOP, BOTTOM = 200, 520, 30, 16, 34
+INK, MUTED, BASE, GOOD, BAD = "#1d2430", "#6b7685", "#2b6cb0", "#2f855a", "#c53030"
+
+
+def _frame(height: int, body: list[str], label: str) -> str:
+    width = LABEL_W + PLOT_W + 90
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{html.escape(label)}" '
+            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'font-family="system-ui,sans-serif" font-size="12">' + "".join(body) + "</svg>")
+
+
+def _name(y: float, text: str, bold: bool = False) -> str:
+    weight = ' font-weight="600"' if bold else ""
+    return (f'<text x="{LABEL_W - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}"{weight}>'
+            f"{html.escape(text)}</text>")
+
+
+def intervals(rows: Sequence[tuple[str, float, float, float]], baseline: str,
+              label: str) -> str:
+    """``rows``: (configuration, estimate, low, high), values in [0, 1]."""
+    height = TOP + ROW_H * len(rows) + BOTTOM
+    x = lambda v: LABEL_W + max(0.0, min(1.0, v)) * PLOT_W  # noqa: E731
+    body = []
+    axis_y = TOP + ROW_H * len(rows)
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        body.append(f'<line x1="{x(t):.1f}" y1="{TOP - 6}" x2="{x(t):.1f}" y2="{axis_y}" '
+                    f'stroke="#e2e6ec"/>')
+        body.append(f'<text x="{x(t):.1f}" y="{axis_y + 16}" text-anchor="middle" '
+                    f'fill="{MUTED}">{t:.2f}</text>')
+    for i, (name, est, low, high) in enumerate(rows):
+        y = TOP + ROW_H * i + ROW_H / 2
+        colour = BASE if name == baseline else INK
+        body.append(_name(y, name, name == baseline))
+        body.append(f'<line x1="{x(low):.1f}" y1="{y:.1f}" x2="{x(high):.1f}" y2="{y:.1f}" '
+                    f'stroke="{colour}" stroke-width="2"/>')
+        for end in (low, high):
+            body.append(f'<line x1="{x(end):.1f}" y1="{y - 5:.1f}" x2="{x(end):.1f}" '
+                        f'y2="{y + 5:.1f}" stroke="{colour}" stroke-width="2"/>')
+        body.append(f'<circle cx="{x(est):.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>')
+        body.append(f'<text x="{x(1.0) + 10:.1f}" y="{y + 4:.1f}" fill="{INK}">{est:.3f}</text>')
+    return _frame(height, body, label)
+
+
+def changes(rows: Sequence[tuple[str, int, int, int]], label: str) -> str:
+    """``rows``: (configuration, broken, fixed, unchanged) query counts."""
+    height = TOP + ROW_H * max(len(rows), 1) + BOTTOM
+    top = max([max(b, f) for _, b, f, _ in rows] + [1])
+    mid = LABEL_W + PLOT_W / 2
+    scale = (PLOT_W / 2 - 30) / top
+    axis_y = TOP + ROW_H * max(len(rows), 1)
+    body = [f'<line x1="{mid:.1f}" y1="{TOP - 6}" x2="{mid:.1f}" y2="{axis_y}" stroke="{MUTED}"/>',
+            f'<text x="{mid - 8:.1f}" y="{axis_y + 16}" text-anchor="end" fill="{BAD}">'
+            "broken (grounded in the baseline only)</text>",
+            f'<text x="{mid + 8:.1f}" y="{axis_y + 16}" fill="{GOOD}">'
+            "fixed (grounded in this configuration only)</text>"]
+    for i, (name, broken, fixed, same) in enumerate(rows):
+        y = TOP + ROW_H * i + 5
+        body.append(_name(y + 10, name))
+        if broken:
+            body.append(f'<rect x="{mid - broken * scale:.1f}" y="{y}" width="{broken * scale:.1f}" '
+                        f'height="{ROW_H - 10}" fill="{BAD}"/>')
+        if fixed:
+            body.append(f'<rect x="{mid:.1f}" y="{y}" width="{fixed * scale:.1f}" '
+                        f'height="{ROW_H - 10}" fill="{GOOD}"/>')
+        body.append(f'<text x="{mid - broken * scale - 6:.1f}" y="{y + 14}" text-anchor="end" '
+                    f'fill="{BAD}">{broken}</text>')
+        body.append(f'<text x="{mid + fixed * scale + 6:.1f}" y="{y + 14}" fill="{GOOD}">'
+                    f"{fixed}</text>")
+        body.append(f'<text x="{LABEL_W + PLOT_W + 10}" y="{y + 14}" fill="{MUTED}">'
+                    f"{same} same</text>")
+    return _frame(height, body, label)
