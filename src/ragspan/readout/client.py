@@ -112,7 +112,7 @@ def fix_backlog(r: Readout) -> Section:
         ["rank", "what to change", "failing questions it can move", "measured effect"], rows,
         caption="Ranked by the failing questions whose failure this lever can address. An "
         "effect is shown only where two configurations differ in that lever alone; a negative "
-        "change made things worse.", left=(1, 3))])
+        "change made things worse.", left=(1, 3), wide=(3,))])
 
 
 def scope(r: Readout, corpus: Corpus) -> Section:

@@ -92,7 +92,7 @@ def _budget_cell(e: Effect, k: int) -> str:
         return DASH
     at = b.per_k[str(k)]
     text = f"×{at['ratio']:.2f}"
-    return text + " (budget changed: not a ranking gain)" if at["changed"] else text
+    return text + " (budget changed)" if at["changed"] else text
 
 
 def against(r: Readout) -> Section:
@@ -116,14 +116,14 @@ def against(r: Readout) -> Section:
     first = next(iter(r.against.values())).result
     budgets = ", ".join(f"{name} {b}" for name, b in first.budgets.items() if b.gated)
     return Section(f"Against the baseline ({r.base.name})", [
-        Table(header, rows, left=2, caption=(
+        Table(header, rows, left=2, wide=(1,), caption=(
               "Paired over the same queries, as ragspan compare computes them (p: exact "
               "McNemar for complete grounding, the paired sign-flip test for span recall; the "
               "interval a percentile bootstrap of the per-query deltas): fixed = grounded only "
               "in this configuration, broken = grounded only in the baseline."
               f" A retrieval budget more than {pct(tol)} away from the "
-              "baseline's is marked: a recall gain bought with more characters is not a "
-              "ranking gain. gate = the verdict of ragspan compare with its default "
+              "baseline's is marked 'budget changed': a recall gain bought with more "
+              "characters is not a ranking gain. gate = the verdict of ragspan compare with its default "
               f"budgets ({budgets}).")),
         Plot(f"Per-query change of complete grounding@{k} against {r.base.name}",
              svg.changes(plot_rows, f"queries broken and fixed against {r.base.name}"))])
@@ -212,7 +212,7 @@ def backlog(r: Readout) -> Section:
     k = r.k
     header = ["lever", f"baseline queries failing @{k} it can move", "measured by", "change",
               f"Δ complete grounding@{k}", "p (exact McNemar)", "fixed", "broken"]
-    blocks: list[Any] = [Table(header, backlog_rows(r), left=4, caption=(
+    blocks: list[Any] = [Table(header, backlog_rows(r), left=4, wide=(3,), caption=(
         "A delta is attributed to a lever only from a pair of configurations that differ in "
         "exactly that lever; a lever no such pair isolates reads 'not measured'. A negative "
         "delta means the change made things worse."))]

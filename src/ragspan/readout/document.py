@@ -25,6 +25,7 @@ class Table:
     rows: Sequence[Sequence[str]]
     caption: str = ""
     left: int | tuple[int, ...] = 1  # left-aligned columns: the first n, or these indices
+    wide: tuple[int, ...] = ()  # columns of running text, given room in HTML
 
     def is_left(self, i: int) -> bool:
         return i < self.left if isinstance(self.left, int) else i in self.left
@@ -101,7 +102,7 @@ th{background:#f1f4f8;text-align:left}td.n{text-align:right;font-variant-numeric
 blockquote{margin:.5rem 0 1rem;padding:.4rem .9rem;border-left:4px solid #9fb3c8;
 background:#f7f9fb;white-space:pre-wrap}blockquote footer{color:#4a5568;font-size:.85rem}
 figure{margin:1rem 0}figcaption{font-weight:600;margin-bottom:.3rem}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto}td.w{min-width:16rem}
 """
 
 
@@ -115,7 +116,8 @@ def _html_block(b: Block) -> str:
         return f'<figure><figcaption>{e(b.title)}</figcaption>{b.svg}</figure>'
     head = "".join(f"<th>{e(h)}</th>" for h in b.header)
     rows = "".join(
-        "<tr>" + "".join(f"<td>{e(c)}</td>" if b.is_left(i)
+        "<tr>" + "".join((f'<td class="w">{e(c)}</td>' if i in b.wide else f"<td>{e(c)}</td>")
+                         if b.is_left(i)
                          else f'<td class="n">{e(c)}</td>' for i, c in enumerate(r)) + "</tr>"
         for r in b.rows)
     cap = f'<p class="caption">{e(b.caption)}</p>' if b.caption else ""
