@@ -36,7 +36,8 @@ def test_no_input_is_interpolated_into_a_script():
     doc = action()
     assert doc["runs"]["using"] == "composite"
     assert set(doc["inputs"]) == {"baseline", "candidate", "budgets", "alpha", "primary-metric",
-                                  "fail-on-regression", "python-version", "comment"}
+                                  "fail-on-regression", "python-version", "comment",
+                                  "on-inconclusive", "anchor", "anchor-budget"}
     assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
     for step in doc["runs"]["steps"]:
         if "run" in step:
@@ -109,13 +110,25 @@ def gate(runner, name: str, **inputs: str):
     return res, outputs, summary.read_text(encoding="utf-8")
 
 
-def test_pass(runner):
+def test_pass_and_inconclusive(runner):
+    # 1 query fixed, 1 broken of 30: the drop is at most 6.7pt, so a 7pt budget passes
     res, outputs, summary = gate(runner, "pass", baseline="baseline.json",
-                                 candidate="candidate-pass.json")
+                                 candidate="candidate-pass.json",
+                                 budgets="complete_grounding=7pt")
     assert res.returncode == 0, res.stderr
     assert outputs["verdict"] == "pass" and outputs["exit-code"] == "0"
     assert Path(outputs["report"]).is_file() and Path(outputs["summary"]).read_text() == summary
     assert "ragspan gate: ✅ PASS" in summary
+    # ... while 2pt cannot be shown on 30 queries: inconclusive, which passes by default
+    res, outputs, summary = gate(runner, "unsure", baseline="baseline.json",
+                                 candidate="candidate-pass.json")
+    assert res.returncode == 0, res.stderr
+    assert outputs["verdict"] == "inconclusive" and outputs["exit-code"] == "0"
+    assert "INCONCLUSIVE" in summary and "cannot be told from noise" in summary
+    res, outputs, _ = gate(runner, "strict", baseline="baseline.json",
+                           candidate="candidate-pass.json", **{"on-inconclusive": "fail"})
+    assert res.returncode == 4
+    assert outputs["verdict"] == "inconclusive" and outputs["exit-code"] == "4"
 
 
 def test_fail_and_budgets(runner):

@@ -58,7 +58,7 @@ def test_pass_when_unchanged(tmp_path):
 
 def test_fail_over_budget(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))  # -15pt
-    res = compare(b, c)
+    res = compare(b, c, "--mode", "threshold")
     assert res.exit_code == 4
     s = res.json()["predicate"]["summary"]
     m = s["metrics"]["complete_grounding@1"]
@@ -72,7 +72,7 @@ def test_fail_over_budget(tmp_path):
 
 def test_over_budget_but_not_significant_with_alpha_passes(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))
-    res = compare(b, c, "--alpha", "0.05")
+    res = compare(b, c, "--alpha", "0.05", "--mode", "threshold")
     assert res.exit_code == 0
     m = res.json()["predicate"]["summary"]["metrics"]["complete_grounding@1"]
     assert m["over_budget"] and not m["significant"] and not m["failed"]
@@ -80,7 +80,7 @@ def test_over_budget_but_not_significant_with_alpha_passes(tmp_path):
 
 def test_significant_and_over_budget_with_alpha_fails(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [0] * 10 + [1] * (N - 10))
-    res = compare(b, c, "--alpha", "0.05")
+    res = compare(b, c, "--alpha", "0.05", "--mode", "threshold")
     assert res.exit_code == 4  # 10 broken, 0 fixed: p = 2 / 1024
 
 
@@ -120,8 +120,10 @@ def test_off_metric_never_fails(tmp_path):
 
 def test_relative_budget(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [0] + [1] * (N - 1))  # -5% relative
-    assert compare(b, c, "--budget", "complete_grounding=6%").exit_code == 0
-    assert compare(b, c, "--budget", "complete_grounding=4%").exit_code == 4
+    assert compare(b, c, "--budget", "complete_grounding=6%", "--mode",
+                   "threshold").exit_code == 0
+    assert compare(b, c, "--budget", "complete_grounding=4%", "--mode",
+                   "threshold").exit_code == 4
 
 
 def test_mismatched_query_set_is_an_input_error(tmp_path):
@@ -188,12 +190,13 @@ def test_gate_slices(tmp_path):
     tags = ["a"] * 10 + ["b"] * 10
     # slice b loses 3 of 10 (-30pt) while the aggregate loses 15pt; both fail, slice named
     b, c = make_reports(tmp_path, [1] * N, [1] * 10 + [0] * 3 + [1] * 7, tags=tags)
-    res = compare(b, c, "--gate-slices", "cat", "--budget", "complete_grounding=20pt")
+    res = compare(b, c, "--gate-slices", "cat", "--budget", "complete_grounding=20pt",
+                  "--mode", "threshold")
     assert res.exit_code == 4
     reasons = res.json()["predicate"]["summary"]["reasons"]
     assert reasons == [r for r in reasons if r.startswith("slice cat=b")]
     small = compare(b, c, "--gate-slices", "cat", "--budget", "complete_grounding=20pt",
-                    "--min-slice-size", "11")
+                    "--min-slice-size", "11", "--mode", "threshold")
     assert small.exit_code == 0
     assert small.json()["predicate"]["details"]["slices"]["cat"]["b"]["gated"] is False
 
@@ -214,7 +217,7 @@ def test_pyproject_config_and_cli_precedence(tmp_path, monkeypatch):
 
 def test_markdown_verdict_first(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))
-    md = compare(b, c, "--format", "markdown").stdout
+    md = compare(b, c, "--format", "markdown", "--mode", "threshold").stdout
     lines = md.splitlines()
     assert lines[0] == "### ragspan gate: ❌ FAIL"
     table_rows = [ln for ln in lines if ln.startswith("| ❌")]

@@ -174,7 +174,7 @@ def test_the_gate_says_why(labelled, tmp_path):
         assert res.exit_code == 0, res.stderr
         reports[name] = out
     res = run_cli("compare", "--baseline", reports["base"], "--candidate", reports["cand"],
-                  "--allow-budget-change", "--format", "json")
+                  "--allow-budget-change", "--mode", "threshold", "--format", "json")
     assert res.exit_code == 4
     pred = res.json()["predicate"]
     changes = pred["summary"]["grounding_changes"]["2"]
@@ -193,7 +193,7 @@ def test_the_gate_says_why(labelled, tmp_path):
     assert listed["missed"] == {"id": "missed", "change": "broken", "baseline_label": None,
                                 "candidate_label": "retrieval-miss"}
     md = run_cli("compare", "--baseline", reports["base"], "--candidate", reports["cand"],
-                 "--allow-budget-change", "--format", "markdown").stdout
+                 "--allow-budget-change", "--mode", "threshold", "--format", "markdown").stdout
     assert "**Why:** 3 queries lost complete grounding@2: 1 chunk-severance (chunking)" in md
     assert "| chunk-severance |" in md and "d:1: -, d:2: 1" in md
 

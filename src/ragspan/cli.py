@@ -251,6 +251,9 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @cli.command()
 @click.option("--baseline", required=True, type=str, help="Baseline score report (JSON).")
 @click.option("--candidate", required=True, type=str, help="Candidate score report (JSON).")
+@click.option("--anchor", type=str, default=None,
+              help="A pinned release's score report: the candidate must also stay within "
+                   "--anchor-budget of it (the drift guard).")
 @click.option("--budget", "budgets", multiple=True,
               help="METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
                    "Default: complete_grounding=2pt.")
@@ -264,7 +267,8 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @common_options
-@guard(inputs=("baseline", "candidate", "config"), outputs=("out",), implicit=("pyproject.toml",))
+@guard(inputs=("baseline", "candidate", "anchor", "config"), outputs=("out",),
+       implicit=("pyproject.toml",))
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
     from ragspan.commands import compare as command
@@ -432,6 +436,25 @@ def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
     from ragspan.commands import sweep as command
 
     emit(command.run(**kwargs), out, fmt)
+
+
+@cli.command()
+@click.option("--flip-rate", required=True, type=FiniteFloatRange(0, 1, min_open=True),
+              help="Share of queries whose complete grounding changes either way between two "
+                   "configurations (a re-run or `compare`'s changed share).")
+@click.option("--budget", required=True, type=str, help="The gate's budget, e.g. 2pt.")
+@click.option("--drop", type=str, help="The true drop to catch (default twice the budget).")
+@click.option("--alpha", type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True)
+@click.option("--power", type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+              default=0.8, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@common_options
+def plan(fmt: str, **kwargs: Any) -> None:
+    """How many queries the gate needs: to catch a real drop, and to pass a harmless change."""
+    from ragspan.commands import plan as command
+
+    emit(command.run(**kwargs), None, fmt)
 
 
 @cli.command()

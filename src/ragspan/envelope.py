@@ -29,7 +29,7 @@ __all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragspan.dev/report/v1"
 SCHEMA_FILE = "report-envelope.v1.json"
-VERDICTS = ("pass", "fail", "error")
+VERDICTS = ("pass", "fail", "inconclusive", "error")
 
 
 def created_at() -> str:

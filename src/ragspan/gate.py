@@ -28,6 +28,8 @@ from ragspan.metrics.registry import parse_name
 from ragspan.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
 from ragspan.scorereport import QueryRow, ScoreReport
 
+DEFAULT_ALPHA = 0.05  # interval mode's alpha when none is given
+
 
 @dataclass(frozen=True)
 class GateOptions:
@@ -36,15 +38,17 @@ class GateOptions:
     budgets: dict[str, Budget] = field(default_factory=dict)
     alpha: float | None = GATE_DEFAULTS["alpha"]
     mode: str = GATE_DEFAULTS["mode"]
+    on_inconclusive: str = GATE_DEFAULTS["on_inconclusive"]
     test: str = GATE_DEFAULTS["test"]
     permutations: int = GATE_DEFAULTS["permutations"]
     bootstrap: int = GATE_DEFAULTS["bootstrap"]
     seed: int = GATE_DEFAULTS["seed"]
-    correction: str = GATE_DEFAULTS["correction"]
+    correction: str | None = GATE_DEFAULTS["correction"]
     budget_tolerance: float = GATE_DEFAULTS["budget_tolerance"]
     allow_budget_change: bool = GATE_DEFAULTS["allow_budget_change"]
     gate_slices: tuple[str, ...] = GATE_DEFAULTS["gate_slices"]
     min_slice_size: int = GATE_DEFAULTS["min_slice_size"]
+    anchor_budget: str | None = GATE_DEFAULTS["anchor_budget"]
     primary_metric: str | None = GATE_DEFAULTS["primary_metric"]
     top: int = GATE_DEFAULTS["top"]
 
@@ -61,7 +65,22 @@ class GateOptions:
         if self.mode == "non-inferiority" and self.alpha is not None:
             raise UsageError("--alpha has no effect in non-inferiority mode (its bound is the "
                              "one-sided 95% upper bound of the drop); drop --alpha or use "
-                             "--mode threshold")
+                             "--mode interval")
+        if self.mode != "interval" and self.correction == "max-t":
+            raise UsageError("--correction max-t adjusts the interval mode's bounds; with "
+                             f"--mode {self.mode} use holm or none")
+
+    @property
+    def level(self) -> float:
+        """The family's error rate in interval mode (``alpha``, else 0.05)."""
+        return DEFAULT_ALPHA if self.alpha is None else self.alpha
+
+    @property
+    def family_correction(self) -> str:
+        """The correction in force: as given, else max-t in interval mode, none otherwise."""
+        if self.correction is not None:
+            return self.correction
+        return "max-t" if self.mode == "interval" else "none"
 
 
 @dataclass(frozen=True)
@@ -89,10 +108,18 @@ class MetricOutcome:
     same: int
     fixed: int | None = None
     broken: int | None = None
+    decision: str | None = None  # interval mode, gated: pass | fail | inconclusive
+    drop_low: float | None = None  # interval mode: one-sided bounds on the drop
+    drop_high: float | None = None
+    bound_alpha: float | None = None  # the error rate of each bound (family-adjusted)
+    interval: str | None = None  # mid-p-mcnemar | bootstrap-t
 
     def as_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("ci_low", "ci_high")}
+        out = {k: v for k, v in self.__dict__.items()
+               if k not in ("ci_low", "ci_high", "drop_low", "drop_high")}
         out["ci95"] = [self.ci_low, self.ci_high]
+        if self.drop_low is not None:
+            out["drop_bounds"] = [self.drop_low, self.drop_high]
         if math.isinf(self.allowed_drop):
             out["allowed_drop"] = None
         return {k: v for k, v in out.items() if v is not None or k in ("p_value",)}
@@ -108,9 +135,10 @@ class BudgetCheck:
 
 @dataclass(frozen=True)
 class GateDecision:
-    verdict: str
+    verdict: str  # pass | fail | inconclusive
     exit_code: ExitCode
     reasons: tuple[str, ...]
+    uncertain: tuple[str, ...] = ()  # why it is inconclusive
 
 
 def metric_fails(*, gated: bool, over_budget: bool, n: int, alpha: float | None,
@@ -140,10 +168,79 @@ def metric_fails(*, gated: bool, over_budget: bool, n: int, alpha: float | None,
     return bool(significant), significant
 
 
+def interval_decision(*, gated: bool, n: int, drop: float, allowed: float, low: float,
+                      high: float) -> str | None:
+    """Interval mode, one metric (docs/gate.md): ``fail`` when the observed drop is over
+    the budget and the lower bound of the drop is above 0 (the drop is real); ``pass`` when
+    the upper bound is within the budget (any drop is small enough); otherwise
+    ``inconclusive``. With fewer than 2 queries there are no bounds: over budget fails,
+    anything else is inconclusive. None when the metric is not gated."""
+    if not gated:
+        return None
+    eps = 1e-12
+    if n < 2:
+        return "fail" if drop > allowed + eps else "inconclusive"
+    if drop > allowed + eps and low > eps:
+        return "fail"
+    if high <= allowed + eps:
+        return "pass"
+    return "inconclusive"
+
+
+# The decision of one gated metric, as docs/gate.md shows it (``truth_table_markdown``); each
+# row carries an example that ``interval_decision`` or ``metric_fails`` must decide as the
+# row says (tests/test_gate_interval.py).
+_I = {"gated": True, "n": 50, "allowed": 0.02}
+_T = {"gated": True, "n": 50, "mode": "threshold", "upper_drop": None, "allowed_drop": 0.02}
+_N = {"gated": True, "n": 50, "mode": "non-inferiority", "alpha": None, "p": None,
+      "allowed_drop": 0.02, "over_budget": False}
+TRUTH_TABLE: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
+    ("interval", "any", "drop over budget, and its lower bound above 0", "**fail**",
+     {**_I, "drop": 0.06, "low": 0.01, "high": 0.11}),
+    ("interval", "any", "upper bound of the drop within budget", "pass",
+     {**_I, "drop": 0.0, "low": -0.015, "high": 0.015}),
+    ("interval", "any", "drop over budget, lower bound at or below 0", "inconclusive",
+     {**_I, "drop": 0.04, "low": -0.01, "high": 0.09}),
+    ("interval", "any", "drop within budget, upper bound over it", "inconclusive",
+     {**_I, "drop": 0.0, "low": -0.05, "high": 0.05}),
+    ("interval", "any", "fewer than 2 queries, drop over budget", "**fail**",
+     {**_I, "n": 1, "drop": 1.0, "low": 1.0, "high": 1.0}),
+    ("interval", "any", "fewer than 2 queries, drop within budget", "inconclusive",
+     {**_I, "n": 1, "drop": 0.0, "low": 0.0, "high": 0.0}),
+    ("threshold", "unset", "drop within budget", "pass",
+     {**_T, "over_budget": False, "alpha": None, "p": None}),
+    ("threshold", "unset", "drop over budget", "**fail**",
+     {**_T, "over_budget": True, "alpha": None, "p": None}),
+    ("threshold", "set", "drop over budget, p >= alpha", "pass (noise)",
+     {**_T, "over_budget": True, "alpha": 0.05, "p": 0.2}),
+    ("threshold", "set", "drop over budget, p < alpha", "**fail**",
+     {**_T, "over_budget": True, "alpha": 0.05, "p": 0.01}),
+    ("threshold", "set", "drop over budget, fewer than 2 queries (no p)", "**fail**",
+     {**_T, "n": 1, "over_budget": True, "alpha": 0.05, "p": None}),
+    ("non-inferiority", "(refused)", "one-sided 95% upper bound within budget", "pass",
+     {**_N, "upper_drop": 0.01}),
+    ("non-inferiority", "(refused)", "one-sided 95% upper bound over budget", "**fail**",
+     {**_N, "upper_drop": 0.05}),
+    ("non-inferiority", "(refused)", "fewer than 2 queries (no bound)", "**fail**",
+     {**_N, "n": 1, "upper_drop": None}),
+)
+
+
+def truth_table_markdown() -> str:
+    """docs/gate.md's truth table, from ``TRUTH_TABLE``."""
+    rows = ["| mode | alpha | the gated metric's | result |", "| --- | --- | --- | --- |",
+            "| any | any | metric not gated (`off`) | never fails |"]
+    rows += [f"| {mode} | {alpha} | {cond} | {result} |"
+             for mode, alpha, cond, result, _ in TRUTH_TABLE]
+    return "\n".join(rows) + "\n"
+
+
 def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
-           slice_failures: Sequence[str] = ()) -> GateDecision:
+           slice_failures: Sequence[str] = (), slice_uncertain: Sequence[str] = (),
+           on_inconclusive: str = "pass") -> GateDecision:
     """The verdict: fail when the budget changed (not allowed) or any gated metric failed,
-    overall or in a gated slice."""
+    overall or in a gated slice; else inconclusive when any gated metric (or slice) is
+    inconclusive, exiting 0 or 4 as ``on_inconclusive`` says; else pass."""
     reasons: list[str] = []
     if budget is not None and budget.changed and not budget.allowed:
         detail = ", ".join(f"@{k}: {v['baseline']:.0f} -> {v['candidate']:.0f} chars "
@@ -154,14 +251,40 @@ def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
                        f"(--allow-budget-change to accept)")
     reasons.extend(failure_reason(o) for o in outcomes if o.failed)
     reasons.extend(slice_failures)
+    uncertain = [uncertain_reason(o) for o in outcomes if o.decision == "inconclusive"]
+    uncertain.extend(slice_uncertain)
     if reasons:
-        return GateDecision("fail", ExitCode.GATE_FAILED, tuple(reasons))
+        return GateDecision("fail", ExitCode.GATE_FAILED, tuple(reasons), tuple(uncertain))
+    if uncertain:
+        code = ExitCode.GATE_FAILED if on_inconclusive == "fail" else ExitCode.OK
+        return GateDecision("inconclusive", code, (), tuple(uncertain))
     return GateDecision("pass", ExitCode.OK, ())
+
+
+def _level(o: MetricOutcome) -> str:
+    return f"{100 * (1 - (o.bound_alpha or 0)):.3g}%"
+
+
+def uncertain_reason(o: MetricOutcome, where: str = "") -> str:
+    """Why an interval-mode metric is inconclusive: its bounds, its budget."""
+    moved = "rose" if o.delta > 0 else "dropped"
+    if o.drop_low is None or o.drop_low == o.drop_high:
+        return f"{where}{o.name} {moved} {_pts(o)}: fewer than 2 queries give no bounds"
+    return (f"{where}{o.name} {moved} {_pts(o)}: the one-sided {_level(o)} bounds of the "
+            f"drop, [{_amount(o, o.drop_low)}, {_amount(o, o.drop_high)}], neither show a "
+            f"real drop nor stay within the budget {o.budget}")
 
 
 def failure_reason(o: MetricOutcome, where: str = "") -> str:
     """One reason line: what moved, by how much, and the rule that failed it."""
     moved = "rose" if o.delta > 0 else "dropped"
+    if o.decision is not None:  # interval mode: the bounds decide
+        if o.drop_low is None or o.drop_low == o.drop_high:
+            rule = f"over the budget {o.budget}, and fewer than 2 queries give no bounds"
+        else:
+            rule = (f"over the budget {o.budget}, and the one-sided {_level(o)} lower bound "
+                    f"of the drop, {_amount(o, o.drop_low)}, is above 0 ({o.interval})")
+        return f"{where}{o.name} {moved} {_pts(o)}: {rule}"
     if o.upper_drop is not None:  # non-inferiority: the bound decides
         if o.p_value is None:
             rule = "fewer than 2 queries give no upper bound of the drop"
@@ -285,9 +408,12 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
 
 
 def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOptions,
-             defaults: dict[str, Budget]) -> list[MetricOutcome]:
-    """Outcomes of every metric on aligned per-query matrices (n queries x m metrics)."""
+             defaults: dict[str, Budget], level: float | None = None) -> list[MetricOutcome]:
+    """Outcomes of every metric on aligned per-query matrices (n queries x m metrics). In
+    interval mode each gated metric gets one-sided bounds on its drop at ``level`` (the
+    family-adjusted error rate; default ``opts.level``) and its decision."""
     from ragspan import stats
+    from ragspan.intervals import drop_bounds
 
     n, m = base.shape
     deltas = cand - base
@@ -310,8 +436,18 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
             binary.append(None)
             p_values.append(float(test.p_values[j]) if n >= 2 else None)
     gated_idx = [j for j in range(m) if budgets[j].gated and p_values[j] is not None]
+    bounds: dict[int, tuple[float, float, str]] = {}
+    level = opts.level if level is None else level
+    gated_cols = [j for j in range(m) if budgets[j].gated]
+    if opts.mode == "interval" and gated_cols:
+        specs = [parse_name(names[j]).spec for j in gated_cols]
+        got = drop_bounds(base[:, gated_cols], cand[:, gated_cols],
+                          [sp.binary for sp in specs], [sp.higher_is_better for sp in specs],
+                          level, opts.bootstrap, opts.seed)
+        bounds = {j: (float(got.low[i]), float(got.high[i]), got.method[i])
+                  for i, j in enumerate(gated_cols)}
     adjusted: dict[int, float] = {}
-    if opts.correction == "holm" and gated_idx:
+    if opts.mode != "interval" and opts.family_correction == "holm" and gated_idx:
         adj = stats.holm(np.array([p_values[j] for j in gated_idx]))
         adjusted = {j: float(a) for j, a in zip(gated_idx, adj)}
     out = []
@@ -326,9 +462,16 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         p = p_values[j]
         p_used = adjusted.get(j, p)
         up = float(upper_down[j] if higher else upper_up[j])
-        failed, significant = metric_fails(
-            gated=budgets[j].gated, over_budget=over, n=n, alpha=opts.alpha, p=p_used,
-            mode=opts.mode, upper_drop=up, allowed_drop=allowed)
+        decision = None
+        if opts.mode == "interval":
+            low, high, method = bounds.get(j, (drop, drop, None))
+            decision = interval_decision(gated=budgets[j].gated, n=n, drop=drop,
+                                         allowed=allowed, low=low, high=high)
+            failed, significant = decision == "fail", None
+        else:
+            failed, significant = metric_fails(
+                gated=budgets[j].gated, over_budget=over, n=n, alpha=opts.alpha, p=p_used,
+                mode=opts.mode, upper_drop=up, allowed_drop=allowed)
         d = deltas[:, j] if higher else -deltas[:, j]
         fixed_broken = binary[j]
         test_name = ("exact-mcnemar" if fixed_broken is not None else test.method)
@@ -342,18 +485,18 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
             same=int((np.abs(d) <= 1e-12).sum()),
             fixed=fixed_broken[0] if fixed_broken else None,
             broken=fixed_broken[1] if fixed_broken else None,
+            decision=decision,
+            drop_low=bounds[j][0] if j in bounds else None,
+            drop_high=bounds[j][1] if j in bounds else None,
+            bound_alpha=level if j in bounds else None,
+            interval=bounds[j][2] if j in bounds else None,
         ))
     return out
 
 
-def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget]
-                   ) -> tuple[dict[str, Any], list[str]]:
-    """Gated metrics per value of each ``gate_slices`` tag; small slices reported only."""
-    report: dict[str, Any] = {}
-    failures: list[str] = []
-    gated_cols = [j for j, n in enumerate(cmp.names)
-                  if budget_for(n, opts.budgets, defaults).gated]
-    names = [cmp.names[j] for j in gated_cols]
+def slice_groups(cmp: Comparison, opts: GateOptions) -> dict[str, dict[str, list[int]]]:
+    """Per ``gate_slices`` key, the query rows of each of its values (sorted by value)."""
+    out: dict[str, dict[str, list[int]]] = {}
     for key in opts.gate_slices:
         groups: dict[str, list[int]] = {}
         for i, qid in enumerate(cmp.ids):
@@ -362,21 +505,109 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
                 groups.setdefault(value, []).append(i)
         if not groups:
             raise UsageError(f"--gate-slices {key!r}: no query carries that tag")
+        out[key] = dict(sorted(groups.items()))
+    return out
+
+
+def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget],
+                   level: float | None = None
+                   ) -> tuple[dict[str, Any], list[str], list[str]]:
+    """Gated metrics per value of each ``gate_slices`` tag; small slices reported only.
+    Returns the report, the failure reasons and the inconclusive reasons."""
+    report: dict[str, Any] = {}
+    failures: list[str] = []
+    uncertain: list[str] = []
+    gated_cols = [j for j, n in enumerate(cmp.names)
+                  if budget_for(n, opts.budgets, defaults).gated]
+    names = [cmp.names[j] for j in gated_cols]
+    for key, groups in slice_groups(cmp, opts).items():
         per_value = {}
-        for value, idx in sorted(groups.items()):
+        for value, idx in groups.items():
             rows = np.asarray(idx)
             gated = len(idx) >= opts.min_slice_size
             outs = evaluate(cmp.base[np.ix_(rows, gated_cols)], cmp.cand[np.ix_(rows, gated_cols)],
-                            names, opts, defaults)
+                            names, opts, defaults, level)
             if not gated:
-                outs = [MetricOutcome(**{**o.__dict__, "gated": False, "failed": False})
-                        for o in outs]
+                outs = [MetricOutcome(**{**o.__dict__, "gated": False, "failed": False,
+                                         "decision": None}) for o in outs]
             per_value[value] = {"count": len(idx), "gated": gated,
                                 "metrics": {o.name: o.as_json() for o in outs}}
-            failures.extend(failure_reason(o, f"slice {key}={value} ({len(idx)} queries): ")
-                            for o in outs if o.failed)
+            where = f"slice {key}={value} ({len(idx)} queries): "
+            failures.extend(failure_reason(o, where) for o in outs if o.failed)
+            uncertain.extend(uncertain_reason(o, where) for o in outs
+                             if o.decision == "inconclusive")
         report[key] = per_value
-    return report, failures
+    return report, failures, uncertain
+
+
+def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget]
+           ) -> tuple[float, int]:
+    """Interval mode: the error rate of each bound, so that the family of every gated
+    metric (each k) overall and in every gated slice keeps ``opts.level``
+    (``stats.family_alpha``); and the family's size."""
+    from ragspan import stats
+
+    cols = [j for j, n in enumerate(cmp.names) if budget_for(n, opts.budgets, defaults).gated]
+    signs = np.array([1.0 if parse_name(cmp.names[j]).spec.higher_is_better else -1.0
+                      for j in cols])
+    drops = (cmp.base[:, cols] - cmp.cand[:, cols]) * signs
+    everyone = np.arange(len(cmp.ids))
+    members: list[tuple[np.ndarray, np.ndarray]] = [(everyone, drops[:, i])
+                                                    for i in range(len(cols))]
+    for groups in slice_groups(cmp, opts).values():
+        for idx in groups.values():
+            if len(idx) >= opts.min_slice_size:
+                rows = np.asarray(idx)
+                members += [(rows, drops[rows, i]) for i in range(len(cols))]
+    level = stats.family_alpha([d for _, d in members], [r for r, _ in members],
+                               len(cmp.ids), opts.level, opts.family_correction,
+                               opts.permutations, opts.seed)
+    return level, len(members)
+
+
+def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: float
+                    ) -> dict[str, Any]:
+    """Per gated metric: the minimum drop a one-sided level-``level`` test detects with
+    power 0.8 at this n and the observed spread of per-query changes (for a binary metric
+    the share of queries that changed), and whether the budget is below it."""
+    from ragspan import stats
+
+    out: dict[str, Any] = {}
+    n = len(cmp.ids)
+    for o in outcomes:
+        if not o.gated:
+            continue
+        j = cmp.names.index(o.name)
+        d = cmp.cand[:, j] - cmp.base[:, j]
+        sd = float(d.std(ddof=1)) if n >= 2 else 0.0
+        mdd = stats.minimum_detectable_drop(sd, n, level)
+        row: dict[str, Any] = {
+            "queries": n, "changed_share": float((np.abs(d) > 1e-12).mean()) if n else 0.0,
+            "sd": sd, "alpha": level, "power": stats.POWER,
+            "minimum_detectable_drop": mdd if math.isfinite(mdd) else None,
+            "budget_below_it": bool(not math.isfinite(mdd) or o.allowed_drop < mdd - 1e-12),
+        }
+        out[o.name] = row
+    return out
+
+
+def power_warnings(power: dict[str, Any], outcomes: Sequence[MetricOutcome]) -> list[str]:
+    """One line per gated metric whose budget is below what this n can detect."""
+    by = {o.name: o for o in outcomes}
+    lines = []
+    for name, p in power.items():
+        if not p["budget_below_it"]:
+            continue
+        o = by[name]
+        if p["minimum_detectable_drop"] is None:
+            lines.append(f"{name}: with {p['queries']} queries no drop can be told from noise")
+            continue
+        lines.append(
+            f"{name}: with {p['queries']} queries and {100 * p['changed_share']:.0f}% of them "
+            f"changing, a drop smaller than {_amount(o, p['minimum_detectable_drop'])} cannot "
+            f"be told from noise (alpha {p['alpha']:.3g}, power {p['power']:g}); the budget "
+            f"is {o.budget}")
+    return lines
 
 
 def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, Any]]:
@@ -485,6 +716,10 @@ class GateResult:
     changes: dict[str, Any]  # grounding_changes: counts per k
     changed_queries: dict[str, Any]  # grounding_changes: the queries per k
     why: str | None
+    interval: dict[str, Any] | None = None  # interval mode: alpha, bound alpha, family
+    power: dict[str, Any] | None = None  # interval mode: power_statement
+    warnings: tuple[str, ...] = ()
+    anchor: dict[str, Any] | None = None  # the drift guard's comparison, when asked
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -496,6 +731,16 @@ class GateResult:
             "gated_metrics": list(self.gated),
             "metrics": {o.name: o.as_json() for o in self.outcomes},
         }
+        if self.decision.uncertain:
+            out["inconclusive"] = list(self.decision.uncertain)
+        if self.interval is not None:
+            out["interval"] = self.interval
+        if self.power is not None:
+            out["power"] = self.power
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        if self.anchor is not None:
+            out["anchor"] = self.anchor
         if self.no_gate:
             out["no_gate"] = True
         if self.changes:
@@ -516,16 +761,56 @@ class GateResult:
         return out
 
 
+def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
+                 gated: Sequence[str], defaults: dict[str, Budget]
+                 ) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The drift guard: every metric gated against the baseline, gated against the pinned
+    ``anchor`` with the cumulative ``opts.anchor_budget`` by the same interval rule (overall
+    only, its own family). Returns the report part, failure and inconclusive reasons."""
+    from ragspan.budgets import parse_budget_value
+
+    if opts.anchor_budget is None:
+        raise UsageError("--anchor needs --anchor-budget (the cumulative budget, e.g. 5pt)")
+    budget = parse_budget_value(opts.anchor_budget)
+    if not budget.gated:
+        raise UsageError("--anchor-budget off gates nothing; drop --anchor instead")
+    check_comparable(anchor, cand)
+    cmp = align(anchor, cand)
+    names = [n for n in gated if n in cmp.names]
+    if budget.unit == "pt":
+        for n in names:
+            if not parse_name(n).spec.bounded:
+                raise UsageError(f"--anchor-budget {budget}: '{n}' is not a 0-1 metric; give "
+                                 "the cumulative budget in %")
+    a_opts = GateOptions(**{**opts.__dict__, "budgets": dict.fromkeys(names, budget),
+                            "gate_slices": ()})
+    cols = [cmp.names.index(n) for n in names]
+    sub = Comparison(cmp.ids, names, cmp.base[:, cols], cmp.cand[:, cols], cmp.rows_base,
+                     cmp.rows_cand, cmp.kind, cmp.ks)
+    level, size = family(sub, a_opts, {}) if opts.mode == "interval" else (opts.level, 0)
+    outs = evaluate(sub.base, sub.cand, names, a_opts, {}, level)
+    where = "against the anchor: "
+    failures = [failure_reason(o, where) for o in outs if o.failed]
+    uncertain = [uncertain_reason(o, where) for o in outs if o.decision == "inconclusive"]
+    verdict = "fail" if failures else "inconclusive" if uncertain else "pass"
+    part = {"report": anchor.path, "budget": str(budget), "verdict": verdict,
+            "bound_alpha": level, "family": size,
+            "metrics": {o.name: o.as_json() for o in outs}}
+    return part, failures, uncertain
+
+
 def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
             budget_origin: dict[str, str | None] | None = None, no_gate: bool = False,
-            allow_identical: bool = False) -> GateResult:
+            allow_identical: bool = False, anchor: ScoreReport | None = None) -> GateResult:
     """Gate ``cand`` against ``base``: the one sequence from two typed reports to a verdict.
 
     ``opts.budgets`` are the given budgets; ``budget_origin`` says where each came from
     (None: the command line, a path: that config file), so a budget naming no column is a
     usage error (exit 2) or an input error naming the file (exit 3). Refused: identical
     reports (unless ``allow_identical``), incomparable reports, a gated metric in one report
-    only, and gating nothing (unless ``no_gate``, which the summary states)."""
+    only, and gating nothing (unless ``no_gate``, which the summary states). ``anchor``: a
+    pinned release's report; the candidate must also stay within ``opts.anchor_budget`` of
+    it (the drift guard)."""
     opts.validate()
     if base.sha256 == cand.sha256 and not allow_identical:
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
@@ -547,10 +832,28 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     if not gated and not no_gate:
         raise UsageError("no metric is gated (every budget is off or names no column of the "
                          "reports); pass --no-gate to compare without gating")
-    outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults)
+    interval = power = None
+    warnings: list[str] = []
+    level: float | None = None
+    if opts.mode == "interval":
+        level, size = family(cmp, opts, defaults)
+        interval = {"alpha": opts.level, "bound_alpha": level, "family": size,
+                    "correction": opts.family_correction,
+                    "on_inconclusive": opts.on_inconclusive}
+    outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults, level)
+    if level is not None:
+        power = power_statement(cmp, outcomes, level)
+        warnings = power_warnings(power, outcomes)
     bcheck = budget_check(cmp, opts)
-    slices, slice_failures = slice_outcomes(cmp, opts, defaults)
-    decision = decide(outcomes, bcheck, slice_failures)
+    slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level)
+    anchor_part = None
+    if anchor is not None:
+        anchor_part, a_fail, a_uncertain = anchor_check(anchor, cand, opts, gated, defaults)
+        slice_failures += a_fail
+        slice_uncertain += a_uncertain
+    elif opts.anchor_budget is not None:
+        raise UsageError("--anchor-budget needs --anchor (the pinned release's report)")
+    decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive)
     k_min = min(cmp.ks)
     primary = opts.primary_metric or (
         f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}")
@@ -561,4 +864,4 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
                       tuple(regressed), len(cmp.ids), tuple(cmp.ks),
                       dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
-                      why)
+                      why, interval, power, tuple(warnings), anchor_part)

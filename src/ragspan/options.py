@@ -113,18 +113,23 @@ def check_table(table: Mapping[str, Any], options: tuple[Option, ...], path: str
 # ---- the gate: `ragspan compare` and [tool.ragspan] ---------------------------------------
 
 GATE_OPTIONS: tuple[Option, ...] = (
-    Option("alpha", "float", None, "Fail an over-budget drop only if also significant "
-           "(p < alpha).", low=0, high=1, open_low=True, open_high=True, nullable=True),
-    Option("mode", "enum", "threshold", "threshold, or non-inferiority (fail unless the "
-           "one-sided 95% upper bound of the drop is within the budget).",
-           choices=("threshold", "non-inferiority")),
+    Option("alpha", "float", None, "Error rate of each one-sided bound (interval mode; "
+           "unset: 0.05); threshold mode: fail an over-budget drop only if p < alpha.",
+           low=0, high=1, open_low=True, open_high=True, nullable=True),
+    Option("mode", "enum", "interval", "interval: pass / fail / inconclusive from one-sided "
+           "bounds on the drop; threshold; or non-inferiority (fail unless the one-sided 95% "
+           "upper bound of the drop is within the budget).",
+           choices=("interval", "threshold", "non-inferiority")),
+    Option("on-inconclusive", "enum", "pass", "Exit code of an inconclusive verdict: pass "
+           "(0) or fail (4).", choices=("pass", "fail")),
     Option("test", "enum", "randomization", "Paired test of the mean delta.",
            choices=("randomization", "t-test")),
     Option("permutations", "int", 10_000, "Monte Carlo sign flips when n > 16.", low=1),
     Option("bootstrap", "int", 2_000, "Bootstrap resamples for the 95% CI.", low=1),
     Option("seed", "int", 0, "Random seed of the sign flips and the bootstrap.", low=0),
-    Option("correction", "enum", "none", "Multiple-testing correction over gated metrics.",
-           choices=("none", "holm")),
+    Option("correction", "enum", None, "Family adjustment over gated metrics x k x gated "
+           "slices: max-t (interval mode's default), holm, none (threshold mode's default).",
+           choices=("max-t", "holm", "none"), nullable=True),
     Option("budget-tolerance", "float", 0.10, "Allowed relative change of mean "
            "retrieved_chars.", low=0),
     Option("allow-budget-change", "bool", False, "Accept a changed retrieval budget "
@@ -132,6 +137,8 @@ GATE_OPTIONS: tuple[Option, ...] = (
     Option("gate-slices", "strings", (), "Tag keys whose every value is gated too."),
     Option("min-slice-size", "int", 10, "Slices smaller than this are reported, not gated.",
            low=1),
+    Option("anchor-budget", "str", None, "With --anchor: the cumulative budget of every "
+           "gated metric against the anchor (\"5pt\", \"5%\").", nullable=True),
     Option("primary-metric", "str", None, "Metric ranking the most regressed queries.",
            nullable=True),
     Option("top", "int", 10, "How many most-regressed queries to list.", low=0),

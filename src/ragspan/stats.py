@@ -95,7 +95,7 @@ def sign_flip_test(
 def paired_t_test(deltas: np.ndarray) -> TestResult:
     """Two-sided paired t-test per column (equals ``scipy.stats.ttest_rel``). A column of
     identical deltas has no variance: p = 1 when they are 0, else 0 (a constant shift)."""
-    from scipy import stats as st
+    from scipy.special import stdtr
 
     d = np.asarray(deltas, dtype=float)
     n, m = d.shape
@@ -107,7 +107,7 @@ def paired_t_test(deltas: np.ndarray) -> TestResult:
     ok = sd > 0
     t = np.zeros(m)
     t[ok] = mean[ok] / (sd[ok] / math.sqrt(n))
-    p[ok] = 2 * st.t.sf(np.abs(t[ok]), n - 1)
+    p[ok] = 2 * stdtr(n - 1, -np.abs(t[ok]))
     p[~ok & (mean != 0)] = 0.0
     return TestResult(p, "t-test", None, None)
 
@@ -122,9 +122,9 @@ def discordant_pairs(baseline: np.ndarray, candidate: np.ndarray) -> tuple[int, 
     n = fixed + broken
     if n == 0:
         return fixed, broken, 1.0
-    from scipy.stats import binom
+    from scipy.special import bdtr
 
-    tail = float(binom.cdf(min(fixed, broken), n, 0.5))
+    tail = float(bdtr(min(fixed, broken), n, 0.5))
     return fixed, broken, min(1.0, 2 * tail)
 
 
@@ -166,7 +166,7 @@ def one_sided_upper_drop(deltas: np.ndarray, level: float = 0.95) -> np.ndarray:
 
     With fewer than 2 queries the bound is the observed drop itself (no interval exists).
     """
-    from scipy import stats as st
+    from scipy.special import stdtrit
 
     d = -np.asarray(deltas, dtype=float)
     n = d.shape[0]
@@ -174,7 +174,7 @@ def one_sided_upper_drop(deltas: np.ndarray, level: float = 0.95) -> np.ndarray:
     if n < 2:
         return mean
     se = d.std(axis=0, ddof=1) / math.sqrt(n)
-    return mean + st.t.ppf(level, n - 1) * se
+    return mean + stdtrit(n - 1, level) * se
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
@@ -188,3 +188,79 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     out = np.empty(m)
     out[order] = adjusted
     return out
+
+
+# ---- the family of gated hypotheses, and power ---------------------------------------------
+
+
+def family_alpha(drops: list[np.ndarray], rows: list[np.ndarray], n: int, alpha: float,
+                 correction: str, n_resamples: int, seed: int) -> float:
+    """The per-hypothesis error rate that holds the family's at ``alpha``.
+
+    Hypothesis ``h`` is "no drop" for the per-query drops ``drops[h]`` of the queries
+    ``rows[h]`` (indices into ``n`` queries; a slice is a subset). ``none``: ``alpha``;
+    ``holm``: ``alpha / m`` (Bonferroni, Holm's first step: bounds have no step-down);
+    ``max-t``: Westfall-Young single-step max-T on one shared sign-flip matrix: ``c`` is the
+    ``1 - alpha`` quantile of ``max_h T*_h`` (``T*_h`` the sign-flipped mean drop over its
+    null standard error ``sqrt(sum d^2) / n_h``), and the level is the share of the flips
+    in which one hypothesis alone passes ``c`` (mid-p at ties, averaged over the
+    hypotheses), kept within ``[alpha / m, alpha]``. Correlated hypotheses (one metric at
+    two k, a slice and the whole) cost less than Bonferroni; one hypothesis listed twice
+    costs nothing."""
+    m = len(drops)
+    if m <= 1 or correction == "none":
+        return alpha
+    if correction == "holm":
+        return alpha / m
+    scale = [math.sqrt(float((d * d).sum())) / max(len(d), 1) for d in drops]
+    live = [h for h in range(m) if scale[h] > 0 and len(drops[h]) >= 2]
+    if not live:
+        return alpha
+    rng = np.random.default_rng(seed)
+    t = np.empty((n_resamples, len(live)))
+    done = 0
+    while done < n_resamples:
+        b = min(BLOCK, n_resamples - done)
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(b, n)).astype(float)
+        t[done: done + b] = np.stack([(signs[:, rows[h]] @ drops[h]) / len(drops[h])
+                                      / scale[h] for h in live], axis=1)
+        done += b
+    c = float(np.quantile(t.max(axis=1), 1 - alpha, method="inverted_cdf"))
+    tol = 1e-9
+    tail = float(((t > c + tol).mean(axis=0) + 0.5 * (np.abs(t - c) <= tol).mean(axis=0)).mean())
+    return float(min(alpha, max(alpha / m, tail)))
+
+
+POWER = 0.8
+
+
+def minimum_detectable_drop(sd: float, n: int, alpha: float, power: float = POWER) -> float:
+    """The true mean drop a one-sided level-``alpha`` test finds with probability ``power``
+    on ``n`` queries whose per-query drops have standard deviation ``sd`` (normal
+    approximation: ``(z_{1-alpha} + z_power) sd / sqrt(n)``)."""
+    from scipy.special import ndtri
+
+    if n < 2:
+        return math.inf
+    return float((ndtri(1 - alpha) + ndtri(power)) * sd / math.sqrt(n))
+
+
+def queries_needed(flip_rate: float, budget: float, drop: float, alpha: float,
+                   power: float = POWER) -> dict[str, float]:
+    """Topic-set-size design for a binary metric whose queries change with probability
+    ``flip_rate`` (either way) between two configurations (per-query sd ``sqrt(flip_rate)``):
+
+    - ``to_fail``: queries for a true drop ``drop`` to fail the interval gate with
+      probability ``power``: its lower bound clears 0 (``((z_a + z_p) sd / drop)^2``) and
+      the observed drop exceeds ``budget`` (``(z_p sd / (drop - budget))^2``), the larger;
+    - ``to_pass``: queries for a change with no true drop to pass (its upper bound within
+      ``budget``) with probability ``power`` rather than read inconclusive."""
+    from scipy.special import ndtri
+
+    sd = math.sqrt(flip_rate)
+    za, zp = float(ndtri(1 - alpha)), float(ndtri(power))
+    fail = ((za + zp) * sd / drop) ** 2
+    fail = max(fail, (zp * sd / (drop - budget)) ** 2) if drop > budget else math.inf
+    return {"to_fail": math.inf if math.isinf(fail) else max(2, math.ceil(fail)),
+            "to_pass": max(2, math.ceil(((za + zp) * sd / budget) ** 2))}
+

@@ -17,7 +17,8 @@ __all__ = ["GATE_OPTIONS", "run"]
 
 
 def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: str | None = None,
-        allow_identical: bool = False, no_gate: bool = False, **cli: Any) -> CommandResult:
+        allow_identical: bool = False, no_gate: bool = False, anchor: str | None = None,
+        **cli: Any) -> CommandResult:
     import os
 
     from ragspan import gate
@@ -47,12 +48,17 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         doc, sha = load_report(path)
         reports.append(score_report_of(doc, sha, str(path), role))
     base, cand = reports
+    pinned = None
+    if anchor is not None:
+        doc, sha = load_report(anchor)
+        pinned = score_report_of(doc, sha, str(anchor), "anchor")
     result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
-                          allow_identical=allow_identical)
+                          allow_identical=allow_identical, anchor=pinned)
     parameters = {
-        "alpha": opts.alpha, "mode": opts.mode, "test": opts.test,
+        "alpha": opts.alpha, "mode": opts.mode, "on_inconclusive": opts.on_inconclusive,
+        "anchor_budget": opts.anchor_budget, "test": opts.test,
         "permutations": opts.permutations, "bootstrap": opts.bootstrap, "seed": opts.seed,
-        "correction": opts.correction, "budget_tolerance": opts.budget_tolerance,
+        "correction": opts.family_correction, "budget_tolerance": opts.budget_tolerance,
         "allow_budget_change": opts.allow_budget_change,
         "budgets": {n: str(b) for n, b in result.budgets.items()},
         "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
@@ -60,6 +66,8 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     }
     refs = [InputRef("baseline", baseline, base.sha256),
             InputRef("candidate", candidate, cand.sha256)]
+    if pinned is not None:
+        refs.append(InputRef("anchor", anchor, pinned.sha256))
     return CommandResult(statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},

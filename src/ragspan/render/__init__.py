@@ -15,7 +15,7 @@ from typing import Any
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
                   "validate": "validate", "sweep": "sweep",
-                  "report": "report"}
+                  "report": "report", "plan": "plan"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:

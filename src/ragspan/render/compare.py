@@ -28,12 +28,14 @@ def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
-    rows = []
     from ragspan.metrics.registry import parse_name
 
+    rows = []
     for name, m in _ordered(summary["metrics"]):
         base = parse_name(name).column
         mark = ("❌" if m["failed"] else "✅") if with_marks else ("FAIL" if m["failed"] else "ok")
+        if m.get("decision") == "inconclusive":
+            mark = "❔" if with_marks else "?"
         if not m["gated"]:
             mark = "·" if with_marks else "-"
         delta = m["delta"]
@@ -44,6 +46,10 @@ def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
         else:
             extra = f"{m['better']}↑ {m['worse']}↓" if with_marks else f"{m['better']}+ {m['worse']}-"
         ci = m["ci95"]
+        if m.get("drop_bounds") is not None:  # the bounds the decision used, as a delta
+            sign = 1 if parse_name(name).spec.higher_is_better else -1
+            low, high = m["drop_bounds"]
+            ci = sorted([-sign * high, -sign * low])
         ci_text = (f"[{ci[0]:+,.0f}, {ci[1]:+,.0f}]" if base.startswith("retrieved_chars")
                    else f"[{ci[0] * 100:+.2f}, {ci[1] * 100:+.2f}]")
         rows.append([mark, name, fmt_number(m["baseline"], base), fmt_number(m["candidate"], base),
@@ -51,8 +57,26 @@ def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
     return rows
 
 
-HEADER = ["", "metric", "baseline", "candidate", "delta", "95% CI", "p", "budget",
+HEADER = ["", "metric", "baseline", "candidate", "delta", "interval", "p", "budget",
           "fixed/broken or better/worse"]
+
+
+def _notes(summary: dict[str, Any]) -> list[str]:
+    """What the interval column means, the inconclusive reasons, the power warnings, and
+    the anchor's verdict."""
+    lines = []
+    iv = summary.get("interval")
+    if iv:
+        lines.append(f"interval: for gated metrics the one-sided bounds the decision used, each "
+                     f"at {100 * (1 - iv['bound_alpha']):.3g}% ({iv['correction']} over a family "
+                     f"of {iv['family']}); otherwise the 95% bootstrap CI. An inconclusive "
+                     f"verdict exits as {iv['on_inconclusive']}.")
+    lines += [f"inconclusive: {r}" for r in summary.get("inconclusive", [])]
+    lines += [f"power: {w}" for w in summary.get("warnings", [])]
+    a = summary.get("anchor")
+    if a:
+        lines.append(f"anchor {a['report']} (cumulative budget {a['budget']}): {a['verdict']}")
+    return lines
 
 
 def _budget_line(summary: dict[str, Any]) -> str | None:
@@ -82,10 +106,13 @@ def _lost(span: dict[str, Any]) -> str:
 def markdown(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     s = pred["summary"]
-    icon = "✅ PASS" if s["verdict"] == "pass" else "❌ FAIL"
+    icon = {"pass": "✅ PASS", "fail": "❌ FAIL"}.get(s["verdict"], "❔ INCONCLUSIVE")
     lines = [f"### ragspan gate: {icon}", ""]
     if s["reasons"]:
         lines += [f"- {md_escape(r)}" for r in s["reasons"]] + [""]
+    notes = _notes(s)
+    if notes:
+        lines += [f"- {md_escape(r)}" for r in notes] + [""]
     if s.get("why"):
         lines += [f"**Why:** {md_escape(s['why'])}", ""]
     lines.append(f"{s['queries']} queries, primary metric `{s['primary_metric']}`.")
@@ -114,6 +141,7 @@ def table(doc: dict[str, Any]) -> str:
     s = pred["summary"]
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
     lines += [f"  - {r}" for r in s["reasons"]]
+    lines += [f"  {r}" for r in _notes(s)]
     if s.get("why"):
         lines.append(f"why: {s['why']}")
     budget = _budget_line(s)

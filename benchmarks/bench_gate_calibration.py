@@ -1,0 +1,208 @@
+"""The gate's error rates, by simulation through ``gate.compare`` itself (seeded).
+
+Complete grounding per query is Bernoulli(0.6) in the baseline. A candidate changes each
+query with probability ``churn`` (either way, as re-chunking or a model update does) and,
+in the drop scenarios, breaks a further share of grounded queries so that the true mean
+drops by ``drop``. Budget 2pt (the default). For each n and scenario the default
+configuration (interval mode, alpha 0.05, on-inconclusive pass) is run on ``DRAWS`` draws
+and the shares of fail / pass / inconclusive printed, with the Monte Carlo standard error of
+the fail rate. Then: the same with 5 gated slices (family adjusted by max-T), the drift
+scenario with an anchor, the minimum detectable drop at each n, and interval coverage.
+
+``RAGSPAN_CALIBRATION_DRAWS`` sets the draws per cell (default 4,000; the table in
+docs/gate.md used 20,000). Not a test: it prints figures.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from ragspan.gate import GateOptions, compare  # noqa: E402
+from ragspan.scorereport import QueryRow, ScoreReport  # noqa: E402
+
+DRAWS = int(os.environ.get("RAGSPAN_CALIBRATION_DRAWS", "4000"))
+NS = (20, 50, 100, 300, 1000)
+BASE_RATE = 0.6
+NAMES = ("complete_grounding@5", "retrieved_chars@5")
+FAST = {"permutations": 2_000, "bootstrap": 200}  # only the reported p / CI use these
+
+
+def report(values: np.ndarray, ids: tuple[str, ...], rows: tuple[QueryRow, ...], tag: str
+           ) -> ScoreReport:
+    """An in-memory score report: complete grounding per query, 500 characters each."""
+    matrix = np.stack([values, np.full(values.shape, 500.0)], axis=1)
+    return ScoreReport(path=tag, sha256=tag, kind="score.span",
+                       parameters={"k": [5], "grounding_threshold": 0.5},
+                       eval_sha256="e", corpus_sha256=None, ids=ids, names=NAMES,
+                       values=matrix, rows=rows)
+
+
+def draw(rng: np.random.Generator, n: int, churn: float, drop: float
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline and candidate complete grounding: churn both ways, then ``drop`` of the
+    queries broken (grounded in the baseline and not fixed)."""
+    base = (rng.random(n) < BASE_RATE).astype(float)
+    u = rng.random(n)
+    cand = base.copy()
+    # churn: P(broken) = P(fixed) = churn / 2, then the true drop from grounded queries
+    p_break = (churn / 2 + drop) / BASE_RATE
+    p_fix = (churn / 2) / (1 - BASE_RATE)
+    cand[(base == 1) & (u < p_break)] = 0.0
+    cand[(base == 0) & (u < p_fix)] = 1.0
+    return base, cand
+
+
+def rates(n: int, churn: float, drop: float, draws: int, seed: int, slices: int = 0,
+          extra: dict | None = None) -> tuple[float, float, float]:
+    rng = np.random.default_rng(seed)
+    ids = tuple(f"q{i}" for i in range(n))
+    rows = tuple(QueryRow(q, "", {"part": str(i % slices)} if slices else {}, {}, {}, {})
+                 for i, q in enumerate(ids))
+    opts = GateOptions(**FAST, top=0, gate_slices=("part",) if slices else (),
+                       **(extra or {}))
+    got = {"fail": 0, "pass": 0, "inconclusive": 0}
+    for i in range(draws):
+        b, c = draw(rng, n, churn, drop)
+        res = compare(report(b, ids, rows, f"b{i}"), report(c, ids, rows, f"c{i}"), opts)
+        got[res.decision.verdict] += 1
+    return got["fail"] / draws, got["pass"] / draws, got["inconclusive"] / draws
+
+
+def se(p: float, draws: int) -> float:
+    return math.sqrt(max(p * (1 - p), 1e-12) / draws)
+
+
+def table(title: str, cells: list[tuple[str, float, float, int]]) -> None:
+    print(f"\n{title}")
+    print("| scenario | " + " | ".join(f"n={n}" for n in NS) + " |")
+    print("|---|" + "---:|" * len(NS))
+    for name, churn, drop, slices in cells:
+        out = []
+        for n in NS:
+            draws = DRAWS if not slices else max(DRAWS // 4, 250)
+            f, p, inc = rates(n, churn, drop, draws, seed=hash((name, n)) % 2**32,
+                              slices=slices)
+            out.append(f"{f:.3f} / {p:.3f} / {inc:.3f}")
+        print(f"| {name} | " + " | ".join(out) + " |")
+
+
+def drift() -> None:
+    """Ten merges of -1.5pt each (deterministic: 3 of 200 queries broken per merge),
+    budget 2pt against the previous main, 5pt cumulative against the anchor."""
+    n = 200
+    ids = tuple(f"q{i}" for i in range(n))
+    rows = tuple(QueryRow(q, "", {}, {}, {}, {}) for q in ids)
+    values = np.ones(n)
+    values[:40] = 0.0
+    anchor = report(values.copy(), ids, rows, "anchor")
+    opts = GateOptions(**FAST, top=0, anchor_budget="5pt")
+    print("\ndrift: ten merges of -1.5pt (n = 200, budget 2pt, anchor budget 5pt)")
+    prev = anchor
+    for merge in range(1, 11):
+        values[40 + 3 * (merge - 1): 40 + 3 * merge] = 0.0
+        cand = report(values.copy(), ids, rows, f"m{merge}")
+        alone = compare(prev, cand, GateOptions(**FAST, top=0)).decision.verdict
+        res = compare(prev, cand, opts, anchor=anchor)
+        print(f"  merge {merge:2d}: {100 * (values.mean() - anchor.values[:, 0].mean()):+.1f}pt "
+              f"from the anchor; without the anchor {alone}, with it {res.decision.verdict}")
+        if res.decision.verdict == "fail":
+            print(f"  -> fails at merge {merge}")
+            return
+        prev = cand
+
+
+def power() -> None:
+    from ragspan.stats import minimum_detectable_drop, queries_needed
+
+    print("\nminimum detectable drop (alpha 0.05 one-sided, power 0.8), binary metric:")
+    print("| changed share | " + " | ".join(f"n={n}" for n in NS) + " |")
+    print("|---|" + "---:|" * len(NS))
+    for churn in (0.05, 0.10, 0.20):
+        print(f"| {churn:.0%} | " + " | ".join(
+            f"{100 * minimum_detectable_drop(math.sqrt(churn), n, 0.05):.1f}pt"
+            for n in NS) + " |")
+    for churn in (0.05, 0.20):
+        q = queries_needed(churn, 0.02, 0.04, 0.05)
+        print(f"  flip rate {churn:.0%}, budget 2pt: {q['to_fail']} queries for a 4pt drop to "
+              f"fail with power 0.8, {q['to_pass']} for a neutral change to pass")
+
+
+def coverage() -> None:
+    """Two-sided 95% coverage (each bound at 97.5%) of the true mean drop."""
+    from ragspan.intervals import bootstrap_t_drop, paired_binary_drop
+
+    rng = np.random.default_rng(11)
+    reps = max(DRAWS // 2, 1000)
+    print(f"\ninterval coverage, two-sided 95% ({reps} draws per cell):")
+    print("| deltas | n=30 | n=50 | n=100 | n=300 |")
+    print("|---|---:|---:|---:|---:|")
+    for kind in ("binary (20% churn, 4pt drop)", "zero-inflated (80% zero)",
+                 "skewed (exponential)"):
+        cells = []
+        for n in (30, 50, 100, 300):
+            if kind.startswith("binary"):
+                hit = 0
+                for _ in range(reps):
+                    b, c = draw(rng, n, 0.2, 0.04)
+                    b1, c1 = b >= 0.5, c >= 0.5
+                    lo, hi = paired_binary_drop(int((b1 & ~c1).sum()), int((~b1 & c1).sum()),
+                                                n, 0.025)
+                    hit += lo <= 0.04 <= hi
+                cells.append(hit / reps)
+                continue
+            if kind.startswith("zero"):
+                zero = rng.random((n, reps)) < 0.8
+                d = np.where(zero, 0.0, rng.normal(0.1, 0.3, (n, reps)).clip(-1, 1))
+                truth = 0.2 * float(np.clip(rng.normal(0.1, 0.3, 2_000_000), -1, 1).mean())
+            else:
+                d = rng.exponential(0.2, (n, reps)) - 0.2
+                truth = 0.0
+            lo, hi = bootstrap_t_drop(d, 0.025, 2_000, 0)
+            cells.append(float(((lo <= truth) & (truth <= hi)).mean()))
+        print(f"| {kind} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+
+
+def main() -> None:
+    """``python bench_gate_calibration.py [single] [slices] [drift] [power] [coverage]``
+    (default: all)."""
+    t0 = time.perf_counter()
+    parts = set(sys.argv[1:]) or {"single", "slices", "drift", "power", "coverage"}
+    print(f"gate calibration: {DRAWS} draws per cell (slices: a quarter), fail / pass / "
+          "inconclusive; default configuration; budget 2pt")
+    if "single" in parts:
+        single()
+    if "slices" in parts:
+        table("5 gated slices (min-slice-size 10), family adjusted by max-T", [
+            ("neutral, 20% churn", 0.20, 0.0, 5),
+        ])
+    print(f"\nMonte Carlo standard error of a rate near 0.05: {se(0.05, DRAWS):.4f} "
+          f"({DRAWS} draws), {se(0.05, max(DRAWS // 4, 250)):.4f} (slices)")
+    if "drift" in parts:
+        drift()
+    if "power" in parts:
+        power()
+    if "coverage" in parts:
+        coverage()
+    print(f"\n{time.perf_counter() - t0:.0f} s")
+
+
+def single() -> None:
+    table("one gated metric (complete_grounding@5)", [
+        ("neutral, 20% churn", 0.20, 0.0, 0),
+        ("neutral, 5% churn", 0.05, 0.0, 0),
+        ("true drop 4pt, 20% churn", 0.20, 0.04, 0),
+        ("true drop 4pt, 5% churn", 0.05, 0.04, 0),
+        ("true drop 4pt, no churn", 0.0, 0.04, 0),
+    ])
+
+
+if __name__ == "__main__":
+    main()
