@@ -48,9 +48,11 @@ install-browser:
 
 lint: install-dev
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/zizmor --offline --min-severity medium action.yml .github/workflows/ examples/workflows/
 
 test: install-test install-browser
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/zizmor --offline --min-severity medium action.yml .github/workflows/ examples/workflows/
 	$(PY) -m pytest -q
 
 # without the model tests (no torch needed beyond what is installed)

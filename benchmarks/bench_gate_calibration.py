@@ -94,6 +94,28 @@ def table(title: str, cells: list[tuple[str, float, float, int]]) -> None:
         print(f"| {name} | " + " | ".join(out) + " |")
 
 
+def former() -> None:
+    """The former default (threshold mode, alpha unset: any over-budget drop fails) on the
+    same neutral draws, through ``gate.metric_fails``."""
+    from ragspan.gate import metric_fails
+
+    print("\nthe former default (threshold mode, alpha unset), neutral 20% churn: fail rate")
+    cells = []
+    for n in NS:
+        rng = np.random.default_rng(n)
+        fails = 0
+        for _ in range(DRAWS):
+            b, c = draw(rng, n, 0.20, 0.0)
+            drop = float(b.mean() - c.mean())
+            fails += metric_fails(gated=True, over_budget=drop > 0.02 + 1e-12, n=n, alpha=None,
+                                  p=None, mode="threshold", upper_drop=None,
+                                  allowed_drop=0.02)[0]
+        cells.append(f"{fails / DRAWS:.3f}")
+    print("| " + " | ".join(f"n={n}" for n in NS) + " |")
+    print("|" + "---:|" * len(NS))
+    print("| " + " | ".join(cells) + " |")
+
+
 def drift() -> None:
     """Ten merges of -1.5pt each (deterministic: 3 of 200 queries broken per merge),
     budget 2pt against the previous main, 5pt cumulative against the anchor."""
@@ -171,10 +193,11 @@ def coverage() -> None:
 
 
 def main() -> None:
-    """``python bench_gate_calibration.py [single] [slices] [drift] [power] [coverage]``
+    """``python bench_gate_calibration.py [single] [slices] [former] [drift] [power]
+    [coverage]``
     (default: all)."""
     t0 = time.perf_counter()
-    parts = set(sys.argv[1:]) or {"single", "slices", "drift", "power", "coverage"}
+    parts = set(sys.argv[1:]) or {"single", "slices", "former", "drift", "power", "coverage"}
     print(f"gate calibration: {DRAWS} draws per cell (slices: a quarter), fail / pass / "
           "inconclusive; default configuration; budget 2pt")
     if "single" in parts:
@@ -185,6 +208,8 @@ def main() -> None:
         ])
     print(f"\nMonte Carlo standard error of a rate near 0.05: {se(0.05, DRAWS):.4f} "
           f"({DRAWS} draws), {se(0.05, max(DRAWS // 4, 250)):.4f} (slices)")
+    if "former" in parts:
+        former()
     if "drift" in parts:
         drift()
     if "power" in parts:

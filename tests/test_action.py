@@ -36,7 +36,7 @@ def test_no_input_is_interpolated_into_a_script():
     doc = action()
     assert doc["runs"]["using"] == "composite"
     assert set(doc["inputs"]) == {"baseline", "candidate", "budgets", "alpha", "primary-metric",
-                                  "fail-on-regression", "python-version", "comment",
+                                  "fail-on-regression", "comment",
                                   "on-inconclusive", "anchor", "anchor-budget"}
     assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
     for step in doc["runs"]["steps"]:
@@ -78,16 +78,21 @@ def runner(tmp_path_factory):
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"  # the caller's Python
+    env["RUNNER_TEMP"] = str(tmp)
     defaults = {k: str(v.get("default", "")) for k, v in action()["inputs"].items()}
     install = next(s for s in steps() if s.get("name", "").startswith("Install"))
     t0, wall0 = time.perf_counter(), time.time()
     res = run_step(install, defaults, env)
     elapsed = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr
-    probe = subprocess.run([str(venv / "bin" / "python"), "-c",
+    own = tmp / "ragspan-venv" / "bin" / "python"
+    probe = subprocess.run([str(own), "-c",
                             "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)"])
     assert probe.returncode == 0, "the action's install step pulled in torch"
+    caller = subprocess.run([str(venv / "bin" / "python"), "-c", "import ragspan"],
+                            capture_output=True)
+    assert caller.returncode != 0, "the action installed into the caller's interpreter"
     print(f"\naction install step (core only): {elapsed:.1f} s")
     # nothing written into the work tree (an editable install's egg-info predates the step)
     assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < wall0
@@ -102,8 +107,7 @@ def gate(runner, name: str, **inputs: str):
     out, summary = work / "output", work / "step-summary.md"
     out.touch()
     summary.touch()
-    env = {**env, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary),
-           "RUNNER_TEMP": str(work)}
+    env = {**env, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary)}
     step = next(s for s in steps() if s.get("id") == "gate")
     res = run_step(step, {**defaults, **inputs}, env)
     outputs = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
@@ -129,6 +133,15 @@ def test_pass_and_inconclusive(runner):
                            candidate="candidate-pass.json", **{"on-inconclusive": "fail"})
     assert res.returncode == 4
     assert outputs["verdict"] == "inconclusive" and outputs["exit-code"] == "4"
+
+
+@pytest.mark.parametrize("value", ["True", "yes", "1", ""])
+def test_fail_on_regression_is_exactly_true_or_false(runner, value):
+    res, outputs, _ = gate(runner, f"bool-{value or 'empty'}", baseline="baseline.json",
+                           candidate="candidate-fail.json",
+                           **{"fail-on-regression": value})
+    assert res.returncode == 2 and "must be exactly true or false" in res.stderr
+    assert "verdict" not in outputs
 
 
 def test_fail_and_budgets(runner):
@@ -208,14 +221,31 @@ def test_workflows_and_hook_are_well_formed():
     # YAML 1.1 reads the key "on" as True
     trigger = comment.get("on", comment.get(True))
     assert trigger["workflow_run"]["workflows"] == [gate_wf["name"]]
-    assert comment["permissions"]["pull-requests"] == "write"
+    assert comment["permissions"] == {}  # no workflow-level write
+    assert comment["jobs"]["comment"]["permissions"] == {"pull-requests": "write",
+                                                         "actions": "read"}
     uses = [s.get("uses", "") for s in comment["jobs"]["comment"]["steps"]]
     assert not any(u.startswith("actions/checkout") for u in uses)  # never runs PR code
+    script = comment["jobs"]["comment"]["steps"][1]["with"]["script"]
+    assert "run.head_sha" in script and "head_repository" in script  # the PR from the run
+    assert "c.user.login === me" in script and "user.type" not in script
+    assert "lastIndexOf('\\n', limit)" in script  # cut at a row boundary
+    texts = [(ROOT / f).read_text() for f in (".github/workflows/ci.yml", "action.yml",
+                                             "examples/workflows/ragspan-gate.yml",
+                                             "examples/workflows/ragspan-comment.yml")]
+    for text in texts:  # every third-party action pinned by commit, its version beside it
+        for ref in re.findall(r"uses: (\S+)(.*)", text):
+            if ref[0].startswith(("./", "your-org/")):
+                continue
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref[0]), ref
+            assert re.search(r"# v\d", ref[1]), ref
     for wf in (ci, gate_wf, comment):
         for job in wf["jobs"].values():
             for step in job["steps"]:
                 if "run" in step:
                     assert "${{" not in step["run"], step
+                if step.get("uses", "").startswith("actions/checkout"):
+                    assert step["with"]["persist-credentials"] is False, step
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "ragspan-gate" and hook["entry"].startswith("ragspan compare")
     assert hook["pass_filenames"] is False

@@ -215,6 +215,23 @@ def test_pyproject_config_and_cli_precedence(tmp_path, monkeypatch):
     assert_input_error(compare(b, c), "pyproject.toml", "[tool.ragspan]: unknown key(s) alfa")
 
 
+def test_the_config_is_found_from_a_subdirectory_and_named(tmp_path, monkeypatch):
+    """Running from a subdirectory reads the project's pyproject.toml (the nearest one up
+    the tree), says so in the verdict and records it: the verdict does not change."""
+    b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))
+    (tmp_path / "pyproject.toml").write_text('[tool.ragspan]\nmode = "threshold"\n')
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    top = compare(b, c)
+    monkeypatch.chdir(deep)
+    below = compare(b, c)
+    assert top.exit_code == below.exit_code == 4  # threshold mode from the file, both times
+    assert below.json()["predicate"]["parameters"]["config_file"] == "../../pyproject.toml"
+    table = compare(b, c, "--format", "table").stdout
+    assert "settings from ../../pyproject.toml" in table
+
+
 def test_markdown_verdict_first(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [0] * 3 + [1] * (N - 3))
     md = compare(b, c, "--format", "markdown", "--mode", "threshold").stdout

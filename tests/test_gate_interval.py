@@ -82,8 +82,11 @@ def test_bootstrap_t_equals_a_direct_loop_over_the_same_resamples():
     draws = np.random.default_rng(7).integers(0, 25, size=(500, 25))
     mean, se = d.mean(axis=0), d.std(axis=0, ddof=1) / 5
     t = np.array([(d[i].mean(axis=0) - mean) / (d[i].std(axis=0, ddof=1) / 5) for i in draws])
-    assert low == pytest.approx(mean - np.quantile(t, 0.95, axis=0) * se, rel=1e-9)
-    assert high == pytest.approx(mean - np.quantile(t, 0.05, axis=0) * se, rel=1e-9)
+    q_abs = np.quantile(np.abs(t), 0.90, axis=0)  # the symmetric interval's
+    upper_q = np.maximum(np.quantile(t, 0.95, axis=0), q_abs)
+    lower_q = np.minimum(np.quantile(t, 0.05, axis=0), -q_abs)
+    assert low == pytest.approx(mean - upper_q * se, rel=1e-9)
+    assert high == pytest.approx(mean - lower_q * se, rel=1e-9)
     same = bootstrap_t_drop(np.full((10, 1), 0.25), 0.05, 200, 0)
     assert same[0][0] == same[1][0] == 0.25
 
@@ -236,3 +239,20 @@ def test_compare_does_not_import_scipy_stats(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path)
     assert res.stderr.endswith("NO-STATS"), res.stderr[-500:]
+
+
+def test_a_second_scoring_of_the_baseline_names_the_unstable_queries(tmp_path):
+    from ragspan.gate import GateOptions, compare
+
+    base_values = np.array([1.0] * 30 + [0.0] * 10)
+    noise_values = base_values.copy()
+    noise_values[[0, 35]] = [0.0, 1.0]  # two queries flip between two scorings
+    cand_values = base_values.copy()
+    cand_values[[1, 2]] = 0.0
+    res = compare(_report(base_values, "b"), _report(cand_values, "c"), GateOptions(),
+                  noise=_report(noise_values, "n"))
+    unstable = res.summary()["noise"]["unstable"]["complete_grounding@5"]
+    assert unstable == {"count": 2, "share": 2 / 40, "ids": ["q0", "q35"]}
+    power = res.summary()["power"]["complete_grounding@5"]
+    assert power["spread_from"] == "noise" and power["changed_share"] == 2 / 40
+    assert any("2 of 40 queries differ between two scorings" in w for w in res.warnings)

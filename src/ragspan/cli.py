@@ -254,6 +254,9 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--anchor", type=str, default=None,
               help="A pinned release's score report: the candidate must also stay within "
                    "--anchor-budget of it (the drift guard).")
+@click.option("--noise", type=str, default=None,
+              help="A second scoring of the baseline's configuration: queries that differ "
+                   "are reported unstable, and their spread feeds the power statement.")
 @click.option("--budget", "budgets", multiple=True,
               help="METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
                    "Default: complete_grounding=2pt.")
@@ -267,7 +270,7 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
 @common_options
-@guard(inputs=("baseline", "candidate", "anchor", "config"), outputs=("out",),
+@guard(inputs=("baseline", "candidate", "anchor", "noise", "config"), outputs=("out",),
        implicit=("pyproject.toml",))
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""

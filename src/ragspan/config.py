@@ -25,23 +25,42 @@ from ragspan.options import GATE_OPTIONS, check_table
 SECTION = "[tool.ragspan]"
 
 
+def find_config(start: Path | None = None) -> Path | None:
+    """The ``pyproject.toml`` that configures a command run in ``start`` (default the
+    working directory): the nearest one in it or a parent directory, as pytest, ruff and
+    coverage find theirs. None when there is none up to the filesystem root."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_tool_config(path: str | None) -> tuple[dict[str, Any], str | None]:
     """Return ``(settings, path)``: the ``[tool.ragspan]`` keys present, type-checked and by
-    their Python names (``budget_tolerance``), budgets parsed; ``path=None`` looks for
-    ./pyproject.toml. Any key of the wrong type or range, or an unknown key, is an
-    InputError naming the file and key."""
-    file = Path(path) if path else Path("pyproject.toml")
-    if not file.is_file():
-        if path:
+    their Python names (``budget_tolerance``), budgets parsed; ``path=None`` uses the
+    nearest pyproject.toml (``find_config``), and returns its path even when it has no
+    ``[tool.ragspan]`` section (the verdict says which file was read). Any key of the wrong
+    type or range, or an unknown key, is an InputError naming the file and key."""
+    if path:
+        file = Path(path)
+        if not file.is_file():
             raise InputError("config file not found", path)
-        return {}, None
+    else:
+        found = find_config()
+        if found is None:
+            return {}, None
+        file = found
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    import os
+
     from ragspan.io.files import decode_records, read_bytes
 
-    name = str(file)
+    name = str(file) if path else os.path.relpath(file)
     try:
         data = tomllib.loads(decode_records(read_bytes(file), name))
     except tomllib.TOMLDecodeError as exc:

@@ -565,11 +565,13 @@ def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget]
     return level, len(members)
 
 
-def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: float
-                    ) -> dict[str, Any]:
+def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: float,
+                    noise: Comparison | None = None) -> dict[str, Any]:
     """Per gated metric: the minimum drop a one-sided level-``level`` test detects with
-    power 0.8 at this n and the observed spread of per-query changes (for a binary metric
-    the share of queries that changed), and whether the budget is below it."""
+    power 0.8 at this n and the spread of per-query changes (for a binary metric the share
+    of queries that changed), and whether the budget is below it. The spread is the
+    baseline's against ``noise`` (a second scoring of the baseline) when given, else the
+    candidate's against the baseline."""
     from ragspan import stats
 
     out: dict[str, Any] = {}
@@ -577,8 +579,12 @@ def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: f
     for o in outcomes:
         if not o.gated:
             continue
-        j = cmp.names.index(o.name)
-        d = cmp.cand[:, j] - cmp.base[:, j]
+        if noise is not None and o.name in noise.names:
+            j = noise.names.index(o.name)
+            d = noise.cand[:, j] - noise.base[:, j]
+        else:
+            j = cmp.names.index(o.name)
+            d = cmp.cand[:, j] - cmp.base[:, j]
         sd = float(d.std(ddof=1)) if n >= 2 else 0.0
         mdd = stats.minimum_detectable_drop(sd, n, level)
         row: dict[str, Any] = {
@@ -586,6 +592,8 @@ def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: f
             "sd": sd, "alpha": level, "power": stats.POWER,
             "minimum_detectable_drop": mdd if math.isfinite(mdd) else None,
             "budget_below_it": bool(not math.isfinite(mdd) or o.allowed_drop < mdd - 1e-12),
+            "spread_from": "noise" if noise is not None and o.name in noise.names
+            else "candidate",
         }
         out[o.name] = row
     return out
@@ -602,9 +610,11 @@ def power_warnings(power: dict[str, Any], outcomes: Sequence[MetricOutcome]) -> 
         if p["minimum_detectable_drop"] is None:
             lines.append(f"{name}: with {p['queries']} queries no drop can be told from noise")
             continue
+        what = "changing between two scorings of the baseline" if p["spread_from"] == "noise" \
+            else "changing"
         lines.append(
             f"{name}: with {p['queries']} queries and {100 * p['changed_share']:.0f}% of them "
-            f"changing, a drop smaller than {_amount(o, p['minimum_detectable_drop'])} cannot "
+            f"{what}, a drop smaller than {_amount(o, p['minimum_detectable_drop'])} cannot "
             f"be told from noise (alpha {p['alpha']:.3g}, power {p['power']:g}); the budget "
             f"is {o.budget}")
     return lines
@@ -720,6 +730,7 @@ class GateResult:
     power: dict[str, Any] | None = None  # interval mode: power_statement
     warnings: tuple[str, ...] = ()
     anchor: dict[str, Any] | None = None  # the drift guard's comparison, when asked
+    noise: dict[str, Any] | None = None  # noise_check's unstable queries, when asked
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -741,6 +752,8 @@ class GateResult:
             out["warnings"] = list(self.warnings)
         if self.anchor is not None:
             out["anchor"] = self.anchor
+        if self.noise is not None:
+            out["noise"] = self.noise
         if self.no_gate:
             out["no_gate"] = True
         if self.changes:
@@ -759,6 +772,28 @@ class GateResult:
         if self.changed_queries:
             out["grounding_changes"] = self.changed_queries
         return out
+
+
+def noise_check(base: ScoreReport, noise: ScoreReport, gated: Sequence[str]
+                ) -> tuple[Comparison, dict[str, Any]]:
+    """The noise floor: ``noise`` is a second scoring of the baseline's configuration (a
+    re-run, a re-index with another seed). Per gated metric, the queries whose value differs
+    between the two are unstable; their share feeds the power statement."""
+    check_comparable(base, noise)
+    cmp = align(base, noise)
+    part: dict[str, Any] = {"report": noise.path, "unstable": {}}
+    for name in gated:
+        if name not in cmp.names:
+            continue
+        j = cmp.names.index(name)
+        moved = np.flatnonzero(np.abs(cmp.cand[:, j] - cmp.base[:, j]) > 1e-12)
+        part["unstable"][name] = {"count": int(moved.size),
+                                  "share": float(moved.size / max(len(cmp.ids), 1)),
+                                  "ids": [cmp.ids[i] for i in moved[:MAX_UNSTABLE_LISTED]]}
+    return cmp, part
+
+
+MAX_UNSTABLE_LISTED = 100
 
 
 def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
@@ -801,7 +836,8 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
 
 def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
             budget_origin: dict[str, str | None] | None = None, no_gate: bool = False,
-            allow_identical: bool = False, anchor: ScoreReport | None = None) -> GateResult:
+            allow_identical: bool = False, anchor: ScoreReport | None = None,
+            noise: ScoreReport | None = None) -> GateResult:
     """Gate ``cand`` against ``base``: the one sequence from two typed reports to a verdict.
 
     ``opts.budgets`` are the given budgets; ``budget_origin`` says where each came from
@@ -810,7 +846,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     reports (unless ``allow_identical``), incomparable reports, a gated metric in one report
     only, and gating nothing (unless ``no_gate``, which the summary states). ``anchor``: a
     pinned release's report; the candidate must also stay within ``opts.anchor_budget`` of
-    it (the drift guard)."""
+    it (the drift guard). ``noise``: a second scoring of the baseline; the queries that
+    differ are reported unstable and their spread feeds the power statement."""
     opts.validate()
     if base.sha256 == cand.sha256 and not allow_identical:
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
@@ -841,9 +878,15 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                     "correction": opts.family_correction,
                     "on_inconclusive": opts.on_inconclusive}
     outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults, level)
+    noise_cmp, noise_part = noise_check(base, noise, gated) if noise is not None else (None, None)
     if level is not None:
-        power = power_statement(cmp, outcomes, level)
+        power = power_statement(cmp, outcomes, level, noise_cmp)
         warnings = power_warnings(power, outcomes)
+    if noise_part is not None:
+        for name, u in noise_part["unstable"].items():
+            if u["count"]:
+                warnings.append(f"{name}: {u['count']} of {len(cmp.ids)} queries differ between "
+                                "two scorings of the baseline (unstable)")
     bcheck = budget_check(cmp, opts)
     slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level)
     anchor_part = None
@@ -864,4 +907,4 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
                       tuple(regressed), len(cmp.ids), tuple(cmp.ks),
                       dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
-                      why, interval, power, tuple(warnings), anchor_part)
+                      why, interval, power, tuple(warnings), anchor_part, noise_part)

@@ -9,9 +9,14 @@ a regression), one per side, each at level ``1 - alpha``: ``[low, high]`` is the
   neutral changes at n = 100 with 5% of queries changing (alpha 0.05; 20,000 draws),
   against at most 5.3% for this one (docs/gate.md).
 - **Continuous metrics**: the studentized (bootstrap-t) interval of the mean: ``B`` seeded
-  resamples of the queries, ``t* = (m* - m) / se*``, bounds ``m - q(1 - alpha) se`` and
-  ``m - q(alpha) se``. A resample with no spread (``se* = 0``) gives ``t* = 0`` when its
-  mean equals ``m``, else an infinite ``t*`` (the bound is then unbounded on that side).
+  resamples of the queries, ``t* = (m* - m) / se*``; each bound is the wider of the
+  equal-tailed one (``m - q(1 - alpha) se``, ``m - q(alpha) se``) and the symmetric one
+  (``m -+ q|t*|(1 - 2 alpha) se``, Hall 1988). The equal-tailed bounds alone miss the true
+  mean on the high side 11% of the time for deltas that are 80% zero at n = 30 (nominal
+  2.5%), the symmetric ones alone 5.4% on the low side for skewed deltas; the wider of the
+  two keeps each side within its error rate in both cases (docs/gate.md has the coverage).
+  A resample with no spread (``se* = 0``) gives ``t* = 0`` when its mean equals ``m``, else
+  an infinite ``t*`` (the bound is then unbounded on that side).
 
 With fewer than 2 queries there is no interval: both bounds are the observed drop. A column
 whose deltas are all equal has a zero-width interval at that value.
@@ -102,8 +107,9 @@ def bootstrap_t_drop(drops: np.ndarray, alpha: float, n_resamples: int, seed: in
         done += b
     big = np.finfo(float).max / 4  # infinite t* sort to the ends without inf - inf = nan
     t = np.clip(t, -big, big)
-    q_hi = np.quantile(t, 1 - alpha, axis=0)
-    q_lo = np.quantile(t, alpha, axis=0)
+    q_abs = np.quantile(np.abs(t), 1 - 2 * alpha, axis=0) if alpha < 0.5 else np.zeros(m)
+    q_hi = np.maximum(np.quantile(t, 1 - alpha, axis=0), q_abs)
+    q_lo = np.minimum(np.quantile(t, alpha, axis=0), -q_abs)
     flat = se == 0
     low = np.where(flat, mean, mean - q_hi * se)
     high = np.where(flat, mean, mean - q_lo * se)

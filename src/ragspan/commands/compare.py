@@ -18,7 +18,7 @@ __all__ = ["GATE_OPTIONS", "run"]
 
 def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: str | None = None,
         allow_identical: bool = False, no_gate: bool = False, anchor: str | None = None,
-        **cli: Any) -> CommandResult:
+        noise: str | None = None, **cli: Any) -> CommandResult:
     import os
 
     from ragspan import gate
@@ -48,12 +48,14 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         doc, sha = load_report(path)
         reports.append(score_report_of(doc, sha, str(path), role))
     base, cand = reports
-    pinned = None
-    if anchor is not None:
-        doc, sha = load_report(anchor)
-        pinned = score_report_of(doc, sha, str(anchor), "anchor")
+    extra = {}
+    for path, role in ((anchor, "anchor"), (noise, "noise")):
+        if path is not None:
+            doc, sha = load_report(path)
+            extra[role] = score_report_of(doc, sha, str(path), role)
     result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
-                          allow_identical=allow_identical, anchor=pinned)
+                          allow_identical=allow_identical, anchor=extra.get("anchor"),
+                          noise=extra.get("noise"))
     parameters = {
         "alpha": opts.alpha, "mode": opts.mode, "on_inconclusive": opts.on_inconclusive,
         "anchor_budget": opts.anchor_budget, "test": opts.test,
@@ -66,8 +68,8 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     }
     refs = [InputRef("baseline", baseline, base.sha256),
             InputRef("candidate", candidate, cand.sha256)]
-    if pinned is not None:
-        refs.append(InputRef("anchor", anchor, pinned.sha256))
+    refs += [InputRef(role, path, extra[role].sha256)
+             for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
     return CommandResult(statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},

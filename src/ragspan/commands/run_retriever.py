@@ -80,7 +80,10 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
             "queries_per_second": round(len(queries) / max(query_s, 1e-9), 2),
         })
         if pipe.embedder is not None:
-            summary.update({"embedded": pipe.embedder.embedded, "embeddings_from_cache": pipe.embedder.cached,
+            summary.update({"embedded": pipe.chunk_counts[0],
+                            "embeddings_from_cache": pipe.chunk_counts[1],
+                            "queries_embedded": pipe.query_counts[0],
+                            "queries_from_cache": pipe.query_counts[1],
                             "model": pipe.embedder.model_id})
         if chunks_out:
             chunk_header = {"config": cfg.as_json(), "config_digest": cfg.digest,

@@ -70,10 +70,15 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     evalset = read_eval_set(eval_set)
     if run_format == "auto":
         run_format = detect_run_format(read_head(run), run)
+    doc_only = run_format == "span" and not any(q.gold_spans for q in evalset.queries) \
+        and any(q.relevance for q in evalset.queries)
+    if doc_only:  # judgments only (as import beir writes): the span run's doc-level view
+        log.info("the eval set has doc-level judgments only: scoring the run's documents")
+        run_format = "doc"
     if run_format != "span" and chunks is not None:
         raise UsageError("--chunks labels span-level failures: the run is a doc-level run")
     if run_format != "span":
-        r = read_doc_run(run, run_format, top=max(ks))
+        r = read_doc_run(run, "span" if doc_only else run_format, top=max(ks))
         scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
         inputs = [InputRef("eval_set", evalset.path, evalset.sha256),
                   InputRef("run", r.path, r.sha256)]

@@ -7,7 +7,14 @@ import os
 from dataclasses import dataclass
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import INT64_MAX, out_of_range, parse_id, parse_relevance
+from ragspan.io.evalset import (
+    HEADER_KEY,
+    INT64_MAX,
+    header_record,
+    out_of_range,
+    parse_id,
+    parse_relevance,
+)
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex, split_rows
 
 QRELS_FORMATS = ("trec", "beir", "jsonl")
@@ -101,7 +108,12 @@ def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
     judgments: dict[str, dict[str, int]] = {}
     seen: dict[tuple[str, str], int] = {}
     if fmt == "jsonl":
+        rows = 0
         for line, obj in iter_json_lines(text, name):
+            if HEADER_KEY in obj:  # an eval set's provenance header (import beir writes one)
+                header_record(obj, rows, name, line)
+                continue
+            rows += 1
             if "id" not in obj:
                 raise InputError("missing 'id'", name, line)
             qid = parse_id(obj["id"], name, line)

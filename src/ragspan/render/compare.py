@@ -72,7 +72,7 @@ def _notes(summary: dict[str, Any]) -> list[str]:
                      f"of {iv['family']}); otherwise the 95% bootstrap CI. An inconclusive "
                      f"verdict exits as {iv['on_inconclusive']}.")
     lines += [f"inconclusive: {r}" for r in summary.get("inconclusive", [])]
-    lines += [f"power: {w}" for w in summary.get("warnings", [])]
+    lines += [f"note: {w}" for w in summary.get("warnings", [])]
     a = summary.get("anchor")
     if a:
         lines.append(f"anchor {a['report']} (cumulative budget {a['budget']}): {a['verdict']}")
@@ -111,6 +111,8 @@ def markdown(doc: dict[str, Any]) -> str:
     if s["reasons"]:
         lines += [f"- {md_escape(r)}" for r in s["reasons"]] + [""]
     notes = _notes(s)
+    if pred["parameters"].get("config_file"):
+        notes.append(f"settings from {pred['parameters']['config_file']}")
     if notes:
         lines += [f"- {md_escape(r)}" for r in notes] + [""]
     if s.get("why"):
@@ -142,6 +144,8 @@ def table(doc: dict[str, Any]) -> str:
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
     lines += [f"  - {r}" for r in s["reasons"]]
     lines += [f"  {r}" for r in _notes(s)]
+    if pred["parameters"].get("config_file"):
+        lines.append(f"  settings from {pred['parameters']['config_file']}")
     if s.get("why"):
         lines.append(f"why: {s['why']}")
     budget = _budget_line(s)

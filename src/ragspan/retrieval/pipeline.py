@@ -64,6 +64,8 @@ class Pipeline:
         self.table = build_chunks(corpus, cfg, progress)
         self.filters = PayloadTable(self.table.payloads)
         self.embedder = None
+        self.chunk_counts = (0, 0)  # chunks embedded, chunks read from the cache
+        self.query_counts = (0, 0)  # the same for the queries (``run``)
         self.dense: Any = None
         self.sparse: Any = None
         self.reranker: Any = None
@@ -72,6 +74,7 @@ class Pipeline:
 
             self.embedder = Embedder(cfg.dense.model, cache_dir, cfg.dense.batch_size, progress)
             vectors = self.embedder.embed(self.table.texts, "embedding")
+            self.chunk_counts = (self.embedder.embedded, self.embedder.cached)
             if cfg.dense.backend == "qdrant":
                 from ragspan.retrieval.index import QdrantIndex
 
@@ -91,15 +94,19 @@ class Pipeline:
 
             self.reranker = Reranker(cfg.rerank.model, cfg.rerank.batch_size)
 
-    def rank(self, query: EvalQuery) -> tuple[list[Candidate], list[Candidate] | None]:
-        """The final ranking and, when a reranker ran, the first-stage ranking."""
+    def rank(self, query: EvalQuery, qvec: Any = None
+             ) -> tuple[list[Candidate], list[Candidate] | None]:
+        """The final ranking and, when a reranker ran, the first-stage ranking; ``qvec`` is
+        the query's embedding when it was computed already (``run`` embeds them in
+        batches)."""
         cfg = self.cfg
         filters = query_filters(cfg.scope, query.doc_id, query.filters)
         allowed = self.filters.allowed(filters, query.id)
         rankings: dict[str, list[int]] = {}
         scores: dict[str, dict[int, float]] = {}
         if self.dense is not None:
-            qvec = self.embedder.embed_queries([query.query])[0]
+            if qvec is None:
+                qvec = self.embedder.embed([query.query], "queries")[0]
             idx, sc = self.dense.search(qvec, cfg.dense.depth, allowed, filters)
             rankings["dense"] = idx.tolist()
             scores["dense"] = dict(zip(idx.tolist(), sc.tolist()))
@@ -132,12 +139,24 @@ class Pipeline:
         return out
 
     def run(self, queries: list[EvalQuery]) -> list[dict[str, Any]]:
+        """One row per query. Dense queries are embedded first, all in batches and through
+        the embedding cache (keyed by model and text, as chunks are); each row's
+        ``latency_ms`` is its search time plus its share of that embedding time."""
         rows = []
         digest = self.cfg.digest[:16]
+        qvecs: Any = None
+        share = 0.0
+        if self.embedder is not None and queries:
+            t0 = time.perf_counter()
+            before = (self.embedder.embedded, self.embedder.cached)
+            qvecs = self.embedder.embed([q.query for q in queries], "embedding queries")
+            share = (time.perf_counter() - t0) * 1000.0 / len(queries)
+            self.query_counts = (self.embedder.embedded - before[0],
+                                 self.embedder.cached - before[1])
         for n, q in enumerate(queries, start=1):
             t0 = time.perf_counter()
-            final, first = self.rank(q)
-            latency = (time.perf_counter() - t0) * 1000.0
+            final, first = self.rank(q, None if qvecs is None else qvecs[n - 1])
+            latency = (time.perf_counter() - t0) * 1000.0 + share
             row: dict[str, Any] = {"id": q.id, "retrieved": self.spans(final)}
             if first is not None:
                 row["retrieved_first_stage"] = self.spans(first)

@@ -1,0 +1,57 @@
+"""What a new user hits first: a doc-level eval set (as ``import beir`` writes it) scored
+with ``--eval-set`` or ``--qrels``, and ``convert --to trec`` refusing what TREC cannot
+carry instead of writing a file its own reader rejects."""
+
+from __future__ import annotations
+
+from conftest import assert_input_error, run_cli, write_jsonl
+
+
+def _beir_like(tmp_path):
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [
+        {"_header": {"source": "beir", "split": "test"}},
+        {"id": "1", "query": "first", "relevance": {"d1": 1}},
+        {"id": "2", "query": "second", "relevance": {"d2": 2, "d3": 1}},
+    ])
+    run = write_jsonl(tmp_path / "run.jsonl", [
+        {"id": "1", "retrieved": [{"doc_id": "d1", "start": 0, "end": 10},
+                                  {"doc_id": "d1", "start": 10, "end": 20}]},
+        {"id": "2", "retrieved": [{"doc_id": "d9", "start": 0, "end": 10},
+                                  {"doc_id": "d3", "start": 0, "end": 10}]},
+    ])
+    return evalset, run
+
+
+def test_a_doc_level_eval_set_scores_a_span_run_at_doc_level(tmp_path):
+    evalset, run = _beir_like(tmp_path)
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--k", "2", "--format", "json")
+    assert res.exit_code == 0, res.stderr
+    pred = res.json()["predicate"]
+    assert pred["kind"] == "score.doc"
+    metrics = pred["summary"]["metrics"]
+    assert metrics["doc_hit_rate@2"] == 1.0 and metrics["doc_mrr@2"] == (1 + 0.5) / 2
+    # the same file as --qrels: its _header is the eval set's, not a judgment
+    res2 = run_cli("score", "--qrels", evalset, "--run", run, "--k", "2", "--format", "json")
+    assert res2.exit_code == 0, res2.stderr
+    assert res2.json()["predicate"]["summary"]["metrics"] == metrics
+
+
+def test_a_header_anywhere_but_first_is_still_refused(tmp_path):
+    qrels = write_jsonl(tmp_path / "q.jsonl", [{"id": "1", "relevance": {"d1": 1}},
+                                               {"_header": {}}])
+    run = write_jsonl(tmp_path / "run.jsonl", [{"id": "1", "retrieved_ids": ["d1"]}])
+    assert_input_error(run_cli("score", "--qrels", qrels, "--run", run),
+                       "'_header' record must come first")
+
+
+def test_convert_refuses_what_trec_cannot_carry(tmp_path):
+    spaced = write_jsonl(tmp_path / "spaced.jsonl", [{"id": "q1", "retrieved_ids": ["doc a"]}])
+    res = run_cli("convert", "run", "--in", spaced, "--to", "trec", "--out", tmp_path / "o.trec")
+    assert_input_error(res, "doc id 'doc a'", "holds whitespace")
+    qrels = write_jsonl(tmp_path / "q.jsonl", [{"id": "q 1", "relevance": {"d": 1}}])
+    res = run_cli("convert", "qrels", "--in", qrels, "--to", "trec", "--out", tmp_path / "q.trec")
+    assert_input_error(res, "query id 'q 1'")
+    _, span_run = _beir_like(tmp_path)
+    res = run_cli("convert", "run", "--in", span_run, "--to", "trec", "--out", tmp_path / "s.trec")
+    assert res.exit_code == 2 and "is a span run" in res.stderr
+    assert not list(tmp_path.glob("*.trec"))
