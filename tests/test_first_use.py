@@ -55,3 +55,31 @@ def test_convert_refuses_what_trec_cannot_carry(tmp_path):
     res = run_cli("convert", "run", "--in", span_run, "--to", "trec", "--out", tmp_path / "s.trec")
     assert res.exit_code == 2 and "is a span run" in res.stderr
     assert not list(tmp_path.glob("*.trec"))
+
+
+def test_the_format_is_a_table_on_a_terminal_and_json_in_a_pipe(tmp_path):
+    """Without --format, a person at a terminal reads the table; a pipe gets the JSON."""
+    import json
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "ragspan", "plan", "--flip-rate", "0.2", "--budget", "2pt"]
+    piped = subprocess.run(cmd, capture_output=True, text=True)
+    assert json.loads(piped.stdout)["predicate"]["kind"] == "plan"
+    leader, follower = pty.openpty()
+    proc = subprocess.run(cmd, stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    assert shown.decode().startswith("ragspan plan: verdict pass")

@@ -226,7 +226,7 @@ def test_minhash_banding_finds_pairs_at_the_threshold_empirically():
 def test_leakage_table_lists_the_leaks(tmp_path):
     ev = write_jsonl(tmp_path / "i.jsonl", [{"id": "q1", "query": QUESTION}])
     co = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": doc_with(50, QUESTION)}])
-    res = run_cli("leakage", "--eval-set", ev, "--corpus", co)
+    res = run_cli("leakage", "--eval-set", ev, "--corpus", co, "--format", "table")
     assert res.exit_code == 4
     assert "Leaking items:" in res.stdout and "q1" in res.stdout and "1.000" in res.stdout
     json_out = tmp_path / "r.json"

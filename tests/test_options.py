@@ -109,7 +109,7 @@ def test_metrics_listing_names_every_registered_metric():
 
     listed = json.loads(run_cli("metrics", "--format", "json").stdout)
     assert [m["name"] for m in listed] == list(METRICS)
-    table = run_cli("metrics").stdout
+    table = run_cli("metrics", "--format", "table").stdout
     for name in METRICS:
         assert f"{name}@k" in table
         assert parse_name(f"{name}@5").base == name

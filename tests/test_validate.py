@@ -149,7 +149,7 @@ def test_chunking_diagnostics_on_a_hand_built_manifest(tmp_path):
     assert ch["precision_attained"] == {"2": 0.5}
     assert ch["precision_share_of_ceiling"]["2"] == pytest.approx(2 / 3)
     table = run_cli("validate", "--eval-set", ev, "--corpus", corpus, "--chunks", chunks,
-                    "--run", run, "--k", "2").stdout
+                    "--run", run, "--k", "2", "--format", "table").stdout
     assert "precision@2 ceiling" in table and "0.7500" in table and "{" not in table
 
 

@@ -118,11 +118,22 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def emit(result: Any, out: str | None, fmt: str) -> None:
+FORMAT_HELP = "What to print on stdout (default: table on a terminal, JSON otherwise)."
+
+
+def shown_format(fmt: str | None) -> str:
+    """``--format`` as given, else ``table`` when stdout is a terminal and ``json`` when it
+    is a pipe or a file (a pipeline reads JSON; a person reads the table)."""
+    if fmt is not None:
+        return fmt
+    return "table" if sys.stdout.isatty() else "json"
+
+
+def emit(result: Any, out: str | None, fmt: str | None) -> None:
     """Deliver a command's result (``commands.output.deliver``) and exit with its code."""
     from ragspan.commands.output import deliver
 
-    code = deliver(result, out, fmt)
+    code = deliver(result, out, shown_format(fmt))
     if code:
         sys.exit(code)
 
@@ -208,7 +219,7 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--judged-only", is_flag=True,
               help="Doc level: average over queries in both qrels and run (trec_eval without -c).")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",))
 def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None,
@@ -268,7 +279,7 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @click.option("--no-gate", is_flag=True,
               help="Compare without gating any metric (reported in the verdict).")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("baseline", "candidate", "anchor", "noise", "config"), outputs=("out",),
        implicit=("pyproject.toml",))
@@ -282,8 +293,8 @@ def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
 def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--out`` (the eval set), ``--corpus-out``, ``--report`` and ``--format`` for the commands
     that build eval sets."""
-    func = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
-                        show_default=True, help="What to print on stdout.")(func)
+    func = click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                        help=FORMAT_HELP)(func)
     func = click.option("--report", type=str, help="Write the JSON report here (atomically).")(func)
     func = click.option("--corpus-out", type=str, help="Write the corpus (JSONL) here.")(func)
     return click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")(func)
@@ -382,7 +393,7 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
                    "chunking's ceiling (needs --chunks).")
 @k_option
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("eval_set", "corpus", "chunks", "run"), outputs=("out",))
 def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
@@ -402,7 +413,7 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--chunks-out", type=str, help="Write the chunk manifest (JSONL) here.")
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
 @run_retriever_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("corpus", "eval_set", "config", "qdrant_path"),
        outputs=("out", "chunks_out", "report"))
@@ -431,7 +442,7 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--baseline", type=str,
               help="Configuration the report compares against (default the first).")
 @click.option("--out", type=str, help="Write the sweep's JSON report here (atomically).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("eval_set", "corpus", "configs"), outputs=("out",))
 def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
@@ -451,7 +462,7 @@ def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
               default=0.05, show_default=True)
 @click.option("--power", type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               default=0.8, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 def plan(fmt: str, **kwargs: Any) -> None:
     """How many queries the gate needs: to catch a real drop, and to pass a harmless change."""
@@ -473,7 +484,7 @@ def plan(fmt: str, **kwargs: Any) -> None:
               help="Corpus to quote from (default the one the baseline records).")
 @click.option("--report", "report_json", type=str,
               help="Also write the command's JSON report here.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("reports", "corpus"), outputs=("out", "report_json"))
 def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
@@ -505,7 +516,7 @@ def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--max-leaks", type=click.IntRange(min=0), default=0, show_default=True,
               help="Exit 4 when more items than this leak.")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("eval_set", "corpus"), outputs=("out",))
 def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
@@ -525,7 +536,7 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--max-duplicates", type=click.IntRange(min=0), default=0, show_default=True,
               help="Exit 4 when more pairs than this are found.")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("a", "b"), outputs=("out",))
 def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
@@ -536,13 +547,13 @@ def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 def metrics(fmt: str) -> None:
     """List every metric: name grammar, family, values, direction, trec_eval name, definition."""
     from ragspan.commands import metrics as command
 
-    click.echo(command.run(fmt), nl=False)
+    click.echo(command.run(shown_format(fmt)), nl=False)
 
 
 def main() -> None:

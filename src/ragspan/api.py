@@ -1,0 +1,139 @@
+"""The Python API: what the CLI does, as calls that return typed results.
+
+``ragspan.score``, ``ragspan.compare``, ``ragspan.read_report`` and the readers take file
+paths or in-memory objects. An eval set, a run or a corpus built in a notebook is a list of
+row dicts, exactly as its JSONL lines would be. Such rows go through the same readers as a
+file (written to a temporary JSONL file first), so they are checked exactly as a file is,
+and a bad row raises the same ``ragspan.errors.InputError``. The CLI calls the same
+functions in ``ragspan.commands``: the same inputs give the same report, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+from ragspan.gate import GateOptions, GateResult
+from ragspan.scorereport import ScoreReport
+
+Rows = Sequence[Mapping[str, Any]]
+Source = Union[str, "os.PathLike[str]", Rows]
+
+__all__ = ["Scored", "compare", "read_report", "read_score_report", "score"]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A score report: the envelope as ``ragspan score`` writes it (``report``), and the
+    typed value the gate reads (``typed``: per-query metric matrix, rows, labels)."""
+
+    report: dict[str, Any]
+    typed: ScoreReport
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """The summary metrics (``complete_grounding@5`` -> its mean)."""
+        return dict(self.report["predicate"]["summary"]["metrics"])
+
+    def text(self) -> str:
+        """The report's canonical JSON, as ``--out`` writes it."""
+        from ragspan.envelope import report_text
+
+        return report_text(self.report)
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write the report to ``path`` (atomically)."""
+        from ragspan.io.outputs import write_files
+
+        write_files({str(path): self.text()})
+
+
+def _materialize(source: Source | None, name: str, folder: Path) -> str | None:
+    """A path stays a path; rows become ``folder/name`` (one JSON object per line)."""
+    if source is None:
+        return None
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    if isinstance(source, Mapping) or not isinstance(source, Iterable):
+        raise TypeError(f"{name}: give a path or a list of row dicts, not {type(source).__name__}")
+    path = folder / name
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        for row in source:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return str(path)
+
+
+def _typed(report: dict[str, Any], name: str) -> ScoreReport:
+    from ragspan.envelope import report_text
+    from ragspan.io.files import sha256_hex
+    from ragspan.scorereport import score_report_of
+
+    text = report_text(report)
+    return score_report_of(json.loads(text), sha256_hex(text.encode("utf-8")), name, "score")
+
+
+def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
+          k: Sequence[int] = (), tau: float = 0.5, chunks: Source | None = None,
+          qrels: Source | None = None, relevance_level: int = 1,
+          judged_only: bool = False) -> Scored:
+    """``ragspan score``: ``run`` against ``eval_set`` (span level for a span run) or
+    ``qrels`` (doc level); ``k`` defaults to 5 and 10, ``tau`` is the grounding threshold.
+    docs/api.md has a worked example on in-memory rows."""
+    from ragspan.commands import score as command
+
+    with tempfile.TemporaryDirectory(prefix="ragspan-") as tmp:
+        folder = Path(tmp)
+        paths = {key: _materialize(value, f"{key}.jsonl", folder) for key, value in (
+            ("eval_set", eval_set), ("run", run), ("corpus", corpus), ("chunks", chunks),
+            ("qrels", qrels))}
+        result = command.run(eval_set=paths["eval_set"], run=paths["run"] or "",
+                             corpus=paths["corpus"], qrels=paths["qrels"], ks=tuple(k),
+                             tau=tau, relevance_level=relevance_level,
+                             judged_only=judged_only, chunks=paths["chunks"])
+        report = json.loads(json.dumps(result.report))
+    return Scored(report, _typed(report, "score"))
+
+
+def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Any ragspan report, checked against the schema (``InputError`` when it is not one)."""
+    from ragspan.envelope import load_report
+
+    return load_report(path)[0]
+
+
+def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Scored
+                      ) -> ScoreReport:
+    """A score report as the gate reads it: from a file, an envelope dict or ``Scored``."""
+    if isinstance(source, Scored):
+        return source.typed
+    if isinstance(source, Mapping):
+        return _typed(dict(source), "report")
+    from ragspan.envelope import load_report
+    from ragspan.scorereport import score_report_of
+
+    doc, sha = load_report(source)
+    return score_report_of(doc, sha, os.fspath(source), "score")
+
+
+def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None = None,
+            anchor: Any = None, noise: Any = None, no_gate: bool = False,
+            allow_identical: bool = False, **options: Any) -> GateResult:
+    """``ragspan compare``: the gate's verdict on ``candidate`` against ``baseline`` (each a
+    path, an envelope dict or ``Scored``). ``budgets`` maps a metric (``complete_grounding``
+    or ``name@k``) to ``"2pt"``, ``"2%"`` or ``"off"``; ``options`` are the gate's settings
+    by their Python names (``alpha``, ``on_inconclusive``, ``gate_slices``, ...). Returns
+    the ``GateResult`` (``.decision.verdict``, ``.summary()``, ``.outcomes``)."""
+    from ragspan import gate
+    from ragspan.budgets import parse_budget
+
+    parsed = dict(parse_budget(f"{m}={v}") for m, v in (budgets or {}).items())
+    opts = GateOptions(budgets=parsed, **options)
+    return gate.compare(read_score_report(baseline), read_score_report(candidate), opts,
+                        no_gate=no_gate, allow_identical=allow_identical,
+                        anchor=None if anchor is None else read_score_report(anchor),
+                        noise=None if noise is None else read_score_report(noise))
