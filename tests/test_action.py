@@ -144,6 +144,21 @@ def test_fail_on_regression_is_exactly_true_or_false(runner, value):
     assert "verdict" not in outputs
 
 
+def test_the_outputs_mapping_reads_what_a_failing_step_wrote(runner):
+    """With fail-on-regression true the step exits 4, after writing its outputs; the
+    action's ``outputs:`` mapping, evaluated on them, gives the verdict and the files."""
+    res, outputs, summary = gate(runner, "fails", baseline="baseline.json",
+                                 candidate="candidate-fail.json")
+    assert res.returncode == 4
+    mapped = {}
+    for key, spec in action()["outputs"].items():
+        expr = re.fullmatch(r"\$\{\{ steps\.gate\.outputs\.([\w-]+) \}\}", spec["value"])
+        assert expr, spec
+        mapped[key] = outputs[expr.group(1)]
+    assert mapped["verdict"] == "fail" and mapped["exit-code"] == "4"
+    assert Path(mapped["report"]).is_file() and Path(mapped["summary"]).read_text() == summary
+
+
 def test_fail_and_budgets(runner):
     res, outputs, summary = gate(runner, "fail", baseline="baseline.json",
                                  candidate="candidate-fail.json",

@@ -83,3 +83,31 @@ def test_the_format_is_a_table_on_a_terminal_and_json_in_a_pipe(tmp_path):
     os.close(leader)
     assert proc.returncode == 0
     assert shown.decode().startswith("ragspan plan: verdict pass")
+
+
+def test_progress_shows_each_stage_with_its_rate(capsys):
+    pytest = __import__("pytest")
+    pytest.importorskip("tqdm", reason="tqdm comes with the retrieval extra")
+    from ragspan.retrieval.progress import Progress
+
+    bar = Progress(enabled=True)
+    for stage, total in (("chunking", 3), ("embedding", 5)):
+        for done in range(1, total + 1):
+            bar(stage, done, total)
+    err = capsys.readouterr().err
+    assert "chunking" in err and "embedding" in err and "5/5" in err
+    assert "it/s" in err or "s/it" in err  # tqdm's rate
+    quiet = Progress(enabled=False)
+    quiet("querying", 1, 2)
+    assert capsys.readouterr().err == ""
+
+
+def test_validate_report_takes_its_input_positionally_or_as_in():
+    from conftest import ROOT
+
+    report = ROOT / "tests" / "fixtures" / "gate" / "baseline.json"
+    for args in ((report,), ("--in", report), ("--report", report)):
+        res = run_cli("validate-report", *args)
+        assert res.exit_code == 0 and "valid (score.span)" in res.stdout
+    assert run_cli("validate-report").exit_code == 2
+    assert run_cli("validate-report", report, "--in", report).exit_code == 2

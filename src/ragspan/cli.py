@@ -236,13 +236,18 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
 
 
 @cli.command("validate-report")
-@click.option("--report", required=True, type=str, help="A ragspan report (JSON).")
+@click.argument("path", required=False, type=str)
+@click.option("--in", "src", type=str, help="The report to check (or give it positionally).")
+@click.option("--report", type=str, help="The same, as earlier releases spelled it.")
 @common_options
-def validate_report(report: str) -> None:
+def validate_report(path: str | None, src: str | None, report: str | None) -> None:
     """Check a report against the envelope schema: exit 0 valid, 3 invalid."""
     from ragspan.commands import validate_report as command
 
-    click.echo(command.run(report))
+    given = [p for p in (path, src, report) if p is not None]
+    if len(given) != 1:
+        raise click.UsageError("give the report once: positionally, or as --in")
+    click.echo(command.run(given[0]))
 
 
 @cli.command()

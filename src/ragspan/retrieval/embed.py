@@ -66,6 +66,8 @@ def load_sentence_model(name: str) -> Any:
     on the CPU; loaded once per process and name (encoding does not change the model), so
     several pipelines in one process share it."""
     quiet_transformers()
+    log.info("loading the embedding model %s (importing torch and sentence-transformers "
+             "takes 10-40 s the first time)", name)
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
