@@ -111,3 +111,27 @@ def test_validate_report_takes_its_input_positionally_or_as_in():
         assert res.exit_code == 0 and "valid (score.span)" in res.stdout
     assert run_cli("validate-report").exit_code == 2
     assert run_cli("validate-report", report, "--in", report).exit_code == 2
+
+
+def test_a_dash_reads_the_run_from_standard_input(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    fix = ROOT / "tests" / "fixtures" / "gate"
+    base = [sys.executable, "-m", "ragspan", "score", "--eval-set", str(fix / "eval.jsonl"),
+            "--corpus", str(fix / "corpus.jsonl"), "--k", "1", "--format", "json"]
+    piped = subprocess.run([*base, "--run", "-"], input=(fix / "run-fail.jsonl").read_bytes(),
+                           capture_output=True)
+    named = subprocess.run([*base, "--run", str(fix / "run-fail.jsonl")], capture_output=True)
+    assert piped.returncode == named.returncode == 0, piped.stderr
+    a, b = (json.loads(r.stdout)["predicate"] for r in (piped, named))
+    assert a["summary"] == b["summary"]
+    runs = [i for i in a["inputs"] if i["role"] == "run"]
+    assert runs[0]["name"] == "-" and runs[0]["digest"] == next(
+        i for i in b["inputs"] if i["role"] == "run")["digest"]
+    both = subprocess.run([*base[:4], "--eval-set", "-", "--run", "-"], input=b"",
+                          capture_output=True)
+    assert both.returncode == 2 and b"only one input can be '-'" in both.stderr

@@ -86,6 +86,8 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
                 value = kw.get(name)
                 paths.extend(value if isinstance(value, (list, tuple)) else [value])
             paths.extend(p for p in implicit if p)
+            if sum(1 for p in paths if p == "-") > 1:
+                raise click.UsageError("only one input can be '-' (standard input)")
             refuse_clobbering({"--" + name.replace("_", "-"): kw.get(name) for name in outputs},
                               paths)
             return func(*args, **kw)

@@ -417,6 +417,8 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     ``top`` keeps each query's first ``top`` entries (scoring at cutoffs up to ``top`` needs
     no more); repeated documents are still checked over the whole run."""
     name = str(path)
+    if name == "-":
+        fast = False  # standard input: the plain parser reads the bytes already read
     if fmt in ("auto", "trec") and (fast_available() if fast is None else fast):
         run = _fast_read(name, fmt, top)
         if run is not None:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,9 +22,23 @@ log = logging.getLogger("ragspan")
 BOM = "\ufeff"
 
 
+STDIN = "-"  # an input path that means standard input
+_stdin: list[bytes] = []  # read once: format detection and parsing both look at it
+
+
+def stdin_bytes() -> bytes:
+    """Standard input, read whole on first use and kept for the process."""
+    if not _stdin:
+        _stdin.append(sys.stdin.buffer.read())
+    return _stdin[0]
+
+
 def read_bytes(path: str | os.PathLike[str], size: int = -1) -> bytes:
-    """Return the file's bytes (its first ``size`` when given); a missing or unreadable file
-    is an InputError naming it."""
+    """Return the file's bytes (its first ``size`` when given); ``-`` is standard input. A
+    missing or unreadable file is an InputError naming it."""
+    if str(path) == STDIN:
+        data = stdin_bytes()
+        return data if size < 0 else data[:size]
     try:
         with open(path, "rb") as fh:
             return fh.read(size)
@@ -74,6 +89,8 @@ def read_head(path: str | os.PathLike[str], size: int = 65536) -> str:
 
 def _first_line(path: str | os.PathLike[str], size: int) -> bytes:
     """The file's bytes up to its first newline (or the whole file), read ``size`` at a time."""
+    if str(path) == STDIN:
+        return stdin_bytes().split(b"\n", 1)[0]
     parts = []
     try:
         with open(path, "rb") as fh:
