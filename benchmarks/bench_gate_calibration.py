@@ -151,6 +151,15 @@ def power() -> None:
         print(f"| {churn:.0%} | " + " | ".join(
             f"{100 * minimum_detectable_drop(math.sqrt(churn), n, 0.05):.1f}pt"
             for n in NS) + " |")
+    from scipy.special import ndtr, ndtri
+
+    print("  normal-theory power of a one-sided alpha 0.05 test for a true 4pt drop at "
+          "n = 300 (the ceiling any test of this level can reach):")
+    for churn in (0.0, 0.05, 0.20):
+        broken, fixed = churn / 2 + 0.04, churn / 2
+        sd = math.sqrt(broken + fixed - 0.04 ** 2)
+        ceiling = float(ndtr(0.04 / (sd / math.sqrt(300)) - ndtri(0.95)))
+        print(f"    churn {churn:.0%}: {ceiling:.2f}")
     for churn in (0.05, 0.20):
         q = queries_needed(churn, 0.02, 0.04, 0.05)
         print(f"  flip rate {churn:.0%}, budget 2pt: {q['to_fail']} queries for a 4pt drop to "

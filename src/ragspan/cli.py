@@ -280,7 +280,8 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
                    "Default: complete_grounding=2pt.")
 @gate_options
 @click.option("--config", type=str, default=None,
-              help="pyproject.toml with [tool.ragspan] (default: ./pyproject.toml if present).")
+              help="pyproject.toml with [tool.ragspan] (default: the nearest one in this "
+                   "directory or a parent).")
 @click.option("--allow-identical", is_flag=True,
               help="Accept baseline and candidate reports with the same sha256.")
 @click.option("--no-gate", is_flag=True,
