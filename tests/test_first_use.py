@@ -135,3 +135,11 @@ def test_a_dash_reads_the_run_from_standard_input(tmp_path):
     both = subprocess.run([*base[:4], "--eval-set", "-", "--run", "-"], input=b"",
                           capture_output=True)
     assert both.returncode == 2 and b"only one input can be '-'" in both.stderr
+
+
+def test_chunks_with_a_doc_level_eval_set_says_why_it_cannot_label(tmp_path):
+    evalset, run = _beir_like(tmp_path)
+    chunks = write_jsonl(tmp_path / "chunks.jsonl", [
+        {"chunk_id": "d1:0", "doc_id": "d1", "start": 0, "end": 10}])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--chunks", chunks)
+    assert res.exit_code == 2 and "doc-level judgments only" in res.stderr

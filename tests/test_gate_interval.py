@@ -256,3 +256,15 @@ def test_a_second_scoring_of_the_baseline_names_the_unstable_queries(tmp_path):
     power = res.summary()["power"]["complete_grounding@5"]
     assert power["spread_from"] == "noise" and power["changed_share"] == 2 / 40
     assert any("2 of 40 queries differ between two scorings" in w for w in res.warnings)
+
+
+def test_an_incomparable_anchor_is_the_file_named(tmp_path):
+    b, c = make_reports(tmp_path, [1] * 20, [1] * 20, cand_chars=101)
+    other = tmp_path / "other"
+    other.mkdir()
+    anchor, _ = make_reports(other, [1] * 21, [1] * 21)  # another eval set
+    res = run_cli("compare", "--baseline", b, "--candidate", c, "--anchor", anchor,
+                  "--anchor-budget", "5pt", "--allow-budget-change")
+    assert res.exit_code == 3
+    line = res.stderr.strip()
+    assert line.startswith(f"ragspan: error: {anchor}: the anchor") and "eval set" in line, line

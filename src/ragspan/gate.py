@@ -510,7 +510,8 @@ def slice_groups(cmp: Comparison, opts: GateOptions) -> dict[str, dict[str, list
 
 
 def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget],
-                   level: float | None = None
+                   level: float | None = None,
+                   groups: dict[str, dict[str, list[int]]] | None = None
                    ) -> tuple[dict[str, Any], list[str], list[str]]:
     """Gated metrics per value of each ``gate_slices`` tag; small slices reported only.
     Returns the report, the failure reasons and the inconclusive reasons."""
@@ -520,9 +521,9 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
     gated_cols = [j for j, n in enumerate(cmp.names)
                   if budget_for(n, opts.budgets, defaults).gated]
     names = [cmp.names[j] for j in gated_cols]
-    for key, groups in slice_groups(cmp, opts).items():
+    for key, by_value in (slice_groups(cmp, opts) if groups is None else groups).items():
         per_value = {}
-        for value, idx in groups.items():
+        for value, idx in by_value.items():
             rows = np.asarray(idx)
             gated = len(idx) >= opts.min_slice_size
             outs = evaluate(cmp.base[np.ix_(rows, gated_cols)], cmp.cand[np.ix_(rows, gated_cols)],
@@ -540,8 +541,8 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
     return report, failures, uncertain
 
 
-def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget]
-           ) -> tuple[float, int]:
+def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget],
+           groups: dict[str, dict[str, list[int]]] | None = None) -> tuple[float, int]:
     """Interval mode: the error rate of each bound, so that the family of every gated
     metric (each k) overall and in every gated slice keeps ``opts.level``
     (``stats.family_alpha``); and the family's size."""
@@ -554,8 +555,8 @@ def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget]
     everyone = np.arange(len(cmp.ids))
     members: list[tuple[np.ndarray, np.ndarray]] = [(everyone, drops[:, i])
                                                     for i in range(len(cols))]
-    for groups in slice_groups(cmp, opts).values():
-        for idx in groups.values():
+    for by_value in (slice_groups(cmp, opts) if groups is None else groups).values():
+        for idx in by_value.values():
             if len(idx) >= opts.min_slice_size:
                 rows = np.asarray(idx)
                 members += [(rows, drops[rows, i]) for i in range(len(cols))]
@@ -809,7 +810,11 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     budget = parse_budget_value(opts.anchor_budget)
     if not budget.gated:
         raise UsageError("--anchor-budget off gates nothing; drop --anchor instead")
-    check_comparable(anchor, cand)
+    try:
+        check_comparable(anchor, cand)
+    except InputError as exc:  # the pinned report is the odd one out: name it
+        raise InputError(f"the anchor cannot be compared with the candidate: {exc.reason}",
+                         anchor.path) from None
     cmp = align(anchor, cand)
     names = [n for n in gated if n in cmp.names]
     if budget.unit == "pt":
@@ -872,8 +877,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     interval = power = None
     warnings: list[str] = []
     level: float | None = None
+    groups = slice_groups(cmp, opts)
     if opts.mode == "interval":
-        level, size = family(cmp, opts, defaults)
+        level, size = family(cmp, opts, defaults, groups)
         interval = {"alpha": opts.level, "bound_alpha": level, "family": size,
                     "correction": opts.family_correction,
                     "on_inconclusive": opts.on_inconclusive}
@@ -888,7 +894,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                 warnings.append(f"{name}: {u['count']} of {len(cmp.ids)} queries differ between "
                                 "two scorings of the baseline (unstable)")
     bcheck = budget_check(cmp, opts)
-    slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level)
+    slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level,
+                                                             groups)
     anchor_part = None
     if anchor is not None:
         anchor_part, a_fail, a_uncertain = anchor_check(anchor, cand, opts, gated, defaults)

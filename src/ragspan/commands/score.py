@@ -72,6 +72,9 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
         run_format = detect_run_format(read_head(run), run)
     doc_only = run_format == "span" and not any(q.gold_spans for q in evalset.queries) \
         and any(q.relevance for q in evalset.queries)
+    if doc_only and chunks is not None:
+        raise UsageError("--chunks labels span-level failures: this eval set has doc-level "
+                         "judgments only (no gold spans)")
     if doc_only:  # judgments only (as import beir writes): the span run's doc-level view
         log.info("the eval set has doc-level judgments only: scoring the run's documents")
         run_format = "doc"

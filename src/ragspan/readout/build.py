@@ -111,6 +111,14 @@ class Readout:
     def base(self) -> Config:
         return self.configs[self.baseline]
 
+    @property
+    def eval_name(self) -> str:
+        """The file name of the eval set the reports were scored on."""
+        import os
+
+        return os.path.basename(next(ref["name"] for ref in self.base.predicate["inputs"]
+                                     if ref["role"] == "eval_set"))
+
 
 def interval(values: np.ndarray) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of a mean (``stats.bootstrap_ci``)."""

@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import os
-
 from ragspan.io.corpus import Corpus
 from ragspan.readout.build import Readout
 from ragspan.readout.developer import f3, pval, signed
@@ -117,8 +115,7 @@ def fix_backlog(r: Readout) -> Section:
 
 def scope(r: Readout, corpus: Corpus) -> Section:
     base = r.base
-    eval_name = os.path.basename(next(ref["name"] for ref in base.predicate["inputs"]
-                                      if ref["role"] == "eval_set"))
+    eval_name = r.eval_name
     n = base.report.values.shape[0]
     measured = [row.lever for row in r.backlog if row.effects]
     in_mixed = {lv for p in r.pairs if not p.isolates for lv in p.levers}

@@ -4,7 +4,6 @@ and the provenance of every input (docs/report.md)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ragspan import __version__
@@ -246,8 +245,7 @@ def provenance(r: Readout) -> Section:
 
 def document(r: Readout, title: str | None = None) -> Document:
     base = r.base
-    eval_name = os.path.basename(next(ref["name"] for ref in base.predicate["inputs"]
-                                      if ref["role"] == "eval_set"))
+    eval_name = r.eval_name
     n = base.report.values.shape[0]
     tau = base.predicate["parameters"]["grounding_threshold"]
     intro = [Para(f"{len(r.configs)} configurations scored on {eval_name} ({n} queries) at "
