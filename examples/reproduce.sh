@@ -33,6 +33,6 @@ for c in "${CONFIGS[@]}"; do ARGS+=(--config "$c"); done
 rm -rf "$OUT/sweep"
 $RAGSPAN sweep "${ARGS[@]}" --eval-set "$OUT/eval.jsonl" --corpus "$OUT/corpus.jsonl" \
   --out-dir "$OUT/sweep" --k 5 --k 10 --baseline naive --out "$OUT/sweep.json"
-$RAGSPAN report "$OUT"/sweep/*/score.json --baseline naive --audience client \
+$RAGSPAN report "$OUT"/sweep/*/score.json --baseline naive --audience client --corpus "$OUT/corpus.jsonl" \
   --out "$OUT/readout.md" -q --format json > /dev/null
 echo "reproduce: $OUT/sweep/report.md, $OUT/sweep/report.html, $OUT/readout.md"

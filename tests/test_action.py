@@ -37,7 +37,10 @@ def test_no_input_is_interpolated_into_a_script():
     assert doc["runs"]["using"] == "composite"
     assert set(doc["inputs"]) == {"baseline", "candidate", "budgets", "alpha", "primary-metric",
                                   "fail-on-regression", "comment",
-                                  "on-inconclusive", "anchor", "anchor-budget"}
+                                  "on-inconclusive", "anchor", "anchor-budget", "config",
+                                  "config-origin", "allow-identical", "eval-set", "qrels",
+                                  "corpus", "baseline-run", "candidate-run", "baseline-chunks",
+                                  "candidate-chunks"}
     assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
     for step in doc["runs"]["steps"]:
         if "run" in step:
@@ -59,10 +62,43 @@ def expand(value: str, inputs: dict[str, str]) -> str:
     return EXPR.sub(sub, str(value))
 
 
+# The pull request's checkout, as an adversary writes it: modules that shadow what the gate
+# imports (each records that it ran, then exits 0 with no verdict) and a pyproject.toml that
+# loosens the gate. The steps run in it, as the runner runs them in the checkout.
+CHECKOUT: list[Path] = [FIX]
+SHADOWS = ("json.py", "jsonschema.py", "click.py", "numpy.py", "venv.py", "ensurepip.py",
+           "pip/__init__.py", "pip/__main__.py", "ragspan/__init__.py", "ragspan/__main__.py")
+LOOSE_PYPROJECT = """[tool.ragspan]
+mode = "threshold"
+alpha = 1e-9
+allow-budget-change = true
+budget-tolerance = 1000
+
+[tool.ragspan.budgets]
+"complete_grounding@1" = "100pt"
+complete_grounding = "100pt"
+"""
+
+
+def hostile_checkout(where: Path) -> Path:
+    """A copy of the gate fixtures with the shadowing modules and the loose pyproject."""
+    import shutil
+
+    shutil.copytree(FIX, where)
+    marker = where / "SHADOW-RAN"
+    for name in SHADOWS:
+        path = where / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n"
+                        "import sys\nsys.exit(0)\n", encoding="utf-8")
+    (where / "pyproject.toml").write_text(LOOSE_PYPROJECT, encoding="utf-8")
+    return where
+
+
 def run_step(step: dict, inputs: dict[str, str], env: dict[str, str]) -> subprocess.CompletedProcess:
     step_env = {**env, **{k: expand(v, inputs) for k, v in (step.get("env") or {}).items()}}
     return subprocess.run(["bash", "-c", step["run"]],
-                          env=step_env, capture_output=True, text=True, cwd=FIX)
+                          env=step_env, capture_output=True, text=True, cwd=CHECKOUT[0])
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +107,7 @@ def runner(tmp_path_factory):
     import shutil
 
     tmp = tmp_path_factory.mktemp("action")
+    CHECKOUT[0] = hostile_checkout(tmp / "checkout")
     ACTION_PATH[0] = tmp / "ragspan"
     shutil.copytree(ROOT, ACTION_PATH[0], ignore=shutil.ignore_patterns(
         ".git", ".venv", "demo-out", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
@@ -252,7 +289,7 @@ def test_workflows_and_hook_are_well_formed():
         for ref in re.findall(r"uses: (\S+)(.*)", text):
             if ref[0].startswith(("./", "your-org/")):
                 continue
-            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref[0]), ref
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", ref[0]), ref
             assert re.search(r"# v\d", ref[1]), ref
     for wf in (ci, gate_wf, comment):
         for job in wf["jobs"].values():
@@ -261,6 +298,138 @@ def test_workflows_and_hook_are_well_formed():
                     assert "${{" not in step["run"], step
                 if step.get("uses", "").startswith("actions/checkout"):
                     assert step["with"]["persist-credentials"] is False, step
+    # every Python the action and the recipes run is isolated from the checkout
+    for text in texts[1:]:
+        for call in re.findall(r"(?:python3?|\"\$py\"|\"\$venv/bin/python\")(?= -)( -[A-Za-z]+)", text):
+            assert call == " -I", call
+        assert not re.search(r"^\s*ragspan ", text, re.M)  # the console script: not isolated
+    # the data folder cannot shadow a module; the cache is saved from the default branch only
+    assert "ragspan/" not in texts[2].replace("your-org/ragspan@", "")
+    jobs = gate_wf["jobs"]
+    uses = {name: [st.get("uses", "") for st in job["steps"]] for name, job in jobs.items()}
+    assert jobs["warm-cache"]["if"] == "github.event_name == 'push'"
+    assert any(u.startswith("actions/cache/save@") for u in uses["warm-cache"])
+    assert jobs["gate"]["if"] == "github.event_name == 'pull_request'"
+    assert any(u.startswith("actions/cache/restore@") for u in uses["gate"])
+    assert not any(u.startswith("actions/cache@") or "/save@" in u for u in uses["gate"])
+    # the recipe installs the release its gate action is pinned to
+    version = gate_wf["env"]["RAGSPAN_VERSION"]
+    action_ref = next(u for u in uses["gate"] if u.startswith("your-org/ragspan@"))
+    assert action_ref.endswith("@v" + version)
+    assert texts[2].count('"ragspan[retrieval]==$RAGSPAN_VERSION"') == 2
+    step = next(st for st in jobs["gate"]["steps"] if st.get("id") == "gate")
+    assert {"config", "config-origin", "eval-set", "corpus", "baseline-run",
+            "candidate-run"} <= set(step["with"])
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "ragspan-gate" and hook["entry"].startswith("ragspan compare")
     assert hook["pass_filenames"] is False
+
+
+# ---- the judged cannot change the judge ---------------------------------------------------
+
+
+def test_the_checkout_is_never_imported_and_its_pyproject_never_read(runner):
+    """The steps run in a checkout whose json.py, jsonschema.py, click.py, numpy.py, pip/
+    and ragspan/ would exit 0 with no verdict, and whose pyproject.toml would turn the
+    26.67pt regression green: the install step and the gate ignore all of it."""
+    res, outputs, summary = gate(runner, "hostile", baseline="baseline.json",
+                                 candidate="candidate-fail.json",
+                                 budgets="complete_grounding=2pt")
+    assert res.returncode == 4, res.stderr
+    assert outputs["verdict"] == "fail" and outputs["exit-code"] == "4"
+    assert not (CHECKOUT[0] / "SHADOW-RAN").exists(), (CHECKOUT[0] / "SHADOW-RAN").read_text()
+    assert "no settings file read" in summary and "pyproject" not in summary
+    import json
+
+    params = json.loads(Path(outputs["report"]).read_text())["predicate"]["parameters"]
+    assert params["no_config"] is True and params["mode"] == "interval"
+    assert params["budgets"]["complete_grounding"] == "2pt"
+
+
+def test_settings_come_from_the_config_input_and_are_named(runner, tmp_path):
+    """The trusted side's settings (the base branch's pyproject.toml, written out) apply
+    and the verdict names the file and where it came from."""
+    config = tmp_path / "base-pyproject.toml"
+    config.write_text('[tool.ragspan]\nalpha = 0.2\n\n[tool.ragspan.budgets]\n'
+                      'complete_grounding = "5pt"\n', encoding="utf-8")
+    res, outputs, summary = gate(runner, "config", baseline="baseline.json",
+                                 candidate="candidate-fail.json", config=str(config),
+                                 **{"config-origin": "main@0123abcd:pyproject.toml"})
+    assert res.returncode == 4, res.stderr
+    import json
+
+    params = json.loads(Path(outputs["report"]).read_text())["predicate"]["parameters"]
+    assert params["alpha"] == 0.2 and params["budgets"]["complete_grounding"] == "5pt"
+    assert params["config_origin"] == "main@0123abcd:pyproject.toml"
+    assert f"settings from {config}" in summary.replace("\\_", "_")
+    assert "main@0123abcd:pyproject.toml" in summary.replace("\\_", "_").replace("&#8203;", "")
+
+
+def test_allow_identical_input(runner):
+    """A pull request that changes nothing scores to the same bytes: an error by default,
+    a pass with allow-identical."""
+    import shutil
+
+    shutil.copy(CHECKOUT[0] / "baseline.json", CHECKOUT[0] / "baseline-again.json")
+    res, outputs, _ = gate(runner, "same", baseline="baseline.json",
+                           candidate="baseline-again.json")
+    assert res.returncode == 2 and outputs["verdict"] == "error"
+    res, outputs, _ = gate(runner, "same-ok", baseline="baseline.json",
+                           candidate="baseline-again.json", **{"allow-identical": "true"})
+    assert res.returncode == 0, res.stderr
+    assert outputs["verdict"] == "pass"
+    res, outputs, _ = gate(runner, "same-bad", baseline="baseline.json",
+                           candidate="baseline-again.json", **{"allow-identical": "yes"})
+    assert res.returncode == 2 and "allow-identical must be exactly true or false" in res.stderr
+
+
+def test_two_gate_steps_in_one_job_keep_their_own_files(runner):
+    tmp, env, defaults = runner
+    out = tmp / "one-job-output"
+    out.touch()
+    env = {**env, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(tmp / "one-job.md")}
+    step = next(s for s in steps() if s.get("id") == "gate")
+    first = run_step(step, {**defaults, "baseline": "baseline.json",
+                            "candidate": "candidate-pass.json", "budgets": "complete_grounding=7pt"},
+                     env)
+    second = run_step(step, {**defaults, "baseline": "baseline.json",
+                             "candidate": "candidate-fail.json", "fail-on-regression": "false"},
+                      env)
+    assert first.returncode == 0 and second.returncode == 0
+    reports = [line.split("=", 1)[1] for line in out.read_text().splitlines()
+               if line.startswith("report=")]
+    assert len(reports) == 2 and reports[0] != reports[1]
+    import json
+
+    verdicts = [json.loads(Path(r).read_text())["predicate"]["verdict"] for r in reports]
+    assert verdicts == ["pass", "fail"]
+
+
+def test_the_action_verifies_reports_against_their_files(runner, tmp_path):
+    """With the eval set, corpus and runs given, a candidate whose rows were replaced by the
+    baseline's is refused (exit 3), while the honest candidate is gated."""
+    import json
+
+    honest = {"eval-set": "eval.jsonl", "corpus": "corpus.jsonl",
+              "baseline-run": "run-baseline.jsonl", "candidate-run": "run-fail.jsonl"}
+    res, outputs, _ = gate(runner, "verified", baseline="baseline.json",
+                           candidate="candidate-fail.json", **honest)
+    assert res.returncode == 4, res.stderr
+    assert json.loads(Path(outputs["report"]).read_text())["predicate"]["parameters"]["verified"]
+    forged = json.loads((FIX / "candidate-fail.json").read_text())
+    base = json.loads((FIX / "baseline.json").read_text())
+    forged["predicate"]["details"]["queries"] = base["predicate"]["details"]["queries"]
+    forged["predicate"]["summary"]["metrics"] = base["predicate"]["summary"]["metrics"]
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged))
+    res, outputs, summary = gate(runner, "forged", baseline="baseline.json",
+                                 candidate=str(path), **honest)
+    assert res.returncode == 3 and outputs["verdict"] == "error"
+    assert "is not what its inputs score to" in summary
+
+
+def test_an_error_cannot_break_out_of_its_code_fence(runner, tmp_path):
+    evil = tmp_path / "```\n<img src=x onerror=alert(1)> @someone.json"
+    res, outputs, summary = gate(runner, "fence", baseline="baseline.json", candidate=str(evil))
+    assert outputs["verdict"] == "error"
+    assert summary.count("```") == 2, summary

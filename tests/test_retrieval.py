@@ -150,7 +150,7 @@ def test_bm25_pipeline_end_to_end_with_manifest(small):
     ('name = "x"\n[sparse]\nk3 = 1\n', "[sparse]: unknown key(s) k3"),
     ('name = "x"\n[sparse]\n[filter]\nscope = "all"\n', "scope"),
     ('name = "x"\n[sparse]\n[rerank]\ndepth = 5\n', "needs a model"),
-    ('name = "x"\ndepth = 0\n[sparse]\n', "depth: expected an integer >= 1, got 0"),
+    ('name = "x"\ndepth = 0\n[sparse]\n', "depth: expected an integer in [1, 10000], got 0"),
     # every key is type-checked: wrong types are errors, never crashes or silent misreads
     ('name = "x"\n[sparse]\nk1 = "x"\n', "[sparse] k1: expected a number >= 0, got 'x'"),
     ('name = "x"\n[sparse]\nb = true\n', "[sparse] b: expected a number in [0, 1], got True"),
@@ -159,7 +159,7 @@ def test_bm25_pipeline_end_to_end_with_manifest(small):
     ('name = "x"\n[chunker]\nsnap = "false"\n[sparse]\n', "[chunker] snap: expected true or false"),
     ('name = "x"\n[dense]\nbatch_size = "x"\n', "[dense] batch_size: expected an integer"),
     ('name = "x"\n[dense]\nenabled = "no"\n', "[dense] enabled: expected true or false"),
-    ('name = "x"\n[sparse]\ndepth = 1.5\n', "[sparse] depth: expected an integer >= 1, got 1.5"),
+    ('name = "x"\n[sparse]\ndepth = 1.5\n', "[sparse] depth: expected an integer in [1, 10000], got 1.5"),
     ('name = 5\n[sparse]\n', "name: expected a string, got 5"),
     ('name = "x" [', "invalid TOML"),
 ])

@@ -196,8 +196,19 @@ def run_retriever_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return declared(RUN_RETRIEVER_OPTIONS)(func)
 
 
+def _few_ks(ctx: click.Context, param: click.Parameter, value: tuple[int, ...]) -> tuple[int, ...]:
+    from ragspan.commands.score import MAX_KS
+
+    if len(value) > MAX_KS:
+        raise click.BadParameter(f"at most {MAX_KS} cutoffs, got {len(value)}", ctx, param)
+    return value
+
+
 def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--k", "ks", type=click.IntRange(min=1), multiple=True,
+    from ragspan.commands.score import MAX_K
+
+    return click.option("--k", "ks", type=click.IntRange(min=1, max=MAX_K), multiple=True,
+                        callback=_few_ks,
                         help="Cutoff; repeat for several (default 5 and 10).")(func)
 
 
@@ -281,21 +292,40 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
 @gate_options
 @click.option("--config", type=str, default=None,
               help="pyproject.toml with [tool.ragspan] (default: the nearest one in this "
-                   "directory or a parent).")
+                   "directory or a parent). In CI, give the base branch's file: a pull "
+                   "request must not set its own gate (docs/security.md).")
+@click.option("--no-config", is_flag=True,
+              help="Read no settings file: the command line and the defaults only.")
+@click.option("--config-origin", type=str, default=None,
+              help="Where --config came from (e.g. main@<sha>:pyproject.toml), recorded "
+                   "in the verdict.")
 @click.option("--allow-identical", is_flag=True,
               help="Accept baseline and candidate reports with the same sha256.")
 @click.option("--no-gate", is_flag=True,
               help="Compare without gating any metric (reported in the verdict).")
+@click.option("--eval-set", "eval_set", type=str, default=None,
+              help="Verify: the eval set both reports were scored on (with the runs, each "
+                   "report is re-scored and refused unless it is what its files score to).")
+@click.option("--qrels", type=str, default=None, help="Verify: the qrels of doc-level reports.")
+@click.option("--corpus", type=str, default=None, help="Verify: the corpus both were scored on.")
+@click.option("--baseline-run", type=str, default=None, help="Verify: the baseline's run.")
+@click.option("--candidate-run", type=str, default=None, help="Verify: the candidate's run.")
+@click.option("--baseline-chunks", type=str, default=None,
+              help="Verify: the baseline's chunk manifest (when it was scored with one).")
+@click.option("--candidate-chunks", type=str, default=None,
+              help="Verify: the candidate's chunk manifest (likewise).")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
-@guard(inputs=("baseline", "candidate", "anchor", "noise", "config"), outputs=("out",),
-       implicit=("pyproject.toml",))
+@guard(inputs=("baseline", "candidate", "anchor", "noise", "config", "eval_set", "qrels",
+               "corpus", "baseline_run", "candidate_run", "baseline_chunks", "candidate_chunks"),
+       outputs=("out",), implicit=("pyproject.toml",))
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
     from ragspan.commands import compare as command
 
-    emit(command.run(**kwargs), out, fmt)
+    sources = command.Sources(**{key: kwargs.pop(key) for key in command.SOURCE_KEYS})
+    emit(command.run(sources=sources, **kwargs), out, fmt)
 
 
 def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -484,7 +514,7 @@ def plan(fmt: str, **kwargs: Any) -> None:
 @click.option("--out", required=True, type=str,
               help="The report to write: .md (Markdown) or .html (one self-contained file).")
 @click.option("--baseline", type=str, help="Configuration to compare against (default the first).")
-@click.option("--k", "k", type=click.IntRange(min=1),
+@click.option("--k", "k", type=click.IntRange(min=1, max=10_000),
               help="Cutoff shown (default the smallest the reports share).")
 @click.option("--audience", type=click.Choice(["developer", "client"]), default="developer",
               show_default=True, help="client: four sections, the missed clauses quoted.")
@@ -508,7 +538,7 @@ def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--corpus", required=True, type=str, help="Corpus (JSONL, BEIR corpus, or directory).")
 @click.option("--field", "fields", multiple=True, type=click.Choice(["query", "gold"]),
               help="Item field to check; repeatable (default query).")
-@click.option("--ngram", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--ngram", type=click.IntRange(min=1, max=64), default=3, show_default=True)
 @click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.6,
               show_default=True, help="Containment at which an item leaks.")
 @click.option("--method", type=click.Choice(["exact", "embedding"]), default="exact",
@@ -517,8 +547,8 @@ def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
               help="Cosine similarity at which an item leaks (--method embedding).")
 @click.option("--model", default="all-MiniLM-L6-v2", show_default=True,
               help="Embedding model, name or path (--method embedding).")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Sentence chunks of the corpus, in characters (--method embedding).")
+@click.option("--chunk-size", type=click.IntRange(min=1, max=10_000_000), default=1000,
+              show_default=True, help="Sentence chunks of the corpus, in characters (--method embedding).")
 @click.option("--cache-dir", type=str, help="Embedding cache (--method embedding).")
 @click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
 @click.option("--max-leaks", type=click.IntRange(min=0), default=0, show_default=True,
@@ -564,7 +594,31 @@ def metrics(fmt: str) -> None:
     click.echo(command.run(shown_format(fmt)), nl=False)
 
 
+def check_environment(environ: Any = None) -> str | None:
+    """Before any scientific library is imported (numpy reads ``SOURCE_DATE_EPOCH`` at
+    import): an empty ``SOURCE_DATE_EPOCH`` (an unset CI variable) is removed, as unset; a
+    non-integer one is the returned one-line error (exit 2)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    epoch = env.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        return None
+    if not epoch.strip():
+        del env["SOURCE_DATE_EPOCH"]
+        return None
+    try:
+        int(epoch.strip())
+    except ValueError:
+        return f"SOURCE_DATE_EPOCH must be an integer (seconds since 1970), got {epoch!r}"
+    return None
+
+
 def main() -> None:
+    problem = check_environment()
+    if problem is not None:
+        click.echo(f"ragspan: error: {one_line(problem)}", err=True)
+        sys.exit(int(ExitCode.USAGE))
     try:
         cli(prog_name="ragspan")
     except KeyboardInterrupt:  # pragma: no cover

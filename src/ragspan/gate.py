@@ -379,6 +379,34 @@ def check_gated_present(base: ScoreReport, cand: ScoreReport, budgets: dict[str,
                                  f"(the other report carries it)", report.path)
 
 
+def check_budget_columns(base: ScoreReport, cand: ScoreReport) -> None:
+    """A span report must carry ``retrieved_chars@k`` at every k: without it the retrieval
+    budget cannot be checked, so its absence is an InputError naming the report (never a
+    skipped check)."""
+    if base.kind != "score.span":
+        return
+    for report in (base, cand):
+        for k in report.ks:
+            if f"retrieved_chars@{k}" not in report.names:
+                raise InputError(f"retrieved_chars@{k} is missing, so the retrieval budget "
+                                 "cannot be checked", report.path)
+
+
+def _minor(version: str) -> tuple[str, ...]:
+    return tuple(version.split(".")[:2])
+
+
+def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
+    """A report written by another ragspan major or minor version is named in the verdict
+    (the report format itself is checked by the schema's ``predicateType``)."""
+    from ragspan import __version__
+
+    return [f"the {role} report was written by ragspan {r.tool_version}, this is "
+            f"{__version__}: its metrics may be computed differently"
+            for role, r in (("baseline", base), ("candidate", cand))
+            if r.tool_version and _minor(r.tool_version) != _minor(__version__)]
+
+
 def unmatched_budgets(budgets: dict[str, Budget], names: Sequence[str]) -> list[str]:
     """Budget keys that match no compared column (``name@k`` exactly, or a base name)."""
     bases = {parse_name(n).column for n in names}
@@ -858,6 +886,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
                          "pass --allow-identical if that is intended")
     check_comparable(base, cand)
+    check_budget_columns(base, cand)
     given = opts.budgets
     defaults = default_budgets(base.kind)
     check_gated_present(base, cand, given, defaults)
@@ -893,6 +922,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
             if u["count"]:
                 warnings.append(f"{name}: {u['count']} of {len(cmp.ids)} queries differ between "
                                 "two scorings of the baseline (unstable)")
+    warnings += version_warnings(base, cand)
     bcheck = budget_check(cmp, opts)
     slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level,
                                                              groups)

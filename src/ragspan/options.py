@@ -21,7 +21,8 @@ from ragspan.errors import InputError
 class Option:
     """One setting. ``kind``: ``bool``, ``int``, ``float``, ``str``, ``enum``, ``strings``
     (a list of non-empty strings) or ``table`` (checked by its reader). ``low``/``high``
-    bound ``int`` and ``float`` values; ``open_low``/``open_high`` exclude the bound."""
+    bound ``int`` and ``float`` values (``high`` also bounds a ``strings`` list's length);
+    ``open_low``/``open_high`` exclude the bound. Every numeric option has a ``high``."""
 
     key: str
     kind: str
@@ -44,15 +45,19 @@ class Option:
         if self.kind == "enum":
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.kind == "strings":
-            return "a list of strings"
+            return "a list of strings" + (f" (at most {int(self.high)})" if self.high else "")
         if self.kind in ("int", "float"):
             what = "an integer" if self.kind == "int" else "a number"
+
+            def num(x: float) -> str:
+                return str(int(x)) if self.kind == "int" else f"{x:g}"
+
             if self.low is not None and self.high is not None:
                 lo = "(" if self.open_low else "["
                 hi = ")" if self.open_high else "]"
-                return f"{what} in {lo}{self.low:g}, {self.high:g}{hi}"
+                return f"{what} in {lo}{num(self.low)}, {num(self.high)}{hi}"
             if self.low is not None:
-                return f"{what} {'>' if self.open_low else '>='} {self.low:g}"
+                return f"{what} {'>' if self.open_low else '>='} {num(self.low)}"
             return what
         return {"bool": "true or false", "str": "a string", "table": "a table"}[self.kind]
 
@@ -76,7 +81,8 @@ def check_value(opt: Option, value: Any) -> Any:
     elif opt.kind == "enum":
         ok = isinstance(value, str) and value in opt.choices
     elif opt.kind == "strings":
-        ok = (isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value))
+        ok = (isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value)
+              and (opt.high is None or len(value) <= opt.high))
         if ok:
             value = tuple(value)
     elif opt.kind == "table":
@@ -110,6 +116,26 @@ def check_table(table: Mapping[str, Any], options: tuple[Option, ...], path: str
     return out
 
 
+# ---- upper bounds: every numeric setting has one, so no value a file or a flag can hold
+# makes a command run for hours or exhaust memory. Each is chosen so that its worst allowed
+# value finishes within minutes on 2 cores (docs/gate.md, "Bounded work"): the sign flips
+# and bootstrap resamples are drawn in blocks, so time grows linearly and memory stays flat.
+
+MAX_PERMUTATIONS = 1_000_000  # sign flips: 1.5 s, 100 MB on the demo (53 queries x 40 metrics)
+MAX_BOOTSTRAP = 200_000  # resamples: 1.7 s, 330 MB on the demo; linear in the queries
+MAX_SEED = 2**63 - 1
+MAX_TOP = 1_000  # most-regressed queries listed
+MAX_GATE_SLICES = 16  # tag keys gated (each value of each is a family member)
+MAX_QUERIES = 10_000_000
+MAX_K = 10_000  # a cutoff (--k), and the number of results a run row may be cut at
+MAX_KS = 32  # cutoffs in one command
+MAX_DEPTH = 10_000  # results per query and candidates per retriever
+MAX_CHUNK_CHARS = 10_000_000
+MAX_BATCH = 100_000
+MAX_FUSION_K = 1_000_000
+MAX_CONFIG_DEPTH = 32  # nesting of a TOML configuration (tables and arrays)
+
+
 # ---- the gate: `ragspan compare` and [tool.ragspan] ---------------------------------------
 
 GATE_OPTIONS: tuple[Option, ...] = (
@@ -124,9 +150,12 @@ GATE_OPTIONS: tuple[Option, ...] = (
            "(0) or fail (4).", choices=("pass", "fail")),
     Option("test", "enum", "randomization", "Paired test of the mean delta.",
            choices=("randomization", "t-test")),
-    Option("permutations", "int", 10_000, "Monte Carlo sign flips when n > 16.", low=1),
-    Option("bootstrap", "int", 2_000, "Bootstrap resamples for the 95% CI.", low=1),
-    Option("seed", "int", 0, "Random seed of the sign flips and the bootstrap.", low=0),
+    Option("permutations", "int", 10_000, "Monte Carlo sign flips when n > 16.", low=1,
+           high=MAX_PERMUTATIONS),
+    Option("bootstrap", "int", 2_000, "Bootstrap resamples for the 95% CI.", low=1,
+           high=MAX_BOOTSTRAP),
+    Option("seed", "int", 0, "Random seed of the sign flips and the bootstrap.", low=0,
+           high=MAX_SEED),
     Option("correction", "enum", None, "Family adjustment over gated metrics x k x gated "
            "slices: max-t (interval mode's default), holm, none (threshold mode's default).",
            choices=("max-t", "holm", "none"), nullable=True),
@@ -134,14 +163,16 @@ GATE_OPTIONS: tuple[Option, ...] = (
            "retrieved_chars.", low=0),
     Option("allow-budget-change", "bool", False, "Accept a changed retrieval budget "
            "(still reported)."),
-    Option("gate-slices", "strings", (), "Tag keys whose every value is gated too."),
+    Option("gate-slices", "strings", (), "Tag keys whose every value is gated too.",
+           high=MAX_GATE_SLICES),
     Option("min-slice-size", "int", 10, "Slices smaller than this are reported, not gated.",
-           low=1),
+           low=1, high=MAX_QUERIES),
     Option("anchor-budget", "str", None, "With --anchor: the cumulative budget of every "
            "gated metric against the anchor (\"5pt\", \"5%\").", nullable=True),
     Option("primary-metric", "str", None, "Metric ranking the most regressed queries.",
            nullable=True),
-    Option("top", "int", 10, "How many most-regressed queries to list.", low=0),
+    Option("top", "int", 10, "How many most-regressed queries to list.", low=0,
+           high=MAX_TOP),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
            "\"off\"."),
 )
@@ -153,7 +184,7 @@ GATE_DEFAULTS: dict[str, Any] = {o.attr: o.default for o in GATE_OPTIONS}
 ENABLED = Option("enabled", "bool", True, "false turns the section off.")
 PIPELINE_TOP: tuple[Option, ...] = (
     Option("name", "str", None, "The configuration's name (required)."),
-    Option("depth", "int", 10, "Results per query.", low=1),
+    Option("depth", "int", 10, "Results per query.", low=1, high=MAX_DEPTH),
     *(Option(k, "table", help=f"The `[{k}]` section.")
       for k in ("chunker", "dense", "sparse", "fusion", "rerank", "filter")),
 )
@@ -161,29 +192,34 @@ PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
     "chunker": (Option("kind", "enum", "sentence", "How documents are cut into chunks.",
                        choices=("fixed", "sentence", "recursive", "clause", "none")),
                 Option("size", "int", 1000, "Chunk size in characters (the target for "
-                       "sentence, recursive and clause).", low=1),
+                       "sentence, recursive and clause).", low=1, high=MAX_CHUNK_CHARS),
                 Option("overlap", "int", 0, "Characters shared by neighbouring fixed "
-                       "chunks (below size).", low=0),
+                       "chunks (below size).", low=0, high=MAX_CHUNK_CHARS),
                 Option("snap", "bool", False, "Fixed chunks end at a word boundary."),
                 ENABLED),
     "dense": (Option("model", "str", "all-MiniLM-L6-v2", "sentence-transformers model, name "
                      "or path (the default is the packaged MiniLM)."),
               Option("backend", "enum", "exact", "Exact numpy search, or Qdrant.",
                      choices=("exact", "qdrant")),
-              Option("depth", "int", 50, "Candidates this retriever passes on.", low=1),
+              Option("depth", "int", 50, "Candidates this retriever passes on.", low=1,
+                     high=MAX_DEPTH),
               Option("qdrant_path", "str", None, "Local on-disk Qdrant store.", nullable=True),
               Option("qdrant_url", "str", None, "Qdrant server.", nullable=True),
-              Option("batch_size", "int", 64, "Chunks embedded per batch.", low=1), ENABLED),
+              Option("batch_size", "int", 64, "Chunks embedded per batch.", low=1,
+                     high=MAX_BATCH), ENABLED),
     "sparse": (Option("backend", "enum", "rank-bm25", "BM25 implementation (same tokenizer "
                       "and idf).", choices=("rank-bm25", "bm25s")),
                Option("k1", "float", 1.5, "BM25 term-frequency saturation.", low=0),
                Option("b", "float", 0.75, "BM25 length normalisation.", low=0, high=1),
-               Option("depth", "int", 50, "Candidates this retriever passes on.", low=1),
+               Option("depth", "int", 50, "Candidates this retriever passes on.", low=1,
+                      high=MAX_DEPTH),
                ENABLED),
     "rerank": (Option("model", "str", "", "CrossEncoder model, name or path (required)."),
-               Option("depth", "int", 20, "Fused candidates rescored.", low=1),
-               Option("batch_size", "int", 32, "Pairs scored per batch.", low=1), ENABLED),
-    "fusion": (Option("k", "int", 60, "Reciprocal rank fusion constant.", low=1),
+               Option("depth", "int", 20, "Fused candidates rescored.", low=1, high=MAX_DEPTH),
+               Option("batch_size", "int", 32, "Pairs scored per batch.", low=1,
+                      high=MAX_BATCH), ENABLED),
+    "fusion": (Option("k", "int", 60, "Reciprocal rank fusion constant.", low=1,
+                      high=MAX_FUSION_K),
                Option("method", "enum", "rrf", "Fusion method.", choices=("rrf",))),
     "filter": (Option("scope", "enum", "doc_id", "doc_id: the query's document and its "
                       "filters; filters: its filters only; none: corpus-wide.",
@@ -214,7 +250,7 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
            nullable=True),
     Option("qdrant-url", "str", None, "Dense search on a Qdrant server.", nullable=True),
     Option("depth", "int", None, "Override the config's depth (results per query).", low=1,
-           nullable=True),
+           high=MAX_DEPTH, nullable=True),
 )
 
 

@@ -15,7 +15,7 @@ is not a finite number; a summary mean that differs from the mean of its rows by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,12 @@ class ScoreReport:
     names: tuple[str, ...]
     values: np.ndarray
     rows: tuple[QueryRow, ...]
+    inputs: dict[str, str] = field(default_factory=dict)  # role -> the sha256 recorded
+    tool_version: str = ""  # the ragspan version that wrote the report
+
+    def input_sha256(self, role: str) -> str:
+        """The sha256 the report records for its input ``role`` ("" when none)."""
+        return self.inputs.get(role, "")
 
     @property
     def ks(self) -> list[int]:
@@ -183,6 +189,8 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
                             {(e["doc_id"], e["start"], e["end"]): e["chunks"]
                              for e in r.get("failure_evidence", [])})
                    for r in rows),
+        inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
+        tool_version=str(pred["tool"].get("version", "")),
     )
 
 

@@ -17,9 +17,10 @@ def run(fmt: str) -> str:
                                  "bounded": m.bounded, "higher_is_better": m.higher_is_better,
                                  "trec_eval": m.trec_eval, "definition": m.definition}
                                 for m in METRICS.values()])
-    from ragspan.render.text import aligned, md_table
+    from ragspan.render.text import Markdown, aligned, md_table
 
     rows = listing_rows()
-    if fmt == "markdown":
+    if fmt == "markdown":  # the definitions are the registry's own markdown, not data
+        rows = [[*r[:-1], Markdown(r[-1].replace("|", "\\|"))] for r in rows]
         return md_table(LISTING_HEADER, rows, right_from=len(LISTING_HEADER))
     return aligned(LISTING_HEADER, rows, left=len(LISTING_HEADER))

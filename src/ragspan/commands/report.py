@@ -1,8 +1,8 @@
 """``ragspan report``: score reports of several configurations -> one Markdown or HTML file.
 
 The format follows ``out``'s extension (``.md``/``.markdown`` or ``.html``/``.htm``). The
-client readout quotes missed clauses from the corpus: the one the baseline report records
-(its sha256 checked), or ``corpus`` when given (checked against the same digest). The
+client readout quotes missed clauses from ``corpus``, which must be given and have the
+sha256 the baseline report records (a path inside a report is never read). The
 command's own JSON report (``report_json``) states what was written and from what.
 """
 
@@ -42,22 +42,23 @@ def read_configs(paths: Sequence[str]) -> list[Any]:
 
 
 def corpus_for(readout: Any, corpus: str | None) -> Any:
-    """The corpus the baseline was scored on, its digest checked."""
+    """The corpus given on the command line, checked against the digest the baseline report
+    records. A path written inside a report is never read: a crafted report could name any
+    local file and have it quoted into the readout."""
     from ragspan.io.corpus import read_corpus
 
+    if corpus is None:
+        raise UsageError("the client readout quotes the missed clauses from the corpus: give "
+                         "--corpus (the path a report records is never read)")
     recorded = readout.base.report.corpus_sha256
-    path = corpus or next((ref["name"] for ref in readout.base.predicate["inputs"]
-                           if ref["role"] == "corpus"), None)
-    if path is None:
-        raise UsageError("the client readout quotes the missed clauses: the baseline report "
-                         "records no corpus, so give --corpus")
-    if not os.path.exists(path):
-        raise UsageError(f"the baseline was scored on the corpus {path}, which is not there; "
-                         "give --corpus")
-    corp = read_corpus(path)
-    if recorded and corp.sha256 != recorded:
+    if not recorded:
+        raise InputError("the baseline report records no corpus digest, so the corpus "
+                         "cannot be shown to be the one it was scored on (score it with "
+                         "--corpus)", readout.base.report.path)
+    corp = read_corpus(corpus)
+    if corp.sha256 != recorded:
         raise InputError(f"this corpus (sha256 {corp.sha256[:12]}) is not the one the baseline "
-                         f"was scored on ({recorded[:12]})", path)
+                         f"was scored on ({recorded[:12]})", corpus)
     return corp
 
 

@@ -8,6 +8,9 @@ from collections.abc import Sequence
 
 from ragspan.commands.output import CommandResult
 from ragspan.errors import UsageError
+from ragspan.options import MAX_K, MAX_KS
+
+__all__ = ["MAX_K", "MAX_KS", "eval_set_body", "run"]
 
 log = logging.getLogger("ragspan")
 

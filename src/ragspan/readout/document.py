@@ -13,6 +13,8 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ragspan.render.text import md_lines, md_text
+
 
 @dataclass(frozen=True)
 class Para:
@@ -61,31 +63,29 @@ class Document:
     sections: list[Section]
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def _md_block(b: Block) -> str | None:
     if isinstance(b, Para):
-        return b.text
+        return md_lines(b.text)
     if isinstance(b, Quote):
-        body = "\n".join("> " + line if line else ">" for line in b.text.split("\n"))
-        return f"{body}\n>\n> — {b.source}"
+        body = "\n".join("> " + line if line else ">" for line in md_lines(b.text).split("\n"))
+        return f"{body}\n>\n> — {md_text(b.source)}"
     if isinstance(b, Table):
-        head = "| " + " | ".join(_md_cell(h) for h in b.header) + " |"
+        head = "| " + " | ".join(md_text(h) for h in b.header) + " |"
         align = "|" + "|".join("---" if b.is_left(i) else "---:"
                                for i in range(len(b.header))) + "|"
-        rows = ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in b.rows]
+        rows = ["| " + " | ".join(md_text(c) for c in r) + " |" for r in b.rows]
         text = "\n".join([head, align, *rows])
-        return f"{text}\n\n{b.caption}" if b.caption else text
+        return f"{text}\n\n{md_lines(b.caption)}" if b.caption else text
     return None  # plots are HTML only
 
 
 def markdown(doc: Document) -> str:
-    parts = [f"# {doc.title}"]
+    """The document as GitHub-flavoured markdown; every text is data (``render.text.md_text``
+    and ``md_lines``): nothing in a title, paragraph, cell or quote becomes markup."""
+    parts = [f"# {md_text(doc.title)}"]
     parts += [t for t in map(_md_block, doc.intro) if t is not None]
     for s in doc.sections:
-        parts.append(f"## {s.title}")
+        parts.append(f"## {md_text(s.title)}")
         parts += [t for t in map(_md_block, s.blocks) if t is not None]
     return "\n\n".join(parts) + "\n"
 

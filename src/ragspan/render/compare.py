@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragspan.render.text import aligned, fmt_number, md_escape, md_table
+from ragspan.render.text import aligned, fmt_number, md_code, md_table, md_text
 
 
 def _p(m: dict[str, Any]) -> str:
@@ -103,38 +103,83 @@ def _lost(span: dict[str, Any]) -> str:
     return text
 
 
+COMMENT_QUERIES = 5  # most-regressed queries in the markdown (the JSON has them all)
+
+
+def _constant(m: dict[str, Any]) -> bool:
+    """A metric row that carries no information: not gated, no query moved, and the same
+    mean on both sides (``doc_*`` at 1.0 when retrieval is scoped to the right document)."""
+    moved = (m.get("fixed") or 0) + (m.get("broken") or 0) + (m.get("better") or 0) \
+        + (m.get("worse") or 0)
+    return not m["gated"] and not moved and m["baseline"] == m["candidate"]
+
+
+def _settings_line(params: dict[str, Any]) -> str | None:
+    if params.get("no_config"):
+        return "settings: the command line and the defaults (no settings file read)"
+    if not params.get("config_file"):
+        return None
+    origin = f" ({params['config_origin']})" if params.get("config_origin") else ""
+    return f"settings from {params['config_file']}{origin}"
+
+
 def markdown(doc: dict[str, Any]) -> str:
+    """The verdict as a pull-request comment reads it: the verdict and its reasons, the why
+    line, the gated metrics with their bounds, the notes (power, inconclusive, anchor,
+    settings), the five most-regressed queries; every other metric folded into a
+    ``<details>`` block, rows constant on both sides dropped with a count. Every string
+    from the reports (ids, queries, documents, reasons quoting them) goes through
+    ``md_text``."""
     pred = doc["predicate"]
     s = pred["summary"]
     icon = {"pass": "✅ PASS", "fail": "❌ FAIL"}.get(s["verdict"], "❔ INCONCLUSIVE")
     lines = [f"### ragspan gate: {icon}", ""]
     if s["reasons"]:
-        lines += [f"- {md_escape(r)}" for r in s["reasons"]] + [""]
-    notes = _notes(s)
-    if pred["parameters"].get("config_file"):
-        notes.append(f"settings from {pred['parameters']['config_file']}")
-    if notes:
-        lines += [f"- {md_escape(r)}" for r in notes] + [""]
+        lines += [f"- {md_text(r)}" for r in s["reasons"]] + [""]
     if s.get("why"):
-        lines += [f"**Why:** {md_escape(s['why'])}", ""]
-    lines.append(f"{s['queries']} queries, primary metric `{s['primary_metric']}`.")
+        lines += [f"**Why:** {md_text(s['why'])}", ""]
+    lines.append(f"{s['queries']} queries, primary metric {md_code(s['primary_metric'])}.")
     budget = _budget_line(s)
     if budget:
-        lines.append(budget.replace("→", "->"))
+        lines.append(md_text(budget.replace("→", "->")))
     lines.append("")
-    lines.append(md_table(HEADER, _rows(s, True), right_from=2))
+    rows = dict(zip((n for n, _ in _ordered(s["metrics"])), _rows(s, True)))
+    gated = [r for n, r in rows.items() if s["metrics"][n]["gated"]]
+    if gated:
+        lines.append(md_table(HEADER, gated, right_from=2))
+    notes = _notes(s)
+    settings = _settings_line(pred["parameters"])
+    if settings:
+        notes.append(settings)
+    if notes:
+        lines += [f"- {md_text(r)}" for r in notes] + [""]
     worst = pred["details"].get("most_regressed") or []
     if worst:
-        lines += ["", f"#### Most regressed queries ({s['primary_metric']})", ""]
-        rows = []
-        for q in worst:
+        shown = worst[:COMMENT_QUERIES]
+        more = f" — {len(shown)} of {len(worst)}, all in the JSON report" \
+            if len(worst) > len(shown) else ""
+        lines += [f"#### Most regressed queries ({md_text(s['primary_metric'])}){more}", ""]
+        body = []
+        for q in shown:
             lost = "; ".join(_lost(x) for x in q.get("lost_spans", []))
             query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
-            rows.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
+            body.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
                          q.get("label", "-"), lost or "-"])
         lines.append(md_table(["query id", "query", "change", "why",
                                "gold spans no longer covered (chunks: rank)"],
-                              rows, right_from=9))
+                              body, right_from=9))
+    other = [(n, r) for n, r in rows.items() if not s["metrics"][n]["gated"]]
+    informative = [r for n, r in other if not _constant(s["metrics"][n])]
+    dropped = len(other) - len(informative)
+    if other:
+        what = f"{len(informative)} other metrics, not gated"
+        if dropped:
+            what += (f"; {dropped} constant on both sides not shown "
+                     "(all in the JSON report)")
+        lines += ["<details>", f"<summary>{md_text(what)}</summary>", ""]
+        if informative:
+            lines.append(md_table(HEADER, informative, right_from=2))
+        lines += ["</details>", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -144,8 +189,9 @@ def table(doc: dict[str, Any]) -> str:
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
     lines += [f"  - {r}" for r in s["reasons"]]
     lines += [f"  {r}" for r in _notes(s)]
-    if pred["parameters"].get("config_file"):
-        lines.append(f"  settings from {pred['parameters']['config_file']}")
+    settings = _settings_line(pred["parameters"])
+    if settings:
+        lines.append(f"  {settings}")
     if s.get("why"):
         lines.append(f"why: {s['why']}")
     budget = _budget_line(s)

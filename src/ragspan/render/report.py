@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragspan.render.generic import two_columns
+from ragspan.render.text import md_text
 
 
 def _rows(pred: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -19,10 +20,11 @@ def _rows(pred: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _said(doc: dict[str, Any]) -> str:
+def _said(doc: dict[str, Any], escape: bool = False) -> str:
     pred = doc["predicate"]
-    return (f"wrote {doc['subject'][0]['name']} ({pred['parameters']['audience']}, "
-            f"{pred['parameters']['format']})\n\n")
+    said = (f"wrote {doc['subject'][0]['name']} ({pred['parameters']['audience']}, "
+            f"{pred['parameters']['format']})")
+    return (md_text(said) if escape else said) + "\n\n"
 
 
 def table(doc: dict[str, Any]) -> str:
@@ -30,4 +32,4 @@ def table(doc: dict[str, Any]) -> str:
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    return _said(doc) + two_columns(doc, "markdown", *_rows(doc["predicate"]))
+    return _said(doc, escape=True) + two_columns(doc, "markdown", *_rows(doc["predicate"]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragspan.render.text import aligned, md_table, metric_grid, ordered_metrics
+from ragspan.render.text import Markdown, aligned, md_table, metric_grid, ordered_metrics
 
 
 def table(doc: dict[str, Any]) -> str:
@@ -49,14 +49,15 @@ def _labels(summary: dict[str, Any]) -> tuple[list[str], list[list[str]], str] |
     if found["undecided"]:
         note = (f"(undecided without a chunk manifest: {', '.join(found['undecided'])}; "
                 "score --chunks decides them)\n")
-    return ["label", "points at", *[f"@{k}" for k in ks]], body, note
+    return ["label", "points at", *[Markdown(f"@{k}") for k in ks]], body, note
 
 
 def markdown(doc: dict[str, Any]) -> str:
     s = doc["predicate"]["summary"]
     ks, rows = metric_grid(ordered_metrics(s))
     title = f"### ragspan score: {s['queries']} queries\n\n"
-    text = title + md_table(["metric", *[f"@{k}" for k in ks]], [[b, *c] for b, c in rows])
+    text = title + md_table(["metric", *[Markdown(f"@{k}") for k in ks]],
+                            [[b, *c] for b, c in rows])
     labels = _labels(s)
     if labels:
         header, body, note = labels

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -42,13 +41,6 @@ from ragspan.canonical import canonical_dumps
 from ragspan.errors import InputError
 from ragspan.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table, pipeline_default
 from ragspan.retrieval.chunkers import ChunkerSpec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-
 
 D = pipeline_default  # every default below is the one declared in ragspan.options
 
@@ -145,11 +137,7 @@ def check(cfg: PipelineConfig, path: str) -> None:
 
 
 def load_config(path: str) -> PipelineConfig:
+    from ragspan.config import parse_toml
     from ragspan.io.files import decode_records, read_bytes
 
-    text = decode_records(read_bytes(path), path)
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML: {exc}", path) from None
-    return parse_config(raw, path)
+    return parse_config(parse_toml(decode_records(read_bytes(path), path), path), path)
