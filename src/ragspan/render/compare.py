@@ -89,13 +89,18 @@ def _budget_line(summary: dict[str, Any]) -> str | None:
     return f"Retrieval budget {state} (tolerance {rb['tolerance'] * 100:g}%): " + "; ".join(parts)
 
 
-def _lost(span: dict[str, Any]) -> str:
+def _lost(span: dict[str, Any], short: bool = False) -> str:
     """A lost gold span and the chunks behind its label: ``doc [s, e) — c1: 7, c2: -``
-    (1-based rank in the pool, ``-`` when not retrieved)."""
-    text = f"{span['doc_id']} [{span['start']}, {span['end']})"
+    (1-based rank in the pool, ``-`` when not retrieved). ``short``: a chunk id that starts
+    with the span's document id and a colon is written from the colon (``doc:18`` as
+    ``:18``), as the comment writes it."""
+    doc = str(span["doc_id"])
+    text = f"{doc} [{span['start']}, {span['end']})"
     chunks = span.get("chunks") or []
     if chunks:
         names = [c.get("chunk_id") or "[{start}, {end})".format(**c) for c in chunks[:4]]
+        if short:
+            names = [n[len(doc):] if n.startswith(doc + ":") else n for n in names]
         ranks = ["-" if c.get("rank") is None else str(c["rank"]) for c in chunks[:4]]
         text += " — " + ", ".join(f"{n}: {r}" for n, r in zip(names, ranks))
         if len(chunks) > 4:
@@ -161,7 +166,7 @@ def markdown(doc: dict[str, Any]) -> str:
         lines += [f"#### Most regressed queries ({md_text(s['primary_metric'])}){more}", ""]
         body = []
         for q in shown:
-            lost = "; ".join(_lost(x) for x in q.get("lost_spans", []))
+            lost = "; ".join(_lost(x, short=True) for x in q.get("lost_spans", []))
             query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
             body.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
                          q.get("label", "-"), lost or "-"])

@@ -1,0 +1,109 @@
+"""The pull-request comment (``compare --format markdown``) on a real comparison: two BM25
+pipelines on the bundled CUAD example, scored as the demo scores (k 3 and 5, with the chunk
+manifests), whose doc-level rows are 1.0 on both sides because retrieval is scoped to the
+right document. The comment leads with the verdict and what it was decided from, shows five
+queries, folds the other metrics away and drops the rows that carry no information."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+pytest.importorskip("bm25s")
+EX = ROOT / "examples" / "cuad"
+CONFIG = """name = "{name}"
+depth = 10
+
+[chunker]
+kind = "{kind}"
+size = {size}
+
+[sparse]
+backend = "bm25s"
+depth = 50
+
+[filter]
+scope = "doc_id"
+"""
+
+
+@pytest.fixture(scope="module")
+def comment(tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp("comment")
+    reports = []
+    for name, kind, size in (("base", "fixed", 500), ("cand", "clause", 1000)):
+        config = tmp / f"{name}.toml"
+        config.write_text(CONFIG.format(name=name, kind=kind, size=size), encoding="utf-8")
+        run, chunks, score = tmp / f"run-{name}.jsonl", tmp / f"chunks-{name}.jsonl", \
+            tmp / f"score-{name}.json"
+        assert run_cli("run-retriever", "--corpus", EX / "corpus.jsonl", "--eval-set",
+                       EX / "eval.jsonl", "--config", config, "--out", run, "--chunks-out",
+                       chunks, "--no-cache").exit_code == 0
+        assert run_cli("score", "--eval-set", EX / "eval.jsonl", "--run", run, "--corpus",
+                       EX / "corpus.jsonl", "--chunks", chunks, "--k", "3", "--k", "5",
+                       "--out", score).exit_code == 0
+        reports.append(score)
+    res = run_cli("compare", "--baseline", reports[0], "--candidate", reports[1],
+                  "--no-config", "--allow-budget-change", "--format", "markdown")
+    assert res.exit_code in (0, 4), res.stderr
+    return res.stdout
+
+
+def test_the_comment_leads_with_the_verdict_and_the_gated_metrics(comment):
+    lines = comment.splitlines()
+    assert re.fullmatch(r"### ragspan gate: (✅ PASS|❌ FAIL|❔ INCONCLUSIVE)", lines[0])
+    head = comment.split("<details>", 1)[0]
+    table = [ln for ln in head.splitlines() if ln.startswith("| ") and "@" in ln]
+    assert table and all("complete_grounding@" in ln for ln in table[:2])
+    assert all(not re.search(r"\| (doc_|span_|char_|precision|hit_rate|mrr)", ln)
+               for ln in table if "query" not in ln and "cuad-" not in ln)
+    assert "cannot be told from noise" in head  # the power note, before the fold
+    assert head.index("**Why:**") < head.index("| --- |")
+
+
+def test_five_queries_and_the_rest_folded(comment):
+    head, folded = comment.split("<details>", 1)
+    rows = [ln for ln in head.splitlines() if ln.startswith("| cuad-")]
+    assert 1 <= len(rows) <= 5
+    summary = re.search(r"<summary>(\d+) other metrics, not gated; (\d+) constant on both "
+                        r"sides not shown", folded)
+    assert summary and int(summary.group(2)) >= 12  # the doc_* rows at 1.0 on both sides
+    assert "doc_ndcg" not in comment and folded.rstrip().endswith("</details>")
+    assert len(comment.encode("utf-8")) < 6_000, len(comment.encode("utf-8"))
+
+
+@pytest.mark.model
+def test_the_demos_comment(tmp_path):
+    """The demo's own comparison (examples/demo.sh: dense fixed chunks against hybrid clause
+    chunks, k 3 and 5): its comment was 6.9 KB with 40 metric rows, 16 of them doc_* rows at
+    1.0 on both sides. Now: the two gated rows up front, the queries, the informative rows
+    folded, the 12 constant ones dropped, under 6 KB."""
+    pytest.importorskip("sentence_transformers")
+    reports = []
+    for name, config in (("baseline", "dense-fixed"), ("candidate", "hybrid-clause")):
+        run, chunks, score = (tmp_path / f"run-{name}.jsonl", tmp_path / f"chunks-{name}.jsonl",
+                              tmp_path / f"score-{name}.json")
+        res = run_cli("run-retriever", "--corpus", EX / "corpus.jsonl", "--eval-set",
+                      EX / "eval.jsonl", "--config", ROOT / "examples" / "configs" /
+                      f"{config}.toml", "--out", run, "--chunks-out", chunks,
+                      "--cache-dir", tmp_path / "cache")
+        assert res.exit_code == 0, res.stderr
+        assert run_cli("score", "--eval-set", EX / "eval.jsonl", "--run", run, "--corpus",
+                       EX / "corpus.jsonl", "--chunks", chunks, "--k", "3", "--k", "5",
+                       "--out", score).exit_code == 0
+        reports.append(score)
+    res = run_cli("compare", "--baseline", reports[0], "--candidate", reports[1], "--no-config",
+                  "--format", "markdown")
+    assert res.exit_code in (0, 4)
+    text = res.stdout
+    head, folded = text.split("<details>", 1)
+    assert [ln.split(" | ")[1] for ln in head.splitlines() if ln.startswith("| ❔")
+            or ln.startswith("| ❌") or ln.startswith("| ✅")] == ["complete_grounding@3",
+                                                                  "complete_grounding@5"]
+    assert len([ln for ln in head.splitlines() if ln.startswith("| cuad-")]) == 5
+    assert "16 other metrics" in folded or "18 other metrics" in folded
+    assert "constant on both sides not shown" in folded and "doc_" not in text
+    assert len(text.encode("utf-8")) < 6_000
