@@ -32,7 +32,7 @@ def pages(tmp_path_factory):
     for audience in ("developer", "client"):
         path = root / f"{audience}.html"
         res = run_cli("report", *(made[n] for n in "ABCD"), "--baseline", "A", "--out", path,
-                      "--audience", audience, "--format", "json")
+                      "--audience", audience, "--corpus", made["corpus"], "--format", "json")
         assert res.exit_code == 0, res.stderr
         out[audience] = path
     return out
