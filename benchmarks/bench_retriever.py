@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+CACHED_REPEATS = 7
 SHARED = ROOT.parent / "shared" / "data" / "cuad_dev"
 
 
@@ -82,15 +83,17 @@ def scifact_cached() -> None:
     cfg = load_config(str(ROOT / "examples" / "configs" / "doc-dense.toml"))
     with tempfile.TemporaryDirectory() as cache:
         times = []
-        for _ in range(2):
+        for _ in range(1 + CACHED_REPEATS):
             t0 = time.perf_counter()
             pipe = Pipeline(cfg, corpus, cache_dir=Path(cache))
             pipe.run(queries)
             times.append(time.perf_counter() - t0)
+    cached = sorted(times[1:])[len(times[1:]) // 2]
     print(f"\n[scifact doc-dense] {len(corpus)} documents, {len(queries)} queries")
     print(f"  first run (fresh cache): {times[0]:6.1f} s")
-    print(f"  cached run:              {times[1]:6.1f} s  (chunks embedded "
-          f"{pipe.chunk_counts[0]}, queries embedded {pipe.query_counts[0]}; target < 15 s)")
+    print(f"  cached run:              {cached * 1000:8.1f} ms, median of {CACHED_REPEATS} "
+          f"(chunks embedded {pipe.chunk_counts[0]}, queries embedded {pipe.query_counts[0]}; "
+          "target < 15 s; verified shards must stay within 1.2x of the unverified cache)")
 
 
 def search_only_rate(pipeline, queries) -> float:

@@ -391,13 +391,14 @@ def test_a_dangling_symlink_in_docs_is_an_error(ws):
     assert_refused(run_cli(*argv(ws, "adapt")), 3, "gone.txt", "dangling symlink")
 
 
-def test_a_chunk_past_its_document_is_a_validate_finding(ws):
+def test_a_chunk_past_its_document_names_the_manifest_line(ws):
+    """Once "validation found 1 errors" with no file or line, and its report left behind."""
     manifest = write_jsonl(ws["dir"] / "chunks.jsonl", [
+        {"chunk_id": "c0", "doc_id": "manual", "start": 0, "end": 10},
         {"chunk_id": "c1", "doc_id": "manual", "start": 0, "end": 10 ** 7}])
     res = run_cli(*argv(ws, "validate"), "--chunks", manifest)
-    assert res.exit_code == 3
-    report = json.loads((ws["out"] / "r.json").read_text())["predicate"]
-    assert report["summary"]["findings_by_check"]["chunk_outside_document"] == 1
+    assert_refused(res, 3, "chunks.jsonl:2", "chunk 'c1' ends at 10000000")
+    assert not (ws["out"] / "r.json").exists()
 
 
 def test_score_checks_what_the_eval_set_recorded_about_the_corpus(ws):

@@ -65,3 +65,52 @@ def test_pdf_without_text_is_named(tmp_path):
         writer.write(fh)
     with pytest.raises(InputError, match="scan.pdf.*no extractable text"):
         read_corpus(tmp_path)
+
+
+def _text_bomb(path, repeats: int) -> None:
+    """A real PDF, a few KB, whose one compressed content stream draws the same words
+    ``repeats`` times: its text is hundreds of times its size."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"),
+                             NameObject("/Subtype"): NameObject("/Type1"),
+                             NameObject("/BaseFont"): NameObject("/Helvetica")})
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+    stream = DecodedStreamObject()
+    stream.set_data(b"BT /F1 12 Tf 72 720 Td " + b"(lorem ipsum dolor sit amet ) Tj " * repeats
+                    + b"ET")
+    page[NameObject("/Contents")] = writer._add_object(stream)
+    page.compress_content_streams()
+    writer.write(str(path))
+
+
+def test_a_pdf_whose_text_explodes_is_refused_with_the_counts(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _text_bomb(docs / "bomb.pdf", 200_000)
+    size = (docs / "bomb.pdf").stat().st_size
+    assert size < 40_000
+    with pytest.raises(InputError, match=r"reaches 5,400,000 characters by page 1 of 1, over "
+                                         r"the cap of [\d,]+ for a [\d,]+-byte file"):
+        read_corpus(docs)
+    # the caps are options: a generous one reads it
+    corpus = read_corpus(docs, pdf_cap=(1000.0, 10_000_000))
+    assert len(corpus.documents["bomb"].text) == 5_400_000
+
+
+def test_adapt_takes_the_pdf_caps(tmp_path):
+    from conftest import run_cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _text_bomb(docs / "bomb.pdf", 20_000)
+    queries = write_jsonl(tmp_path / "q.jsonl", [{"id": "q", "query": "x", "doc_id": "bomb",
+                                                  "gold_texts": ["lorem ipsum dolor sit amet lorem"]}])
+    res = run_cli("adapt", "--docs", docs, "--queries", queries, "--out", tmp_path / "e.jsonl",
+                  "--max-pdf-chars", "1000")
+    assert res.exit_code == 3 and "over the cap of 1,000" in res.stderr
+    assert not (tmp_path / "e.jsonl").exists()

@@ -197,6 +197,12 @@ def outside(query):
 def unknown_doc(query):
     return [("nope", 0, 1)]
 
+def nan_score(query):
+    return [("d1", 0, 5, 0.5), ("d1", 5, 9, float("nan"))]
+
+def inf_score(query):
+    return [{"doc_id": "d1", "start": 0, "end": 5, "score": float("inf")}]
+
 def factory():
     return spans
 '''
@@ -220,6 +226,10 @@ def test_user_callable(user_module, spec):
     assert res.exit_code == 0, res.stderr
     rows = [json.loads(x) for x in (tmp / "run.jsonl").read_text().splitlines()][1:]
     assert rows[0]["id"] == "q1" and rows[0]["retrieved"][0]["doc_id"] in ("d5", "d1")
+    assert not any("latency_ms" in r for r in rows)  # no wall time in the run by default
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever", spec,
+                  "--out", tmp / "timed.jsonl", "--record-latency")
+    rows = [json.loads(x) for x in (tmp / "timed.jsonl").read_text().splitlines()][1:]
     assert all("latency_ms" in r for r in rows)
 
 
@@ -227,6 +237,8 @@ def test_user_callable(user_module, spec):
     ("my_retrievers:no_offsets", "has no character offsets"),
     ("my_retrievers:outside", "is not inside 'd1'"),
     ("my_retrievers:unknown_doc", "'nope' is not a document"),
+    ("my_retrievers:nan_score", "result 2 has the score nan"),
+    ("my_retrievers:inf_score", "result 1 has the score inf"),
 ])
 def test_user_retriever_errors_name_the_query(user_module, spec, fragment):
     tmp, corpus, evalset = user_module
@@ -316,16 +328,21 @@ def test_user_retriever_that_raises_names_the_query(user_module):
 
 
 def test_unreadable_cache_shard_is_named(tmp_path):
+    """An unreadable shard is a miss with a warning naming it (its texts are embedded
+    again), or with --strict-cache an error naming it; never a crash of every later run."""
     from ragspan.errors import InputError
-    from ragspan.retrieval.embed import EmbeddingCache
+    from ragspan.retrieval.cache import EmbeddingCache, ModelIdentity
 
-    cache = EmbeddingCache(tmp_path, "model-x")
-    cache.add([b"k" * 32], np.ones((1, 4), dtype=np.float32))
-    assert len(EmbeddingCache(tmp_path, "model-x").vectors) == 1
+    ident = ModelIdentity("c" * 64, "/model-x", dim=4)
+    cache = EmbeddingCache(tmp_path, ident)
+    cache.add([b"k" * 32], np.full((1, 4), 0.5, dtype=np.float32))
+    assert len(EmbeddingCache(tmp_path, ident).vectors) == 1
     shard = next(cache.dir.glob("*.npz"))
     shard.write_bytes(b"not a zip")
-    with pytest.raises(InputError, match="unreadable embedding cache shard"):
-        EmbeddingCache(tmp_path, "model-x")
+    again = EmbeddingCache(tmp_path, ident)
+    assert again.vectors == {} and again.ignored == [str(shard)]
+    with pytest.raises(InputError, match="embedding cache shard is unusable"):
+        EmbeddingCache(tmp_path, ident, strict=True)
 
 
 def test_unreachable_qdrant_is_a_usage_error():

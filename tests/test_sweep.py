@@ -140,3 +140,27 @@ def test_a_baseline_that_is_no_configuration_is_refused_before_any_work(tmp_path
     res = sweep(tmp_path, config(tmp_path, "first", "fixed"), extra=("--baseline", "nope"))
     assert res.exit_code == 2 and "--baseline 'nope' names no configuration" in res.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_two_sweeps_over_the_same_inputs_give_the_same_bytes(tmp_path):
+    """No wall time in run.jsonl, score.json, the sweep report or the side-by-side reports
+    (each run-retriever.json keeps its timings): with SOURCE_DATE_EPOCH set (conftest), a
+    sweep run twice is byte-identical, file by file."""
+    fixed, clause = config(tmp_path, "fixed", "fixed"), config(tmp_path, "clause", "clause")
+    runs = []
+    for _ in range(2):
+        res = sweep(tmp_path, fixed, clause, extra=("--out", tmp_path / "sweep.json"))
+        assert res.exit_code == 0, res.stderr
+        files = {p.relative_to(tmp_path / "out").as_posix(): p.read_bytes()
+                 for p in sorted((tmp_path / "out").rglob("*")) if p.is_file()}
+        files["sweep.json"] = (tmp_path / "sweep.json").read_bytes()
+        runs.append(files)
+        import shutil
+
+        shutil.rmtree(tmp_path / "out")
+        (tmp_path / "sweep.json").unlink()
+    first, second = runs
+    assert set(first) == set(second) and "fixed/run.jsonl" in first and "report.md" in first
+    timed = {name for name in first if name.endswith("run-retriever.json")}
+    assert {name for name in first if first[name] != second[name]} <= timed
+    assert b"latency_ms" not in first["fixed/run.jsonl"]

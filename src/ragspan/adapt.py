@@ -158,11 +158,13 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
 
 
 def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
-          max_docs: int = DEFAULT_MAX_DOCS, max_bytes: int = DEFAULT_MAX_BYTES) -> EvalBuild:
+          max_docs: int = DEFAULT_MAX_DOCS, max_bytes: int = DEFAULT_MAX_BYTES,
+          pdf_cap: tuple[float, int] | None = None) -> EvalBuild:
     """Read the documents (a directory or a corpus JSONL) and the query rows; locate every gold
-    text. Any failure is an InputError; nothing is written here."""
+    text. Any failure is an InputError; nothing is written here. ``pdf_cap``: (characters
+    per byte, characters) a PDF may extract to (``io.pdf``)."""
     check_scope(Path(docs), max_docs, max_bytes)
-    corpus = read_corpus(docs, max_records=max_docs)
+    corpus = read_corpus(docs, max_records=max_docs, pdf_cap=pdf_cap)
     qpath = str(queries)
     qtext = decode_records(read_bytes(queries), qpath)
     counts = {"spans": 0, "duplicate_spans": 0, "via_gold_spans": 0, "via_gold_texts": 0,

@@ -347,6 +347,12 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Match gold texts across line wraps; spans still point at the original text.")
 @click.option("--max-docs", type=click.IntRange(min=1), default=10_000, show_default=True)
 @click.option("--max-bytes", type=click.IntRange(min=1), default=2_000_000_000, show_default=True)
+@click.option("--max-pdf-chars-per-byte", type=FiniteFloatRange(0, 1_000_000, min_open=True),
+              default=20.0, show_default=True,
+              help="A PDF whose text exceeds this many characters per byte of the file is refused.")
+@click.option("--max-pdf-chars", type=click.IntRange(min=1, max=2_000_000_000),
+              default=50_000_000, show_default=True,
+              help="A PDF whose text exceeds this many characters is refused.")
 @output_options
 @common_options
 @guard(inputs=("docs", "queries"), outputs=("out", "corpus_out", "report"))

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragspan.io.evalset import normalization_twins, twins_note
 from ragspan.io.runcolumns import DocRun, text_keys
 from ragspan.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
 from ragspan.metrics.registry import DOC_METRICS, format_name
@@ -120,8 +121,17 @@ class JudgedDocs:
 
     def score_run(self, run: DocRun, ks: Sequence[int], level: int,
                   judged_only: bool) -> DocScores:
-        return self.score(run.qids, run.docs, run.query, run.doc, run.rank, ks, level,
-                          judged_only, run.doc_keys)
+        """``score`` on a doc run; run ids that match a judged query only after Unicode
+        normalisation are counted (``ids_differing_by_normalization``) and warned about."""
+        scores = self.score(run.qids, run.docs, run.query, run.doc, run.rank, ks, level,
+                            judged_only, run.doc_keys)
+        run_set, judged_set = set(run.qids), set(self.judged)
+        twins = twins_note(normalization_twins([q for q in self.judged if q not in run_set],
+                                               [q for q in run.qids if q not in judged_set]),
+                           "run ids")
+        if twins is not None:
+            scores.counts["ids_differing_by_normalization"] = twins
+        return scores
 
 
 def compute_doc_scores(

@@ -23,6 +23,7 @@ import numpy as np
 
 from ragspan.budgets import Budget, budget_for
 from ragspan.errors import ExitCode, InputError, UsageError
+from ragspan.io.evalset import normalization_twins
 from ragspan.metrics.failures import LABELS, LEVERS
 from ragspan.metrics.registry import parse_name
 from ragspan.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
@@ -339,9 +340,12 @@ def check_comparable(base: ScoreReport, cand: ScoreReport) -> None:
     if set(base.ids) != set(cand.ids):
         only_b = sorted(set(base.ids) - set(cand.ids))
         only_c = sorted(set(cand.ids) - set(base.ids))
+        twins = normalization_twins(only_b, only_c)
+        said = (f"; {len(twins)} of them differ only by Unicode normalisation (e.g. "
+                f"{twins[0][0]!r} and {twins[0][1]!r})" if twins else "")
         raise InputError(
             f"query sets differ: {len(only_b)} only in the baseline (e.g. {only_b[:3]}), "
-            f"{len(only_c)} only in the candidate (e.g. {only_c[:3]})", where)
+            f"{len(only_c)} only in the candidate (e.g. {only_c[:3]}){said}", where)
 
 
 @dataclass

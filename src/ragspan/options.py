@@ -251,6 +251,10 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
     Option("qdrant-url", "str", None, "Dense search on a Qdrant server.", nullable=True),
     Option("depth", "int", None, "Override the config's depth (results per query).", low=1,
            high=MAX_DEPTH, nullable=True),
+    Option("strict-cache", "bool", False, "An unusable embedding cache shard (another "
+           "model's, changed, truncated, non-finite) is an error, not a warning."),
+    Option("record-latency", "bool", False, "Write each query's latency into the run (it "
+           "changes every run's bytes; by default latency goes to the report only)."),
 )
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ragspan.doclevel import DocScores
 from ragspan.errors import InputError
-from ragspan.io.evalset import EvalSet
+from ragspan.io.evalset import EvalSet, normalization_twins, twins_note
 from ragspan.metrics.failures import LABELS, LEVERS, NOT_IN_POOL, Labels
 from ragspan.metrics.registry import format_name, parse_name
 from ragspan.report import InputRef, ReportBody
@@ -429,6 +429,11 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         },
     }
     summary["failure_labels"] = failure_summary(report)
+    missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())
+               if not present]
+    twins = twins_note(normalization_twins(missing, report.unmatched_run_ids), "run ids")
+    if twins is not None:
+        summary["ids_differing_by_normalization"] = twins
     if report.manifest is not None:
         from ragspan.validate import chunking_summary
 

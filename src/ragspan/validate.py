@@ -114,7 +114,8 @@ def chunk_findings(manifest: ChunkManifest, evalset: EvalSet, corpus: Corpus, ta
                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The coverage gate of a chunk manifest: its findings and its coverage summary; a span
     integrity below ``min_span_integrity`` is an error finding."""
-    findings = chunks_outside_documents(manifest, corpus)
+    chunks_outside_documents(manifest, corpus)
+    findings: list[dict[str, Any]] = []
     by_doc = {d: _DocChunks(cs) for d, cs in manifest.by_doc().items()}
     found, coverage = check_chunks(evalset, by_doc, tau)
     findings += found

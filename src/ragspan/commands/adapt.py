@@ -7,12 +7,14 @@ from ragspan.commands.output import CommandResult
 
 
 def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
-        normalize_whitespace: bool, max_docs: int, max_bytes: int) -> CommandResult:
+        normalize_whitespace: bool, max_docs: int, max_bytes: int,
+        max_pdf_chars_per_byte: float = 20.0, max_pdf_chars: int = 50_000_000) -> CommandResult:
     from ragspan.adapt import adapt
     from ragspan.commands.eval_build import build_result, input_ref
 
     build = adapt(docs, queries, normalize_whitespace=normalize_whitespace,
-                  max_docs=max_docs, max_bytes=max_bytes)
+                  max_docs=max_docs, max_bytes=max_bytes,
+                  pdf_cap=(max_pdf_chars_per_byte, max_pdf_chars))
     return build_result("adapt", build, out=out, corpus_out=corpus_out,
                         inputs=[input_ref("queries", queries)],
                         parameters={"normalize_whitespace": normalize_whitespace,

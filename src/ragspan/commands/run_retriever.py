@@ -17,11 +17,22 @@ __all__ = ["RUN_RETRIEVER_OPTIONS", "run"]
 log = logging.getLogger("ragspan")
 
 
+def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """p50 / p95 of the rows' ``latency_ms`` (ms per query), for the run-retriever report."""
+    import numpy as np
+
+    lat = np.array([r["latency_ms"] for r in rows if "latency_ms" in r], dtype=float)
+    if not lat.size:
+        return {"rows": 0}
+    return {"p50": round(float(np.percentile(lat, 50)), 3),
+            "p95": round(float(np.percentile(lat, 95)), 3), "rows": int(lat.size)}
+
+
 def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         retriever: str | None = None, chunks_out: str | None = None,
         cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
-        qdrant_url: str | None = None, depth: int | None = None,
-        progress: bool | None = None) -> CommandResult:
+        qdrant_url: str | None = None, depth: int | None = None, strict_cache: bool = False,
+        record_latency: bool = False, progress: bool | None = None) -> CommandResult:
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
     writes together with the report or not at all."""
     from ragspan.envelope import statement
@@ -59,7 +70,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
                 cfg.dense, backend="qdrant", qdrant_path=qdrant_path, qdrant_url=qdrant_url))
         inputs.append(InputRef("config", config, sha256_hex(read_bytes(config))))
         cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
-        pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar)
+        pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache)
         try:
             t_query = time.perf_counter()
             rows = pipe.run(queries)
@@ -84,7 +95,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
                             "embeddings_from_cache": pipe.chunk_counts[1],
                             "queries_embedded": pipe.query_counts[0],
                             "queries_from_cache": pipe.query_counts[1],
-                            "model": pipe.embedder.model_id})
+                            **pipe.embedder.describe()})
         if chunks_out:
             chunk_header = {"config": cfg.as_json(), "config_digest": cfg.digest,
                             "corpus_sha256": corp.sha256,
@@ -98,6 +109,9 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         rows = run_user_retriever(obj, queries, corp, bar)
         header["retriever"] = retriever
         parameters = {"retriever": retriever}
+    summary["latency_ms"] = latency_summary(rows)
+    if not record_latency:  # a wall time in the run would change every digest downstream
+        rows = [{k: v for k, v in row.items() if k != "latency_ms"} for row in rows]
     outputs[out] = jsonl([{"_header": header}, *rows])
     elapsed = time.perf_counter() - t0
     summary["elapsed_s"] = round(elapsed, 3)

@@ -280,7 +280,12 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
             counts["metadata_skipped"] += 1
             continue
         spans: dict[tuple[int, int], dict[str, Any]] = {}
-        for ans in qa.get("answers", []):
+        answers = qa.get("answers", [])
+        if not isinstance(answers, list):
+            raise InputError(f"question '{qid}': 'answers' must be a list of objects, got "
+                             f"{type(answers).__name__ if answers is not None else 'null'}",
+                             json_path)
+        for ans in answers:
             start = ans.get("answer_start") if isinstance(ans, dict) else None
             text = ans.get("text") if isinstance(ans, dict) else None
             if not isinstance(start, int) or not isinstance(text, str) or not text:

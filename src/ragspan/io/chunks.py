@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import check_offsets, header_record, parse_id
+from ragspan.io.evalset import MAX_OFFSET, check_offsets, header_record, parse_id
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
@@ -21,6 +21,7 @@ class Chunk:
     doc_id: str
     start: int
     end: int
+    line: int = field(default=0, compare=False)  # the manifest line it was read from
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,6 @@ class ChunkManifest:
         return out
 
 
-INT64_MAX = 2**63 - 1
 
 
 def _refuse_constant(text: str) -> None:
@@ -47,9 +47,10 @@ def _refuse_constant(text: str) -> None:
 def _fast_chunks(text: str) -> tuple[dict[str, Any] | None, list[Chunk]] | None:
     """Every line parsed in one ``json.loads`` and checked in one loop, for a manifest the
     line reader would take as it is (one object per line, a ``_header`` only first, string
-    ids, integer offsets ``0 <= start < end`` within 64 bits, no chunk id twice); None for
+    ids, integer offsets ``0 <= start < end <= MAX_OFFSET``, no chunk id twice); None for
     anything else, which the line reader then names."""
-    lines = [ln for ln in text.split("\n") if ln.strip()]
+    numbered = [(i, ln) for i, ln in enumerate(text.split("\n"), start=1) if ln.strip()]
+    lines = [ln for _, ln in numbered]
     try:
         objs = json.loads("[" + ",".join(lines) + "]", parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
@@ -62,17 +63,18 @@ def _fast_chunks(text: str) -> tuple[dict[str, Any] | None, list[Chunk]] | None:
         if type(header) is not dict:
             return None
         objs = objs[1:]
+        numbered = numbered[1:]
     chunks = []
-    for obj in objs:
+    for (line, _), obj in zip(numbered, objs):
         if type(obj) is not dict:
             return None
         cid, doc, start, end = (obj.get("chunk_id"), obj.get("doc_id"), obj.get("start"),
                                 obj.get("end"))
         if (type(cid) is not str or type(doc) is not str or not cid or not doc
                 or type(start) is not int or type(end) is not int
-                or not 0 <= start < end <= INT64_MAX or "_header" in obj):
+                or not 0 <= start < end <= MAX_OFFSET or "_header" in obj):
             return None
-        chunks.append(Chunk(cid, doc, start, end))
+        chunks.append(Chunk(cid, doc, start, end, line))
     if len({c.chunk_id for c in chunks}) != len(chunks):
         return None
     return header, chunks
@@ -98,22 +100,20 @@ def read_chunks(path: str | os.PathLike[str]) -> ChunkManifest:
         seen[cid] = line
         doc = parse_id(obj.get("doc_id"), name, line, "doc_id")
         start, end = check_offsets(obj.get("start"), obj.get("end"), name, line, "chunk")
-        chunks.append(Chunk(cid, doc, start, end))
+        chunks.append(Chunk(cid, doc, start, end, line))
     if not chunks:
         raise InputError("the chunk manifest holds no chunks", name)
     return ChunkManifest(name, sha256_hex(data), tuple(chunks), header)
 
 
-def chunks_outside_documents(manifest: ChunkManifest, corpus: Any) -> list[dict[str, Any]]:
-    """Chunks that name a document the corpus lacks or end past their document."""
-    findings = []
+def chunks_outside_documents(manifest: ChunkManifest, corpus: Any) -> None:
+    """The first chunk that names a document the corpus lacks, or ends past its document, is
+    an InputError naming the manifest and that chunk's line (a manifest that does not fit
+    its corpus is a wrong input, for ``validate`` and ``score`` alike)."""
     for c in manifest.chunks:
         doc = corpus.documents.get(c.doc_id)
         if doc is None or c.end > len(doc.text):
             where = ("is not in the corpus" if doc is None
                      else f"is {len(doc.text)} characters long")
-            findings.append({"check": "chunk_outside_document", "severity": "error",
-                             "query": None,
-                             "message": f"chunk '{c.chunk_id}' ends at {c.end}, but "
-                                        f"'{c.doc_id}' {where}"})
-    return findings
+            raise InputError(f"chunk '{c.chunk_id}' ends at {c.end}, but '{c.doc_id}' {where}",
+                             manifest.path, c.line or None)

@@ -47,11 +47,14 @@ class Corpus:
         return {d: len(doc.text) for d, doc in self.documents.items()}
 
 
-def read_corpus(path: str | os.PathLike[str], max_records: int | None = None) -> Corpus:
-    """Read a corpus file or directory. Duplicate ids are an error; so is a file of another kind."""
+def read_corpus(path: str | os.PathLike[str], max_records: int | None = None,
+                pdf_cap: tuple[float, int] | None = None) -> Corpus:
+    """Read a corpus file or directory. Duplicate ids are an error; so is a file of another
+    kind. ``pdf_cap``: (characters per byte, characters) a PDF may extract to (default
+    ``io.pdf.MAX_CHARS_PER_BYTE``, ``io.pdf.MAX_CHARS``)."""
     p = Path(path)
     if p.is_dir():
-        return _read_directory(p, max_records)
+        return _read_directory(p, max_records, pdf_cap)
     return _read_jsonl(p, max_records)
 
 
@@ -102,7 +105,8 @@ def directory_files(path: Path) -> list[Path]:
     return files
 
 
-def _read_directory(path: Path, max_records: int | None) -> Corpus:
+def _read_directory(path: Path, max_records: int | None,
+                    pdf_cap: tuple[float, int] | None = None) -> Corpus:
     files = directory_files(path)
     if max_records is not None and len(files) > max_records:
         raise InputError(f"{len(files)} files exceed --max-records {max_records}", str(path))
@@ -119,7 +123,7 @@ def _read_directory(path: Path, max_records: int | None) -> Corpus:
             from ragspan.io.pdf import extract_pdf_text, extractor_info
 
             data = read_bytes(f)
-            text = extract_pdf_text(f, data)
+            text = extract_pdf_text(f, data, *(pdf_cap or ()))
             extractor = extractor_info()
         else:
             raise InputError(

@@ -50,19 +50,22 @@ ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\
 
 
 def detect_run_format(text: str, path: str) -> str:
-    for raw in text.split("\n", 20)[:20]:
+    """``span``, ``jsonl`` or ``trec``, from the first row (after a ``_header``); a row that
+    is not JSON is an InputError naming its own line."""
+    for number, raw in enumerate(text.split("\n", 20)[:20], start=1):
         line = raw.strip()
         if not line:
             continue
         if line.startswith("{"):
-            obj = loads_json(line, path, 1)
+            obj = loads_json(line, path, number)
             if isinstance(obj, dict) and "retrieved" in obj:
                 return "span"
             if isinstance(obj, dict) and "_header" in obj:
                 continue
             if isinstance(obj, dict) and "retrieved_ids" in obj:
                 return "jsonl"
-            raise InputError("a JSONL run row needs 'retrieved' or 'retrieved_ids'", path, 1)
+            raise InputError("a JSONL run row needs 'retrieved' or 'retrieved_ids'", path,
+                             number)
         if len(line.split()) >= 6:
             return "trec"
         raise InputError("cannot tell the run format from its first line "

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.errors import InputError
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 
+log = logging.getLogger("ragspan")
 HEADER_KEY = "_header"
 MATCH_MODES = ("all", "any")
 
@@ -61,6 +64,32 @@ def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
     return text
 
 
+def normalization_twins(missing: Iterable[str], extra: Iterable[str]) -> list[tuple[str, str]]:
+    """``(id, other)`` pairs of an id in ``missing`` (an eval-set id without a run row, say)
+    and an id in ``extra`` (a run row without a query) that are the same text under Unicode
+    NFC but not as written (NFD against NFC, say). Ids are matched as written; these pairs
+    are what ``score`` and ``compare`` warn about, so a mismatch is never silent."""
+    import unicodedata
+
+    forms: dict[str, str] = {}
+    for m in missing:
+        forms.setdefault(unicodedata.normalize("NFC", m), m)
+    if not forms:
+        return []
+    return [(forms[f], e) for e in extra if (f := unicodedata.normalize("NFC", e)) in forms]
+
+
+def twins_note(twins: list[tuple[str, str]], what: str) -> dict[str, Any] | None:
+    """The report's record of ``normalization_twins`` (None when there are none), and one
+    warning line in the log."""
+    if not twins:
+        return None
+    log.warning("%d %s differ from eval-set ids only by Unicode normalisation (e.g. %r and "
+                "%r) and are not matched: normalise the ids (NFC) on both sides", len(twins),
+                what, twins[0][1], twins[0][0])
+    return {"count": len(twins), "example": list(twins[0])}
+
+
 def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: int) -> str:
     """The row's ``id``: present, a valid id, not seen before (``seen`` maps id -> line)."""
     if "id" not in obj:
@@ -73,16 +102,19 @@ def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: in
 
 
 INT64_MAX = 2 ** 63 - 1
+# Offsets are code-point indices: no document has 2^40 (a trillion) characters, and the span
+# arithmetic packs (group, offset) pairs into one int64 line, which needs the headroom.
+MAX_OFFSET = 2 ** 40
 
 
 def is_offset(value: Any) -> bool:
-    """An integer (never a boolean) that fits in 64 bits."""
+    """An integer (never a boolean) of magnitude at most ``MAX_OFFSET``."""
     return (isinstance(value, int) and not isinstance(value, bool)
-            and -INT64_MAX <= value <= INT64_MAX)
+            and -MAX_OFFSET <= value <= MAX_OFFSET)
 
 
 def out_of_range(value: Any) -> bool:
-    """An integer too large for 64 bits (told apart from a value that is no integer)."""
+    """An integer beyond ``MAX_OFFSET`` (told apart from a value that is no integer)."""
     return isinstance(value, int) and not isinstance(value, bool) and not is_offset(value)
 
 
@@ -97,9 +129,9 @@ def header_record(obj: dict[str, Any], rows_before: int, path: str, line: int) -
 
 
 def check_offsets(start: Any, end: Any, path: str, line: int | None, what: str) -> tuple[int, int]:
-    """Validate one span's offsets: integers within 64 bits, ``0 <= start < end``."""
+    """Validate one span's offsets: integers up to ``MAX_OFFSET``, ``0 <= start < end``."""
     if out_of_range(start) or out_of_range(end):
-        raise InputError(f"{what}: offset out of range (more than 64 bits)", path, line)
+        raise InputError(f"{what}: offset out of range (more than 2^40)", path, line)
     if not is_offset(start) or not is_offset(end):
         raise InputError(f"{what}: start and end must be integers", path, line)
     if start < 0:
@@ -169,8 +201,8 @@ def parse_relevance(obj: dict[str, Any], path: str, line: int) -> dict[str, int]
             raise InputError("'relevance' must be an object of doc id -> grade", path, line)
         for doc, grade in rel.items():
             if out_of_range(grade):
-                raise InputError(f"relevance grade of '{doc}' is out of range (more than 64 "
-                                 "bits)", path, line)
+                raise InputError(f"relevance grade of '{doc}' is out of range (more than "
+                                 "2^40)", path, line)
             if not is_offset(grade):
                 raise InputError(f"relevance grade of '{doc}' must be an integer", path, line)
             grades[str(doc)] = grade
@@ -209,6 +241,11 @@ def parse_query(obj: dict[str, Any], path: str, line: int) -> EvalQuery:
     filters = obj.get("filters") or {}
     if not isinstance(filters, dict):
         raise InputError("'filters' must be an object", path, line)
+    for key, value in filters.items():
+        values = value if isinstance(value, list) else [value]
+        if not all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+            raise InputError(f"filters.{key}: a filter value must be a string, number, boolean "
+                             f"or a list of them, got {type(value).__name__}", path, line)
     extra = {k: v for k, v in obj.items() if k not in KNOWN_KEYS}
     return EvalQuery(
         id=qid,
@@ -236,6 +273,11 @@ def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
     for line, obj in iter_json_records(text, name):
         if HEADER_KEY in obj:
             header = header_record(obj, len(queries) + (header is not None), name, line)
+            documents = header.get("documents", {})
+            if not isinstance(documents, dict) or not all(
+                    isinstance(v, str) for v in documents.values()):
+                raise InputError("'_header.documents' must map each document id to its "
+                                 f"sha256, got {type(documents).__name__}", name, line)
             continue
         unique_row_id(obj, seen, name, line)
         queries.append(parse_query(obj, name, line))

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -65,12 +66,37 @@ def decode_utf8(data: bytes, path: str | os.PathLike[str]) -> str:
 
 def decode_records(data: bytes, path: str | os.PathLike[str]) -> str:
     """``decode_utf8`` for a structured file: a leading byte-order mark is dropped (and
-    logged), so it never becomes part of the first id."""
+    logged), so it never becomes part of the first id; a lone surrogate escape is refused
+    (``refuse_lone_surrogates``)."""
     text = decode_utf8(data, path)
+    refuse_lone_surrogates(text, path)
     if text.startswith(BOM):
         log.info("%s: ignored the UTF-8 byte-order mark at its start", path)
         return text[1:]
     return text
+
+
+# an escape \uD800-\uDFFF after an even run of backslashes (an odd run escapes the "u")
+_SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*(\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+                        r"(\\u[dD][c-fC-F][0-9a-fA-F]{2})?")
+
+
+def refuse_lone_surrogates(text: str, path: str | os.PathLike[str]) -> None:
+    """A JSON escape of a lone surrogate (``"q\\ud800"`` is valid JSON but no character:
+    UTF-8 cannot write it, so an id or text holding one could be read but never reported)
+    is an InputError naming the file and line. A high surrogate followed by a low one is a
+    proper pair (an escaped emoji) and is kept. Decided once, at read time, for every
+    structured file; a text without the escape prefix costs one substring search."""
+    if "\\ud" not in text and "\\uD" not in text:
+        return
+    for m in _SURROGATE.finditer(text):
+        first, second = m.group(1), m.group(2)
+        high = first[3].lower() in "89ab"
+        if high and second is not None:
+            continue
+        line = text.count("\n", 0, m.start(1)) + 1
+        raise InputError(f"the escape {first} is a lone surrogate, not a character (UTF-8 "
+                         "cannot write it): fix the id or text that holds it", str(path), line)
 
 
 def read_head(path: str | os.PathLike[str], size: int = 65536) -> str:

@@ -53,7 +53,7 @@ def _grade(token: str, path: str, line: int) -> int:
     except ValueError:
         raise InputError(f"grade {token!r} is not an integer", path, line) from None
     if out_of_range(grade):
-        raise InputError(f"grade {token} is out of range (more than 64 bits)", path, line)
+        raise InputError(f"grade {token} is out of range (more than 2^40)", path, line)
     return grade
 
 

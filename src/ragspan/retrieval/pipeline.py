@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragspan.errors import InputError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.chunkers import Chunk, chunk_document
@@ -57,11 +58,14 @@ def build_chunks(corpus: Corpus, cfg: PipelineConfig, progress: Any = None) -> C
 
 class Pipeline:
     def __init__(self, cfg: PipelineConfig, corpus: Corpus, *, cache_dir: Path | None = None,
-                 progress: Any = None):
+                 progress: Any = None, strict_cache: bool = False):
         self.cfg = cfg
         self.corpus = corpus
         self.progress = progress
         self.table = build_chunks(corpus, cfg, progress)
+        if not self.table.chunks:
+            raise InputError("the corpus yields no chunk to retrieve (every document is empty "
+                             "or holds only whitespace)", corpus.path)
         self.filters = PayloadTable(self.table.payloads)
         self.embedder = None
         self.chunk_counts = (0, 0)  # chunks embedded, chunks read from the cache
@@ -72,7 +76,8 @@ class Pipeline:
         if cfg.dense is not None:
             from ragspan.retrieval.embed import Embedder
 
-            self.embedder = Embedder(cfg.dense.model, cache_dir, cfg.dense.batch_size, progress)
+            self.embedder = Embedder(cfg.dense.model, cache_dir, cfg.dense.batch_size, progress,
+                                     strict_cache=strict_cache)
             vectors = self.embedder.embed(self.table.texts, "embedding")
             self.chunk_counts = (self.embedder.embedded, self.embedder.cached)
             if cfg.dense.backend == "qdrant":

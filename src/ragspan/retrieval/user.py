@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import sys
 import time
 from typing import Any
@@ -126,6 +127,9 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
                                  f"({lengths[doc]} characters)")
             item: dict[str, Any] = {"doc_id": doc, "start": start, "end": end}
             if isinstance(score, (int, float)) and not isinstance(score, bool):
+                if not math.isfinite(score):
+                    raise InputError(f"{where} has the score {score!r}: a score must be a "
+                                     "finite number (or absent)")
                 item["score"] = float(score)
             spans.append(item)
         rows.append({"id": q.id, "retrieved": spans, "latency_ms": round(latency, 3)})
