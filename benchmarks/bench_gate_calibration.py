@@ -15,6 +15,7 @@ docs/gate.md used 20,000). Not a test: it prints figures.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -201,12 +202,169 @@ def coverage() -> None:
         print(f"| {kind} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
 
 
+# ---- real clustered data: the shared CUAD contracts ---------------------------------------
+
+CUAD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad_dev"
+REAL_DRAWS = int(os.environ.get("RAGSPAN_CLUSTERED_DRAWS", "1000"))
+# The shared contracts are a sample of CUAD v1's 510: the corpus users query is larger than
+# what the eval set asks about, at every subset size (what the default must recognise).
+CUAD_CONTRACTS = 510
+REAL_METRICS = ("complete_grounding@5", "complete_grounding@10", "span_recall@5",
+                "span_recall@10", "retrieved_chars@5", "retrieved_chars@10")
+REAL_CONFIGS = {  # two real BM25 pipelines: fixed 500-character chunks and clause chunks
+    "fixed-500": 'name = "fixed-500"\ndepth = 10\n[chunker]\nkind = "fixed"\nsize = 500\n'
+                 '[sparse]\nbackend = "bm25s"\ndepth = 50\n[filter]\nscope = "doc_id"\n',
+    "clause": 'name = "clause"\ndepth = 10\n[chunker]\nkind = "clause"\nsize = 1000\n'
+              '[sparse]\nbackend = "bm25s"\ndepth = 50\n[filter]\nscope = "doc_id"\n',
+}
+
+
+def cuad_values() -> tuple[list[str], list[str], dict[str, np.ndarray]] | None:
+    """Per query of the shared CUAD subset: its contract and, per configuration, the
+    REAL_METRICS (queries x metrics)."""
+    import tempfile
+
+    from ragspan.importers.cuad import import_cuad_csv
+    from ragspan.io.corpus import Corpus
+    from ragspan.io.evalset import EvalQuery, EvalSet, GoldSpan
+    from ragspan.io.runs import read_span_run
+    from ragspan.retrieval.config import load_config
+    from ragspan.retrieval.pipeline import Pipeline
+    from ragspan.scoring import compute_span_report
+
+    if not CUAD.is_dir():
+        print(f"\n[clustered] skipped: {CUAD} not found")
+        return None
+    build = import_cuad_csv(str(CUAD / "master_clauses_subset.csv"), str(CUAD / "contracts"),
+                            str(CUAD / "category_descriptions.csv"))
+    corpus = Corpus("cuad", "", {d.id: d for d in build.documents})
+    queries = tuple(EvalQuery(r["id"], r["query"], tuple(GoldSpan(sp["doc_id"], sp["start"],
+                                                                   sp["end"])
+                                                         for sp in r["gold_spans"]), r["doc_id"])
+                    for r in build.rows)
+    evalset = EvalSet("cuad", "e", queries)
+    values = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in REAL_CONFIGS.items():
+            cfg_path = Path(tmp) / f"{name}.toml"
+            cfg_path.write_text(text, encoding="utf-8")
+            pipe = Pipeline(load_config(str(cfg_path)), corpus)
+            rows = pipe.run(list(queries))
+            run_path = Path(tmp) / f"{name}.jsonl"
+            run_path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+            rep = compute_span_report(evalset, read_span_run(run_path), corpus, (5, 10), 0.5)
+            vals = rep.values()
+            values[name] = np.stack([np.asarray(vals[m], dtype=float) for m in REAL_METRICS],
+                                    axis=1)
+    return [q.id for q in queries], [q.doc_id for q in queries], values
+
+
+def real_report(ids, docs, matrix, corpus_docs: int, tag: str) -> ScoreReport:
+    rows = tuple(QueryRow(q, "", {}, {}, {}, {}, d) for q, d in zip(ids, docs))
+    return ScoreReport(path=tag, sha256=tag, kind="score.span",
+                       parameters={"k": [5, 10], "grounding_threshold": 0.5},
+                       eval_sha256="e", corpus_sha256=None, ids=tuple(ids), names=REAL_METRICS,
+                       values=matrix, rows=rows,
+                       documents={"corpus": corpus_docs, "asked": len(set(docs))})
+
+
+def clustered() -> None:
+    """A harmless change built the way documents vary: for each contract a coin decides
+    which real configuration is the baseline (so the expected difference is zero and each
+    contract's questions move together). Subsets of 5, 10, 20 and all contracts of the
+    corpus; the share of draws in which each gated metric fails, per-query inference
+    (``--cluster-by none``) beside the default (``auto``: the subset is a sample of the
+    corpus's contracts, so by ``doc_id``). Then power: the worse configuration against the
+    better on every contract of the subset (a real drop)."""
+    got = cuad_values()
+    if got is None:
+        return
+    ids, docs, values = got
+    names = list(values)
+    contracts = sorted(set(docs))
+    by_doc = {d: np.array([i for i, x in enumerate(docs) if x == d]) for d in contracts}
+    a, b = values[names[0]], values[names[1]]
+    means = {m: (float(a[:, j].mean()), float(b[:, j].mean())) for j, m in enumerate(REAL_METRICS)}
+    print(f"\n[clustered] shared CUAD: {len(ids)} questions over {len(contracts)} contracts; "
+          f"{REAL_DRAWS} draws per cell")
+    for m in REAL_METRICS[:4]:
+        print(f"  {m}: {names[0]} {means[m][0]:.4f}, {names[1]} {means[m][1]:.4f}")
+    gates = {"complete grounding (default budgets)": {},
+             "span recall (2pt)": {"complete_grounding": "off", "span_recall": "2pt"}}
+    sizes = [s for s in (5, 10, 20) if s < len(contracts)] + [len(contracts)]
+    from ragspan.budgets import parse_budget_value
+
+    for title, budgets in gates.items():
+        watch = [m for m in REAL_METRICS[:4] if (m.startswith("span") == ("span" in title))]
+        print(f"\n{title}: false-fail share of harmless changes, per-query | clustered "
+              "(default); alpha 0.05")
+        print("| contracts (questions) | " + " | ".join(watch) + " |")
+        print("|---|" + "---:|" * len(watch))
+        for size in sizes:
+            cells = {m: [0, 0] for m in watch}
+            rng = np.random.default_rng(1000 + size)
+            n_q = 0
+            for i in range(REAL_DRAWS):
+                chosen = rng.choice(len(contracts), size=size, replace=False)
+                rows = np.concatenate([by_doc[contracts[c]] for c in sorted(chosen)])
+                coin = {contracts[c]: rng.random() < 0.5 for c in chosen}
+                flip = np.array([coin[docs[r]] for r in rows])
+                base = np.where(flip[:, None], a[rows], b[rows])
+                cand = np.where(flip[:, None], b[rows], a[rows])
+                sub_ids = [ids[r] for r in rows]
+                sub_docs = [docs[r] for r in rows]
+                n_q = len(rows)
+                rb = real_report(sub_ids, sub_docs, base, CUAD_CONTRACTS, f"b{i}")
+                rc = real_report(sub_ids, sub_docs, cand, CUAD_CONTRACTS, f"c{i}")
+                for k, mode in enumerate(("none", "auto")):
+                    opts = GateOptions(**FAST, top=0, allow_budget_change=True, cluster_by=mode,
+                                       budgets={n: parse_budget_value(v)
+                                                for n, v in budgets.items()})
+                    res = compare(rb, rc, opts)
+                    for o in res.outcomes:
+                        if o.name in cells and o.failed:
+                            cells[o.name][k] += 1
+            out = [f"{cells[m][0] / REAL_DRAWS:.3f} \\| {cells[m][1] / REAL_DRAWS:.3f}"
+                   for m in watch]
+            print(f"| {size} (~{n_q}) | " + " | ".join(out) + " |")
+    print(f"  Monte Carlo standard error near 0.05: {se(0.05, REAL_DRAWS):.4f}; alpha + 2 SE = "
+          f"{0.05 + 2 * se(0.05, REAL_DRAWS):.3f}")
+    worse, better = (names[0], names[1]) if means["complete_grounding@10"][0] < \
+        means["complete_grounding@10"][1] else (names[1], names[0])
+    gap = {m: 100 * abs(means[m][0] - means[m][1]) for m in REAL_METRICS[:2]}
+    print(f"\npower: {worse} as the candidate against {better} on every contract of the "
+          f"subset (a real drop of {gap['complete_grounding@5']:.1f}pt at k=5 and "
+          f"{gap['complete_grounding@10']:.1f}pt at k=10 on all contracts); fail share, "
+          "per-query | clustered")
+    print("| contracts | complete_grounding@5 | complete_grounding@10 |")
+    print("|---|---:|---:|")
+    for size in sizes:
+        rng = np.random.default_rng(2000 + size)
+        cells = {m: [0, 0] for m in REAL_METRICS[:2]}
+        for i in range(REAL_DRAWS // 4):
+            chosen = rng.choice(len(contracts), size=size, replace=False)
+            rows = np.concatenate([by_doc[contracts[c]] for c in sorted(chosen)])
+            sub_ids, sub_docs = [ids[r] for r in rows], [docs[r] for r in rows]
+            rb = real_report(sub_ids, sub_docs, values[better][rows], CUAD_CONTRACTS, f"b{i}")
+            rc = real_report(sub_ids, sub_docs, values[worse][rows], CUAD_CONTRACTS, f"c{i}")
+            for k, mode in enumerate(("none", "auto")):
+                res = compare(rb, rc, GateOptions(**FAST, top=0, allow_budget_change=True,
+                                                  cluster_by=mode))
+                for o in res.outcomes:
+                    if o.name in cells and o.failed:
+                        cells[o.name][k] += 1
+        draws = REAL_DRAWS // 4
+        print(f"| {size} | " + " | ".join(f"{cells[m][0] / draws:.3f} \\| {cells[m][1] / draws:.3f}"
+                                           for m in REAL_METRICS[:2]) + " |")
+
+
 def main() -> None:
     """``python bench_gate_calibration.py [single] [slices] [former] [drift] [power]
-    [coverage]``
+    [coverage] [clustered]``
     (default: all)."""
     t0 = time.perf_counter()
-    parts = set(sys.argv[1:]) or {"single", "slices", "former", "drift", "power", "coverage"}
+    parts = set(sys.argv[1:]) or {"single", "slices", "former", "drift", "power", "coverage",
+                                  "clustered"}
     print(f"gate calibration: {DRAWS} draws per cell (slices: a quarter), fail / pass / "
           "inconclusive; default configuration; budget 2pt")
     if "single" in parts:
@@ -225,6 +383,8 @@ def main() -> None:
         power()
     if "coverage" in parts:
         coverage()
+    if "clustered" in parts:
+        clustered()
     print(f"\n{time.perf_counter() - t0:.0f} s")
 
 

@@ -40,7 +40,7 @@ def test_no_input_is_interpolated_into_a_script():
                                   "on-inconclusive", "anchor", "anchor-budget", "config",
                                   "config-origin", "allow-identical", "eval-set", "qrels",
                                   "corpus", "baseline-run", "candidate-run", "baseline-chunks",
-                                  "candidate-chunks"}
+                                  "candidate-chunks", "cluster-by"}
     assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
     for step in doc["runs"]["steps"]:
         if "run" in step:

@@ -122,17 +122,31 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
 
 def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None = None,
             anchor: Any = None, noise: Any = None, no_gate: bool = False,
-            allow_identical: bool = False, **options: Any) -> GateResult:
+            allow_identical: bool = False, config: str | None = None,
+            **options: Any) -> GateResult:
     """``ragspan compare``: the gate's verdict on ``candidate`` against ``baseline`` (each a
     path, an envelope dict or ``Scored``). ``budgets`` maps a metric (``complete_grounding``
     or ``name@k``) to ``"2pt"``, ``"2%"`` or ``"off"``; ``options`` are the gate's settings
-    by their Python names (``alpha``, ``on_inconclusive``, ``gate_slices``, ...). Returns
-    the ``GateResult`` (``.decision.verdict``, ``.summary()``, ``.outcomes``)."""
+    by their Python names (``alpha``, ``on_inconclusive``, ``gate_slices``,
+    ``cluster_by``, ...). Returns the ``GateResult`` (``.decision.verdict``, ``.summary()``,
+    ``.outcomes``).
+
+    Settings rule (docs/api.md): the API reads no settings file unless ``config`` names one
+    (a ``pyproject.toml`` with ``[tool.ragspan]``); then the file fills what the arguments do
+    not give, with the command line's precedence (an explicit budget beats every file
+    budget for the columns it names). The CLI, given the same file as ``--config``, gives
+    the same verdict."""
     from ragspan import gate
     from ragspan.budgets import parse_budget
+    from ragspan.commands.compare import merge_budgets
+    from ragspan.config import load_tool_config
 
     parsed = dict(parse_budget(f"{m}={v}") for m, v in (budgets or {}).items())
-    opts = GateOptions(budgets=parsed, **options)
+    table: dict[str, Any] = {}
+    if config is not None:
+        table, _ = load_tool_config(str(config))
+    file_budgets = table.pop("budgets", {})
+    opts = GateOptions(budgets=merge_budgets(file_budgets, parsed), **{**table, **options})
     return gate.compare(read_score_report(baseline), read_score_report(candidate), opts,
                         no_gate=no_gate, allow_identical=allow_identical,
                         anchor=None if anchor is None else read_score_report(anchor),

@@ -506,6 +506,10 @@ def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
               default=0.05, show_default=True)
 @click.option("--power", type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               default=0.8, show_default=True)
+@click.option("--design-effect", type=FiniteFloatRange(0, 1000, min_open=True), default=1.0,
+              show_default=True,
+              help="Clustered questions (several per document): the variance inflation that "
+                   "compare reports (summary.power.*.design_effect); queries scale by it.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 def plan(fmt: str, **kwargs: Any) -> None:

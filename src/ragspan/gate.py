@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.budgets import Budget, budget_for
+from ragspan.clusters import renumber
 from ragspan.errors import ExitCode, InputError, UsageError
 from ragspan.io.evalset import normalization_twins
 from ragspan.metrics.failures import LABELS, LEVERS
@@ -52,6 +53,7 @@ class GateOptions:
     anchor_budget: str | None = GATE_DEFAULTS["anchor_budget"]
     primary_metric: str | None = GATE_DEFAULTS["primary_metric"]
     top: int = GATE_DEFAULTS["top"]
+    cluster_by: str = GATE_DEFAULTS["cluster_by"]
 
     def validate(self) -> None:
         """Every value against its declared option (a usage error names the flag); alpha has
@@ -67,6 +69,10 @@ class GateOptions:
             raise UsageError("--alpha has no effect in non-inferiority mode (its bound is the "
                              "one-sided 95% upper bound of the drop); drop --alpha or use "
                              "--mode interval")
+        if self.cluster_by not in ("auto", "none", "doc_id") and not (
+                self.cluster_by.startswith("tag:") and len(self.cluster_by) > 4):
+            raise UsageError(f"--cluster-by {self.cluster_by!r}: expected auto, none, doc_id "
+                             "or tag:KEY")
         if self.mode != "interval" and self.correction == "max-t":
             raise UsageError("--correction max-t adjusts the interval mode's bounds; with "
                              f"--mode {self.mode} use holm or none")
@@ -417,6 +423,81 @@ def unmatched_budgets(budgets: dict[str, Budget], names: Sequence[str]) -> list[
     return [key for key in budgets if key not in names and key not in bases]
 
 
+@dataclass(frozen=True)
+class ClusterPlan:
+    """The sampling unit of a comparison (docs/gate.md, "Clustered eval sets"): ``by`` is
+    ``none`` (each question), ``doc_id`` or ``tag:KEY``; ``keys`` the cluster of each query
+    id (absent: a cluster of its own); ``reason`` why, ``population`` what the verdict is
+    about, in words."""
+
+    by: str
+    reason: str
+    keys: dict[str, str]
+    population: str
+
+    def index(self, ids: Sequence[str]) -> np.ndarray | None:
+        """Cluster numbers of ``ids`` (None: per-query inference)."""
+        from ragspan.clusters import cluster_index
+
+        if self.by == "none":
+            return None
+        return cluster_index([self.keys.get(q) for q in ids])
+
+    def as_json(self, ids: Sequence[str]) -> dict[str, Any]:
+        index = self.index(ids)
+        units = len(ids) if index is None else (int(index.max()) + 1 if len(ids) else 0)
+        return {"by": self.by, "reason": self.reason, "queries": len(ids), "clusters": units,
+                "population": self.population}
+
+
+def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str) -> ClusterPlan:
+    """Resolve ``--cluster-by``. ``auto``: per question when no document has two questions,
+    or when the eval set asks about every document of its corpus (the verdict is about these
+    documents); by ``doc_id`` otherwise (they are a sample of the documents users query, or
+    the corpus size is unknown). The candidate's clusters must be the baseline's."""
+    from ragspan.clusters import populations
+
+    docs = {q: r.doc_id for q, r in zip(base.ids, base.rows) if r.doc_id is not None}
+    asked = len(set(docs.values()))
+    if setting.startswith("tag:"):
+        key = setting[len("tag:"):]
+        keys = {q: r.tags[key] for q, r in zip(base.ids, base.rows) if key in r.tags}
+        if not keys:
+            raise UsageError(f"--cluster-by {setting}: no query carries the tag '{key}'")
+        by, reason = setting, "given"
+    elif setting in ("doc_id", "none"):
+        keys = docs if setting == "doc_id" else {}
+        by, reason = setting, "given"
+    else:
+        keys = docs
+        shared = len(docs) > asked
+        corpus = (base.documents or {}).get("corpus")
+        if not shared:
+            by, reason = "none", "no document has two questions"
+        elif corpus is not None and asked >= corpus:
+            by, reason = "none", (f"the eval set asks about all {corpus} documents of its corpus"
+                                  if corpus != 1 else "the eval set asks about the one "
+                                  "document of its corpus")
+        elif corpus is None:
+            by, reason = "doc_id", ("the corpus size is not recorded (scored without --corpus): "
+                                    "its documents are taken as a sample")
+        else:
+            by, reason = "doc_id", (f"the eval set asks about {asked} of the corpus's "
+                                    f"{corpus} documents: a sample")
+    if by != "none":
+        cand_keys = ({q: r.doc_id for q, r in zip(cand.ids, cand.rows) if r.doc_id is not None}
+                     if by == "doc_id" else
+                     {q: r.tags[by[4:]] for q, r in zip(cand.ids, cand.rows) if by[4:] in r.tags})
+        differ = sorted(q for q in keys if cand_keys.get(q) != keys[q])
+        if differ or set(cand_keys) - set(keys):
+            first = (differ or sorted(set(cand_keys) - set(keys)))[0]
+            raise InputError(f"the reports' clusters ({by}) differ, e.g. query '{first}': "
+                             f"{keys.get(first)!r} against {cand_keys.get(first)!r}", cand.path)
+    units = len(set(keys.values())) + sum(1 for q in base.ids if q not in keys)
+    return ClusterPlan(by, reason, keys if by != "none" else {},
+                       populations(by, units, asked))
+
+
 def default_budgets(kind: str) -> dict[str, Budget]:
     """Only complete grounding is gated by default (2pt); doc reports gate nDCG instead."""
     return {"complete_grounding" if kind == "score.span" else "doc_ndcg": Budget("pt", 2.0)}
@@ -440,22 +521,34 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
 
 
 def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOptions,
-             defaults: dict[str, Budget], level: float | None = None) -> list[MetricOutcome]:
+             defaults: dict[str, Budget], level: float | None = None,
+             clusters: np.ndarray | None = None) -> list[MetricOutcome]:
     """Outcomes of every metric on aligned per-query matrices (n queries x m metrics). In
     interval mode each gated metric gets one-sided bounds on its drop at ``level`` (the
-    family-adjusted error rate; default ``opts.level``) and its decision."""
+    family-adjusted error rate; default ``opts.level``) and its decision. ``clusters`` (a
+    cluster number per query, ``ragspan.clusters``): the tests flip, the bootstrap resamples
+    and the bounds are computed over whole clusters (the cluster-robust t bounds, for binary
+    metrics too)."""
+    from ragspan import clusters as cl
     from ragspan import stats
     from ragspan.intervals import drop_bounds
 
     n, m = base.shape
     deltas = cand - base
+    units = deltas if clusters is None else cl.cluster_sums(deltas, clusters)
     if opts.test == "t-test":
-        test = stats.paired_t_test(deltas)
+        test = stats.paired_t_test(units)
     else:
-        test = stats.sign_flip_test(deltas, opts.permutations, opts.seed)
-    ci = stats.bootstrap_ci(deltas, opts.bootstrap, opts.seed)
-    upper_down = stats.one_sided_upper_drop(deltas) if n else np.zeros(m)
-    upper_up = stats.one_sided_upper_drop(-deltas) if n else np.zeros(m)
+        test = stats.sign_flip_test(units, opts.permutations, opts.seed)
+    if clusters is None:
+        ci = stats.bootstrap_ci(deltas, opts.bootstrap, opts.seed)
+        ci_low, ci_high = ci.low, ci.high
+        upper_down = stats.one_sided_upper_drop(deltas) if n else np.zeros(m)
+        upper_up = stats.one_sided_upper_drop(-deltas) if n else np.zeros(m)
+    else:
+        ci_low, ci_high = cl.bootstrap_ci(deltas, clusters, opts.bootstrap, opts.seed)
+        upper_down = cl.t_bounds(-deltas, clusters, 0.05)[1] if n else np.zeros(m)
+        upper_up = cl.t_bounds(deltas, clusters, 0.05)[1] if n else np.zeros(m)
     budgets = [budget_for(name, opts.budgets, defaults) for name in names]
     p_values: list[float | None] = []
     binary: list[tuple[int, int] | None] = []
@@ -463,6 +556,8 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         if parse_name(name).spec.binary:
             fixed, broken, p = stats.discordant_pairs(base[:, j], cand[:, j])
             binary.append((fixed, broken))
+            if clusters is not None:
+                p = float(test.p_values[j])
             p_values.append(p if n >= 2 else None)
         else:
             binary.append(None)
@@ -471,7 +566,13 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
     bounds: dict[int, tuple[float, float, str]] = {}
     level = opts.level if level is None else level
     gated_cols = [j for j in range(m) if budgets[j].gated]
-    if opts.mode == "interval" and gated_cols:
+    if opts.mode == "interval" and gated_cols and clusters is not None:
+        signs = np.array([1.0 if parse_name(names[j]).spec.higher_is_better else -1.0
+                          for j in gated_cols])
+        lo, hi = cl.t_bounds((base[:, gated_cols] - cand[:, gated_cols]) * signs, clusters,
+                             level)
+        bounds = {j: (float(lo[i]), float(hi[i]), "cluster-t") for i, j in enumerate(gated_cols)}
+    elif opts.mode == "interval" and gated_cols:
         specs = [parse_name(names[j]).spec for j in gated_cols]
         got = drop_bounds(base[:, gated_cols], cand[:, gated_cols],
                           [sp.binary for sp in specs], [sp.higher_is_better for sp in specs],
@@ -506,10 +607,11 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
                 mode=opts.mode, upper_drop=up, allowed_drop=allowed)
         d = deltas[:, j] if higher else -deltas[:, j]
         fixed_broken = binary[j]
-        test_name = ("exact-mcnemar" if fixed_broken is not None else test.method)
+        test_name = ("exact-mcnemar" if fixed_broken is not None and clusters is None
+                     else test.method if clusters is None else f"cluster-{test.method}")
         out.append(MetricOutcome(
             name=name, baseline=b_mean, candidate=c_mean, delta=delta,
-            ci_low=float(ci.low[j]), ci_high=float(ci.high[j]),
+            ci_low=float(ci_low[j]), ci_high=float(ci_high[j]),
             p_value=p, p_adjusted=adjusted.get(j), test=test_name, budget=str(budgets[j]),
             allowed_drop=allowed, gated=budgets[j].gated, over_budget=bool(over),
             significant=significant, upper_drop=up if opts.mode == "non-inferiority" else None,
@@ -543,7 +645,8 @@ def slice_groups(cmp: Comparison, opts: GateOptions) -> dict[str, dict[str, list
 
 def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget],
                    level: float | None = None,
-                   groups: dict[str, dict[str, list[int]]] | None = None
+                   groups: dict[str, dict[str, list[int]]] | None = None,
+                   clusters: np.ndarray | None = None
                    ) -> tuple[dict[str, Any], list[str], list[str]]:
     """Gated metrics per value of each ``gate_slices`` tag; small slices reported only.
     Returns the report, the failure reasons and the inconclusive reasons."""
@@ -558,8 +661,9 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
         for value, idx in by_value.items():
             rows = np.asarray(idx)
             gated = len(idx) >= opts.min_slice_size
+            sub = None if clusters is None else renumber(clusters[rows])
             outs = evaluate(cmp.base[np.ix_(rows, gated_cols)], cmp.cand[np.ix_(rows, gated_cols)],
-                            names, opts, defaults, level)
+                            names, opts, defaults, level, sub)
             if not gated:
                 outs = [MetricOutcome(**{**o.__dict__, "gated": False, "failed": False,
                                          "decision": None}) for o in outs]
@@ -574,7 +678,8 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
 
 
 def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget],
-           groups: dict[str, dict[str, list[int]]] | None = None) -> tuple[float, int]:
+           groups: dict[str, dict[str, list[int]]] | None = None,
+           clusters: np.ndarray | None = None) -> tuple[float, int]:
     """Interval mode: the error rate of each bound, so that the family of every gated
     metric (each k) overall and in every gated slice keeps ``opts.level``
     (``stats.family_alpha``); and the family's size."""
@@ -594,17 +699,20 @@ def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget],
                 members += [(rows, drops[rows, i]) for i in range(len(cols))]
     level = stats.family_alpha([d for _, d in members], [r for r, _ in members],
                                len(cmp.ids), opts.level, opts.family_correction,
-                               opts.permutations, opts.seed)
+                               opts.permutations, opts.seed, clusters)
     return level, len(members)
 
 
 def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: float,
-                    noise: Comparison | None = None) -> dict[str, Any]:
+                    noise: Comparison | None = None,
+                    clusters: np.ndarray | None = None) -> dict[str, Any]:
     """Per gated metric: the minimum drop a one-sided level-``level`` test detects with
     power 0.8 at this n and the spread of per-query changes (for a binary metric the share
     of queries that changed), and whether the budget is below it. The spread is the
     baseline's against ``noise`` (a second scoring of the baseline) when given, else the
-    candidate's against the baseline."""
+    candidate's against the baseline. ``clusters``: the spread is the clusters' (the
+    cluster-robust standard error, t quantiles with C - 1 degrees of freedom)."""
+    from ragspan import clusters as cl
     from ragspan import stats
 
     out: dict[str, Any] = {}
@@ -619,15 +727,30 @@ def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: f
             j = cmp.names.index(o.name)
             d = cmp.cand[:, j] - cmp.base[:, j]
         sd = float(d.std(ddof=1)) if n >= 2 else 0.0
-        mdd = stats.minimum_detectable_drop(sd, n, level)
+        effect = 1.0
+        if clusters is not None and n >= 2:  # the spread of the mean is the clusters'
+            units = cl.count(clusters)
+            effect = float(cl.design_effect(d[:, None], clusters)[0])
+            sd = float(cl.robust_se(d[:, None], clusters)[0]) * math.sqrt(n) if units >= 2 \
+                else math.inf
+        mdd = stats.minimum_detectable_drop(sd, n, level) if math.isfinite(sd) else math.inf
+        if clusters is not None and math.isfinite(mdd) and cl.count(clusters) >= 2:
+            from scipy.special import stdtrit  # few clusters: t quantiles, as the bounds use
+
+            df = cl.count(clusters) - 1
+            mdd = float((stdtrit(df, 1 - level) + stdtrit(df, stats.POWER)) * sd / math.sqrt(n))
         row: dict[str, Any] = {
             "queries": n, "changed_share": float((np.abs(d) > 1e-12).mean()) if n else 0.0,
-            "sd": sd, "alpha": level, "power": stats.POWER,
+            "sd": sd if math.isfinite(sd) else None, "alpha": level, "power": stats.POWER,
             "minimum_detectable_drop": mdd if math.isfinite(mdd) else None,
             "budget_below_it": bool(not math.isfinite(mdd) or o.allowed_drop < mdd - 1e-12),
             "spread_from": "noise" if noise is not None and o.name in noise.names
             else "candidate",
         }
+        if clusters is not None:
+            row.update({"clusters": int(clusters.max()) + 1 if n else 0,
+                        "design_effect": effect,
+                        "effective_queries": n / effect if effect > 0 else float(n)})
         out[o.name] = row
     return out
 
@@ -641,12 +764,16 @@ def power_warnings(power: dict[str, Any], outcomes: Sequence[MetricOutcome]) -> 
             continue
         o = by[name]
         if p["minimum_detectable_drop"] is None:
-            lines.append(f"{name}: with {p['queries']} queries no drop can be told from noise")
+            lines.append(f"{name}: with {p['queries']} queries"
+                         + (f" in {p['clusters']} cluster(s)" if "clusters" in p else "")
+                         + " no drop can be told from noise")
             continue
         what = "changing between two scorings of the baseline" if p["spread_from"] == "noise" \
             else "changing"
+        where = (f"{p['queries']} queries in {p['clusters']} clusters (design effect "
+                 f"{p['design_effect']:.2f})" if "clusters" in p else f"{p['queries']} queries")
         lines.append(
-            f"{name}: with {p['queries']} queries and {100 * p['changed_share']:.0f}% of them "
+            f"{name}: with {where} and {100 * p['changed_share']:.0f}% of them "
             f"{what}, a drop smaller than {_amount(o, p['minimum_detectable_drop'])} cannot "
             f"be told from noise (alpha {p['alpha']:.3g}, power {p['power']:g}); the budget "
             f"is {o.budget}")
@@ -764,6 +891,7 @@ class GateResult:
     warnings: tuple[str, ...] = ()
     anchor: dict[str, Any] | None = None  # the drift guard's comparison, when asked
     noise: dict[str, Any] | None = None  # noise_check's unstable queries, when asked
+    clusters: dict[str, Any] | None = None  # the sampling unit (ClusterPlan.as_json)
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -787,6 +915,8 @@ class GateResult:
             out["anchor"] = self.anchor
         if self.noise is not None:
             out["noise"] = self.noise
+        if self.clusters is not None:
+            out["clusters"] = self.clusters
         if self.no_gate:
             out["no_gate"] = True
         if self.changes:
@@ -830,7 +960,8 @@ MAX_UNSTABLE_LISTED = 100
 
 
 def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
-                 gated: Sequence[str], defaults: dict[str, Budget]
+                 gated: Sequence[str], defaults: dict[str, Budget],
+                 plan: ClusterPlan | None = None
                  ) -> tuple[dict[str, Any], list[str], list[str]]:
     """The drift guard: every metric gated against the baseline, gated against the pinned
     ``anchor`` with the cumulative ``opts.anchor_budget`` by the same interval rule (overall
@@ -859,8 +990,10 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     cols = [cmp.names.index(n) for n in names]
     sub = Comparison(cmp.ids, names, cmp.base[:, cols], cmp.cand[:, cols], cmp.rows_base,
                      cmp.rows_cand, cmp.kind, cmp.ks)
-    level, size = family(sub, a_opts, {}) if opts.mode == "interval" else (opts.level, 0)
-    outs = evaluate(sub.base, sub.cand, names, a_opts, {}, level)
+    index = None if plan is None else plan.index(sub.ids)
+    level, size = family(sub, a_opts, {}, None, index) if opts.mode == "interval" \
+        else (opts.level, 0)
+    outs = evaluate(sub.base, sub.cand, names, a_opts, {}, level, index)
     where = "against the anchor: "
     failures = [failure_reason(o, where) for o in outs if o.failed]
     uncertain = [uncertain_reason(o, where) for o in outs if o.decision == "inconclusive"]
@@ -910,17 +1043,24 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     interval = power = None
     warnings: list[str] = []
     level: float | None = None
+    plan = cluster_plan(base, cand, opts.cluster_by)
+    clusters = plan.index(cmp.ids)
+    if clusters is not None and len(cmp.ids) and int(clusters.max()) == 0:
+        warnings.append(f"all {len(cmp.ids)} queries are in one cluster ({plan.by}): nothing "
+                        "can be inferred about other documents, so no gated metric is decided "
+                        "(--cluster-by none to infer about these questions)")
     groups = slice_groups(cmp, opts)
     if opts.mode == "interval":
-        level, size = family(cmp, opts, defaults, groups)
+        level, size = family(cmp, opts, defaults, groups, clusters)
         interval = {"alpha": opts.level, "bound_alpha": level, "family": size,
                     "correction": opts.family_correction,
                     "on_inconclusive": opts.on_inconclusive}
-    outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults, level)
+    outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults, level, clusters)
     noise_cmp, noise_part = noise_check(base, noise, gated) if noise is not None else (None, None)
     if level is not None:
-        power = power_statement(cmp, outcomes, level, noise_cmp)
-        warnings = power_warnings(power, outcomes)
+        power = power_statement(cmp, outcomes, level, noise_cmp,
+                                None if noise_cmp is not None else clusters)
+        warnings += power_warnings(power, outcomes)
     if noise_part is not None:
         for name, u in noise_part["unstable"].items():
             if u["count"]:
@@ -929,10 +1069,11 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     warnings += version_warnings(base, cand)
     bcheck = budget_check(cmp, opts)
     slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level,
-                                                             groups)
+                                                             groups, clusters)
     anchor_part = None
     if anchor is not None:
-        anchor_part, a_fail, a_uncertain = anchor_check(anchor, cand, opts, gated, defaults)
+        anchor_part, a_fail, a_uncertain = anchor_check(anchor, cand, opts, gated, defaults,
+                                                        plan)
         slice_failures += a_fail
         slice_uncertain += a_uncertain
     elif opts.anchor_budget is not None:
@@ -948,4 +1089,5 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
                       tuple(regressed), len(cmp.ids), tuple(cmp.ks),
                       dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
-                      why, interval, power, tuple(warnings), anchor_part, noise_part)
+                      why, interval, power, tuple(warnings), anchor_part, noise_part,
+                      plan.as_json(cmp.ids))

@@ -173,6 +173,10 @@ GATE_OPTIONS: tuple[Option, ...] = (
            nullable=True),
     Option("top", "int", 10, "How many most-regressed queries to list.", low=0,
            high=MAX_TOP),
+    Option("cluster-by", "str", "auto", "The sampling unit: doc_id (questions about one "
+           "document move together; the verdict is about documents like these), tag:KEY, "
+           "none (each question; the verdict is about these documents), or auto "
+           "(docs/gate.md, \"Clustered eval sets\")."),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
            "\"off\"."),
 )

@@ -44,6 +44,7 @@ class QueryRow:
     missing_spans: dict[str, list[dict[str, Any]]]
     failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
     evidence: dict[tuple[str, int, int], list[dict[str, Any]]]  # failing span -> its chunks
+    doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
 
     def lost(self, k: str) -> list[dict[str, Any]]:
         """The gold spans missing at ``k``, each with the chunks behind its label."""
@@ -69,6 +70,7 @@ class ScoreReport:
     rows: tuple[QueryRow, ...]
     inputs: dict[str, str] = field(default_factory=dict)  # role -> the sha256 recorded
     tool_version: str = ""  # the ragspan version that wrote the report
+    documents: dict[str, Any] | None = None  # summary.documents: the corpus's, those asked
 
     def input_sha256(self, role: str) -> str:
         """The sha256 the report records for its input ``role`` ("" when none)."""
@@ -94,6 +96,8 @@ def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
     by key, ``missing_spans`` lists of spans by k."""
     if not isinstance(row.get("query", ""), str):
         raise InputError(f"query '{qid}': 'query' must be a string", path)
+    if not isinstance(row.get("doc_id", ""), str):
+        raise InputError(f"query '{qid}': 'doc_id' must be a string", path)
     tags = row.get("tags", {})
     if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
         raise InputError(f"query '{qid}': 'tags' must map keys to strings", path)
@@ -187,11 +191,25 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
                             dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
                             {(e["doc_id"], e["start"], e["end"]): e["chunks"]
-                             for e in r.get("failure_evidence", [])})
+                             for e in r.get("failure_evidence", [])},
+                            r.get("doc_id"))
                    for r in rows),
         inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
         tool_version=str(pred["tool"].get("version", "")),
+        documents=_documents(pred["summary"].get("documents"), name),
     )
+
+
+def _documents(value: Any, path: str) -> dict[str, Any] | None:
+    """``summary.documents``: ``corpus`` (an integer, or null without a corpus) and
+    ``asked`` (an integer); anything else is an InputError."""
+    if value is None:
+        return None
+    ok = (isinstance(value, dict) and isinstance(value.get("asked"), int)
+          and (value.get("corpus") is None or isinstance(value.get("corpus"), int)))
+    if not ok:
+        raise InputError("summary.documents must hold the integers 'corpus' and 'asked'", path)
+    return {"corpus": value.get("corpus"), "asked": value["asked"]}
 
 
 def _mean(arr: np.ndarray) -> float:
@@ -331,6 +349,9 @@ def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, A
             "in_run": bool(report.in_run[i]),
             "metrics": {n: float(arr[i]) for n, arr in values.items()},
         }
+        document = query_document(q)
+        if document is not None:
+            row["doc_id"] = document
         if q.tags:
             row["tags"] = q.tags
         missing: dict[str, Any] = {}
@@ -363,6 +384,23 @@ def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, A
         rows.append(row)
         gold_pos += n_gold
     return rows
+
+
+def query_document(q: Any) -> str | None:
+    """The document a query asks about: its scope ``doc_id``, else the one document of its
+    gold spans, else its gold documents joined by ``+`` (None without either)."""
+    if q.doc_id:
+        return str(q.doc_id)
+    docs = sorted({s.doc_id for s in q.gold_spans})
+    return "+".join(docs) if docs else None
+
+
+def documents_summary(report: SpanReport) -> dict[str, Any]:
+    """How many documents the corpus holds (None when scored without ``--corpus``) and how
+    many the eval set asks about: what the gate's default sampling unit is decided from."""
+    asked = {d for q in report.evalset.queries if (d := query_document(q)) is not None}
+    return {"corpus": len(report.corpus) if report.corpus is not None else None,
+            "asked": len(asked)}
 
 
 def failure_summary(report: SpanReport) -> dict[str, Any]:
@@ -429,6 +467,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         },
     }
     summary["failure_labels"] = failure_summary(report)
+    summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())
                if not present]
     twins = twins_note(normalization_twins(missing, report.unmatched_run_ids), "run ids")

@@ -194,7 +194,8 @@ def holm(p_values: np.ndarray) -> np.ndarray:
 
 
 def family_alpha(drops: list[np.ndarray], rows: list[np.ndarray], n: int, alpha: float,
-                 correction: str, n_resamples: int, seed: int) -> float:
+                 correction: str, n_resamples: int, seed: int,
+                 clusters: np.ndarray | None = None) -> float:
     """The per-hypothesis error rate that holds the family's at ``alpha``.
 
     Hypothesis ``h`` is "no drop" for the per-query drops ``drops[h]`` of the queries
@@ -206,24 +207,31 @@ def family_alpha(drops: list[np.ndarray], rows: list[np.ndarray], n: int, alpha:
     in which one hypothesis alone passes ``c`` (mid-p at ties, averaged over the
     hypotheses), kept within ``[alpha / m, alpha]``. Correlated hypotheses (one metric at
     two k, a slice and the whole) cost less than Bonferroni; one hypothesis listed twice
-    costs nothing."""
+    costs nothing. ``clusters`` (a cluster number per query): whole clusters are flipped
+    together, and each null standard error is ``sqrt(sum_c s_c^2) / n_h`` over the member's
+    cluster totals ``s_c`` (docs/gate.md, "Clustered eval sets")."""
     m = len(drops)
     if m <= 1 or correction == "none":
         return alpha
     if correction == "holm":
         return alpha / m
-    scale = [math.sqrt(float((d * d).sum())) / max(len(d), 1) for d in drops]
+    if clusters is None:
+        clusters = np.arange(n, dtype=np.int64)
+    units = int(clusters.max()) + 1 if clusters.size else 0
+    totals = [np.bincount(clusters[rows[h]], weights=drops[h], minlength=units)
+              for h in range(m)]
+    scale = [math.sqrt(float((s * s).sum())) / max(len(d), 1) for s, d in zip(totals, drops)]
     live = [h for h in range(m) if scale[h] > 0 and len(drops[h]) >= 2]
     if not live:
         return alpha
+    weights = np.stack([totals[h] / len(drops[h]) / scale[h] for h in live], axis=1)
     rng = np.random.default_rng(seed)
     t = np.empty((n_resamples, len(live)))
     done = 0
     while done < n_resamples:
         b = min(BLOCK, n_resamples - done)
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(b, n)).astype(float)
-        t[done: done + b] = np.stack([(signs[:, rows[h]] @ drops[h]) / len(drops[h])
-                                      / scale[h] for h in live], axis=1)
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(b, units)).astype(float)
+        t[done: done + b] = signs @ weights
         done += b
     c = float(np.quantile(t.max(axis=1), 1 - alpha, method="inverted_cdf"))
     tol = 1e-9

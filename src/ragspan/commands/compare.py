@@ -200,6 +200,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         "allow_budget_change": opts.allow_budget_change,
         "budgets": {n: str(b) for n, b in result.budgets.items()},
         "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
+        "cluster_by": opts.cluster_by,
         "k": list(result.ks), "config_file": config_path, "config_origin": config_origin,
         "no_config": no_config or None,
         "verified": sources.given or None,

@@ -9,7 +9,10 @@ from ragspan.errors import UsageError
 
 
 def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float = 0.05,
-        power: float = 0.8) -> CommandResult:
+        power: float = 0.8, design_effect: float = 1.0) -> CommandResult:
+    """``design_effect``: with several questions per document the variance of the mean
+    grows by this factor, so the queries needed grow by it and the minimum detectable drop
+    by its square root (effective sample size n / design effect)."""
     from ragspan.budgets import parse_budget_value
     from ragspan.envelope import statement
     from ragspan.report import InputRef
@@ -26,7 +29,8 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
     need = queries_needed(flip_rate, allowed, true_drop, alpha, power)
     import math
 
-    sd = math.sqrt(flip_rate)
+    need = {k: math.ceil(v * design_effect) if math.isfinite(v) else v for k, v in need.items()}
+    sd = math.sqrt(flip_rate * design_effect)
     summary = {
         "flip_rate": flip_rate, "budget": str(b), "drop": f"{100 * true_drop:g}pt",
         "alpha": alpha, "power": power,
@@ -40,6 +44,9 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
 
     parameters = {"flip_rate": flip_rate, "budget": str(b), "drop": summary["drop"],
                   "alpha": alpha, "power": power}
+    if design_effect != 1.0:  # recorded when given, so a plain plan keeps its bytes
+        parameters["design_effect"] = design_effect
+        summary["design_effect"] = design_effect
     digest = sha256_hex(canonical_dumps(parameters).encode("utf-8"))
     return CommandResult(statement(
         kind="plan", subject=[InputRef("plan", "parameters", digest)], inputs=[],

@@ -76,6 +76,11 @@ def _notes(summary: dict[str, Any]) -> list[str]:
     a = summary.get("anchor")
     if a:
         lines.append(f"anchor {a['report']} (cumulative budget {a['budget']}): {a['verdict']}")
+    c = summary.get("clusters")
+    if c:
+        unit = ("each question is its own unit" if c["by"] == "none"
+                else f"{c['queries']} queries in {c['clusters']} clusters by {c['by']}")
+        lines.append(f"population: {c['population']} ({unit}; {c['reason']})")
     return lines
 
 
