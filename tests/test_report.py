@@ -126,6 +126,22 @@ def known_values(made) -> list[float]:
                 res = compare(c.report, d.report, GateOptions(), allow_identical=True)
                 _leaves(res.summary(), values)
     values += [len(configs), 2000, 0, GATE_DEFAULTS["budget_tolerance"] * 100, 2]
+    # the family of the comparisons with the baseline (A), by max-T on the per-query drops,
+    # computed here straight from the reports: its size, alpha and each bound's level
+    import numpy as np
+
+    from ragspan.stats import family_alpha
+
+    base = configs[0].report.column("complete_grounding@5")
+    drops = [base - c.report.column("complete_grounding@5") for c in configs[1:]]
+    members = [x for d in drops for x in (d, -d)]
+    from ragspan.gate import cluster_plan
+
+    ref = configs[0].report
+    units = cluster_plan(ref, ref, "auto").index(ref.ids)  # the documented sampling unit
+    level = family_alpha(members, [np.arange(len(base))] * len(members), len(base), 0.05,
+                         "max-t", 10_000, 0, units)
+    values += [len(members), len(drops), 0.05, 1 - level]
     return values
 
 
@@ -286,3 +302,21 @@ def test_the_client_readout_checks_the_corpus_it_quotes(made, tmp_path):
                   "--out", tmp_path / "c.md")
     assert_input_error(res, "not the one the baseline was scored on", "corpus.jsonl")
     assert not (tmp_path / "c.md").exists()
+
+
+def test_the_configurations_are_one_family(made, tmp_path):
+    """Each configuration against the baseline, both directions, adjusted together by max-T:
+    every bound is stricter than one pair's alone; --all-pairs makes every pair a member."""
+    res = report(made, tmp_path / "r.md", "--format", "json")
+    assert res_ok(res)
+    fam = res.json()["predicate"]["summary"]["family"]
+    assert fam["size"] == 6 and fam["alpha"] == 0.05 and fam["bound_alpha"] < 0.05
+    assert [(p["from"], p["to"]) for p in fam["pairs"]] == [("A", "B"), ("A", "C"), ("A", "D")]
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "in the family" in text and ("survives" in text or "within noise" in text)
+    for p in fam["pairs"]:
+        assert p["survives"] == (p["drop_low"] > 0 or p["drop_high"] < 0)
+    res = report(made, tmp_path / "all.md", "--all-pairs", "--format", "json")
+    fam = res.json()["predicate"]["summary"]["family"]
+    assert fam["size"] == 12 and len(fam["pairs"]) == 6
+    assert "## Every pair, one family" in (tmp_path / "all.md").read_text(encoding="utf-8")

@@ -529,7 +529,11 @@ def plan(fmt: str, **kwargs: Any) -> None:
 @click.option("--audience", type=click.Choice(["developer", "client"]), default="developer",
               show_default=True, help="client: four sections, the missed clauses quoted.")
 @click.option("--corpus", type=str,
-              help="Corpus to quote from (default the one the baseline records).")
+              help="The client readout's corpus to quote from (its sha256 must be the one the "
+                   "baseline records; required for --audience client).")
+@click.option("--all-pairs", is_flag=True,
+              help="Compare every pair of configurations as one family, not only each with "
+                   "the baseline.")
 @click.option("--report", "report_json", type=str,
               help="Also write the command's JSON report here.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)

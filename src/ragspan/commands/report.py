@@ -87,11 +87,19 @@ def summary_of(readout: Any) -> dict[str, Any]:
                                    "delta": e.outcome(cg).delta,
                                    "p_value": e.outcome(cg).p_value} for e in row.effects]}
                     for row in readout.backlog],
+        **({"family": {
+            "alpha": readout.family.alpha, "bound_alpha": readout.family.bound_alpha,
+            "size": readout.family.size, "unit": readout.family.unit,
+            "pairs": [{"from": readout.configs[a].name, "to": readout.configs[b].name,
+                       "drop_low": low, "drop_high": high, "survives": survives}
+                      for a, b, low, high, survives in readout.family.pairs]}}
+           if readout.family is not None else {}),
     }
 
 
 def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int | None = None,
-        audience: str = "developer", corpus: str | None = None) -> CommandResult:
+        audience: str = "developer", corpus: str | None = None,
+        all_pairs: bool = False) -> CommandResult:
     from ragspan.envelope import statement
     from ragspan.io.files import sha256_hex
     from ragspan.readout.build import build
@@ -102,7 +110,7 @@ def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int
     if not reports:
         raise UsageError("give at least one score report")
     fmt = format_of(out)
-    readout = build(read_configs(reports), baseline, k)
+    readout = build(read_configs(reports), baseline, k, all_pairs)
     corp = corpus_for(readout, corpus) if audience == "client" else None
     text = render(readout, fmt, audience, corp)
     inputs = [InputRef("score", c.report.path, c.report.sha256) for c in readout.configs]
@@ -111,6 +119,7 @@ def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int
     doc = statement(
         kind="report", subject=[InputRef("report", out, sha256_hex(text.encode("utf-8")))],
         inputs=inputs, parameters={"k": readout.k, "audience": audience, "format": fmt,
-                                   "baseline": readout.base.name},
+                                   "baseline": readout.base.name,
+                                   **({"all_pairs": True} if all_pairs else {})},
         summary=summary_of(readout), details={})
     return CommandResult(doc, {out: text})

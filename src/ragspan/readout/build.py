@@ -94,6 +94,24 @@ class BacklogRow:
 
 
 @dataclass(frozen=True)
+class Family:
+    """The configurations compared as one family (docs/report.md): every compared pair's
+    complete grounding difference, both directions, adjusted together by max-T over one
+    query- (or cluster-) blocked sign matrix. ``pairs`` holds per pair ``(a, b, low, high,
+    survives)``: one-sided bounds on b's drop against a at ``bound_alpha`` each; a
+    difference survives when its interval excludes 0."""
+
+    alpha: float
+    bound_alpha: float
+    size: int
+    unit: str  # the sampling unit (gate.ClusterPlan.by)
+    pairs: tuple[tuple[int, int, float, float, bool], ...]
+
+    def survives(self, a: int, b: int) -> bool | None:
+        return next((p[4] for p in self.pairs if (p[0], p[1]) == (a, b)), None)
+
+
+@dataclass(frozen=True)
 class Readout:
     configs: tuple[Config, ...]
     baseline: int
@@ -102,6 +120,7 @@ class Readout:
     against: dict[int, Effect]  # each other configuration against the baseline
     pairs: tuple[Pair, ...]  # every pair with known levers that differ
     backlog: tuple[BacklogRow, ...]
+    family: Family | None = None  # the comparisons adjusted as one family
 
     @property
     def cg(self) -> str:
@@ -128,15 +147,67 @@ def interval(values: np.ndarray) -> tuple[float, float]:
     return float(ci.low[0]), float(ci.high[0])
 
 
+FAMILY_ALPHA = 0.05
+
+
+def family_of(configs: Sequence[Config], compared: Sequence[tuple[int, int]], k: int,
+              base: int) -> Family | None:
+    """``compared`` (pairs of configuration indices) as one family: the per-query drops of
+    complete grounding@k, each pair in both directions, adjusted by max-T
+    (``stats.family_alpha``) over one sign matrix that flips the baseline report's sampling
+    units (``gate.cluster_plan``: whole documents when the eval set is a sample of the
+    corpus); then each pair's bounds at the family's error rate (cluster-robust t bounds, or
+    the gate's per-query bounds)."""
+    from ragspan import clusters as cl
+    from ragspan import stats
+    from ragspan.gate import cluster_plan
+    from ragspan.intervals import drop_bounds
+
+    if not compared:
+        return None
+    cg = f"complete_grounding@{k}"
+    ref = configs[base].report
+    plan = cluster_plan(ref, ref, "auto")
+    index = plan.index(ref.ids)
+    order = {q: i for i, q in enumerate(ref.ids)}
+
+    def column(c: Config) -> np.ndarray:
+        values = c.report.column(cg)
+        pos = np.array([order[q] for q in c.report.ids])
+        out = np.empty(len(ref.ids))
+        out[pos] = values
+        return out
+
+    cols = {i: column(configs[i]) for i in {x for p in compared for x in p}}
+    drops = [cols[a] - cols[b] for a, b in compared]
+    members = [d for d in drops for d in (d, -d)]
+    everyone = np.arange(len(ref.ids))
+    level = stats.family_alpha(members, [everyone] * len(members), len(ref.ids), FAMILY_ALPHA,
+                               "max-t", 10_000, 0, index)
+    rows = []
+    for (a, b), d in zip(compared, drops):
+        if index is not None:
+            lo, hi = cl.t_bounds(d.reshape(-1, 1), index, level)
+        else:
+            got = drop_bounds(cols[a].reshape(-1, 1), cols[b].reshape(-1, 1), [True], [True],
+                              level, 2_000, 0)
+            lo, hi = got.low, got.high
+        low, high = float(lo[0]), float(hi[0])
+        rows.append((a, b, low, high, bool(low > 0 or high < 0)))
+    return Family(FAMILY_ALPHA, level, len(members), plan.by, tuple(rows))
+
+
 def _effect(configs: Sequence[Config], pair: Pair) -> Effect:
     a, b = configs[pair.a].report, configs[pair.b].report
     return Effect(pair, compare(a, b, GateOptions(), allow_identical=True))
 
 
-def build(configs: Sequence[Config], baseline: str | None = None, k: int | None = None
-          ) -> Readout:
+def build(configs: Sequence[Config], baseline: str | None = None, k: int | None = None,
+          all_pairs: bool = False) -> Readout:
     """The readout of ``configs`` (report order kept) against ``baseline`` (a configuration
-    name; default the first) at ``k`` (default the smallest k the reports share)."""
+    name; default the first) at ``k`` (default the smallest k the reports share). The
+    comparisons with the baseline (``all_pairs``: every pair) are also adjusted as one
+    family (``family_of``)."""
     if not configs:
         raise UsageError("give at least one score report")
     names = [c.name for c in configs]
@@ -169,6 +240,8 @@ def build(configs: Sequence[Config], baseline: str | None = None, k: int | None 
         backlog.append(BacklogRow(lever, count, labels, tuple(
             e for (a, b), e in effects.items() if e.pair.isolates == lever)))
     backlog.sort(key=lambda r: (-r.accounts_for, LEVERS.index(r.lever)))
+    compared = ([(a, b) for a in range(len(configs)) for b in range(a + 1, len(configs))]
+                if all_pairs else [(base, i) for i in sorted(against)])
     return Readout(tuple(configs), base, k,
                    tuple(interval(c.report.column(cg)) for c in configs), against,
-                   tuple(found), tuple(backlog))
+                   tuple(found), tuple(backlog), family_of(configs, compared, k, base))

@@ -98,14 +98,15 @@ def against(r: Readout) -> Section:
     k, cg = r.k, r.cg
     header = ["configuration", "what changed", f"Δ complete grounding@{k}", "95% CI of Δ",
               "p", "fixed", "broken", f"Δ span recall@{k}", "p",
-              f"chars / query vs baseline @{k}", "gate"]
+              f"chars / query vs baseline @{k}", "gate", "in the family"]
     rows, plot_rows = [], []
     for i, e in sorted(r.against.items()):
         o, sr = e.outcome(cg), e.outcome(f"span_recall@{k}")
         rows.append([r.configs[i].name, change_of(r.base, r.configs[i]), signed(o.delta),
                      f"[{signed(o.ci_low)}, {signed(o.ci_high)}]", pval(o.p_value),
                      str(o.fixed), str(o.broken), signed(sr.delta), pval(sr.p_value),
-                     _budget_cell(e, k), e.result.decision.verdict])
+                     _budget_cell(e, k), e.result.decision.verdict,
+                     _family_cell(r, r.baseline, i)])
         plot_rows.append((r.configs[i].name, o.broken or 0, o.fixed or 0,
                           len(r.base.report.ids) - (o.broken or 0) - (o.fixed or 0)))
     if not rows:
@@ -123,9 +124,45 @@ def against(r: Readout) -> Section:
               f" A retrieval budget more than {pct(tol)} away from the "
               "baseline's is marked 'budget changed': a recall gain bought with more "
               "characters is not a ranking gain. gate = the verdict of ragspan compare with its default "
-              f"budgets ({budgets}).")),
+              f"budgets ({budgets})." + _family_caption(r))),
         Plot(f"Per-query change of complete grounding@{k} against {r.base.name}",
              svg.changes(plot_rows, f"queries broken and fixed against {r.base.name}"))])
+
+
+def _family_cell(r: Readout, a: int, b: int) -> str:
+    if r.family is None:
+        return DASH
+    said = r.family.survives(a, b)
+    return DASH if said is None else "survives" if said else "within noise"
+
+
+def _family_caption(r: Readout) -> str:
+    f = r.family
+    if f is None:
+        return ""
+    unit = "whole documents" if f.unit == "doc_id" else "questions" if f.unit == "none" \
+        else f.unit
+    return (f" in the family = whether the difference of complete grounding@{r.k} survives "
+            f"when all {f.size // 2} compared pairs (both directions, {f.size} bounds) are "
+            f"adjusted together by max-T over one sign matrix flipping {unit}, each bound at "
+            f"{100 * (1 - f.bound_alpha):.3g}% (family alpha {f.alpha:g}).")
+
+
+def all_pairs(r: Readout) -> Section | None:
+    """Every pair of configurations as one family (``report --all-pairs``)."""
+    f = r.family
+    if f is None or len(f.pairs) <= len(r.against):
+        return None
+    k = r.k
+    rows = []
+    for a, b, low, high, survives in f.pairs:
+        delta = r.configs[b].metric(r.cg) - r.configs[a].metric(r.cg)
+        rows.append([r.configs[a].name, r.configs[b].name, signed(delta),
+                     f"[{signed(-high)}, {signed(-low)}]",
+                     "survives" if survives else "within noise"])
+    return Section(f"Every pair, one family (complete grounding@{k})", [Table(
+        ["from", "to", "Δ", "family-adjusted interval of Δ", "in the family"], rows, left=2,
+        caption=_family_caption(r).strip())])
 
 
 def chunking(r: Readout) -> Section:
@@ -252,6 +289,7 @@ def document(r: Readout, title: str | None = None) -> Document:
                   f"k = {r.k}; baseline: {base.name}. Complete grounding@{r.k} is the share "
                   f"of questions whose every gold span is covered to at least {tau} by the "
                   f"top {r.k} results.")]
+    pairs = all_pairs(r)
     return Document(title or f"Retrieval report: {eval_name}", intro, [
-        configurations(r), against(r), chunking(r), labels(r), *slice_sections(r), backlog(r),
-        provenance(r)])
+        configurations(r), against(r), *([pairs] if pairs else []), chunking(r), labels(r),
+        *slice_sections(r), backlog(r), provenance(r)])
