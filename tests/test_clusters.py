@@ -53,10 +53,10 @@ def test_every_query_its_own_cluster_is_the_per_query_inference():
                                stats.sign_flip_test(d, 2000, 1).p_values)
     np.testing.assert_allclose(cl.robust_se(d, own), d.std(axis=0, ddof=1) / math.sqrt(40))
     np.testing.assert_allclose(cl.design_effect(d, own), 1.0)
-    low, high = cl.bootstrap_ci(d, own, 500, 2)
+    got = stats.bootstrap_ci(d, 500, 2, clusters=own)
     ref = stats.bootstrap_ci(d, 500, 2)
-    np.testing.assert_allclose(low, ref.low)
-    np.testing.assert_allclose(high, ref.high)
+    np.testing.assert_allclose(got.low, ref.low)
+    np.testing.assert_allclose(got.high, ref.high)
     drops = [d[:, 0], d[:20, 1]]
     rows = [np.arange(40), np.arange(20)]
     assert stats.family_alpha(drops, rows, 40, 0.05, "max-t", 3000, 4, own) == pytest.approx(
@@ -73,6 +73,9 @@ def test_robust_se_is_larger_when_clusters_move_together():
     assert de == pytest.approx(5 * 49 / 45, rel=1e-9)  # CR1: C/(C-1) and the sd: n-1
     low, high = cl.t_bounds(d, index, 0.05)
     assert high[0] - low[0] > 2 * 1.83 * float(d.std(ddof=1)) / math.sqrt(50)
+    wide = stats.bootstrap_ci(d, 2000, 0, clusters=index)
+    narrow = stats.bootstrap_ci(d, 2000, 0)
+    assert wide.high[0] - wide.low[0] > 1.8 * (narrow.high[0] - narrow.low[0])  # ~sqrt(5)
 
 
 def test_a_single_cluster_claims_nothing():

@@ -99,32 +99,6 @@ def t_bounds(drops: np.ndarray, index: np.ndarray, alpha: float
 UNBOUNDED = 1e300  # a bound that no budget and no drop reaches (JSON holds no infinity)
 
 
-def bootstrap_ci(deltas: np.ndarray, index: np.ndarray, n_resamples: int, seed: int,
-                 level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap CI of each column's mean, resampling whole clusters with
-    replacement (the same resamples for every column); a resample's mean is its total over
-    its number of queries."""
-    d = np.asarray(deltas, dtype=float)
-    c = count(index)
-    if c == 0:
-        z = np.zeros(d.shape[1])
-        return z, z
-    sums = cluster_sums(d, index)
-    sizes = np.bincount(index, minlength=c).astype(float)
-    rng = np.random.default_rng(seed)
-    means = np.empty((n_resamples, d.shape[1]))
-    block = max(1, min(n_resamples, 20_000_000 // max(c, 1)))
-    done = 0
-    while done < n_resamples:
-        b = min(block, n_resamples - done)
-        idx = rng.integers(0, c, size=(b, c)) + (np.arange(b) * c)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=b * c).reshape(b, c).astype(float)
-        means[done: done + b] = (counts @ sums) / (counts @ sizes)[:, None]
-        done += b
-    tail = (1 - level) / 2
-    return np.quantile(means, tail, axis=0), np.quantile(means, 1 - tail, axis=0)
-
-
 def renumber(index: np.ndarray) -> np.ndarray:
     """``index`` restricted to a subset of queries, numbered 0..C'-1 again."""
     return np.unique(index, return_inverse=True)[1].astype(np.int64)

@@ -546,7 +546,8 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         upper_down = stats.one_sided_upper_drop(deltas) if n else np.zeros(m)
         upper_up = stats.one_sided_upper_drop(-deltas) if n else np.zeros(m)
     else:
-        ci_low, ci_high = cl.bootstrap_ci(deltas, clusters, opts.bootstrap, opts.seed)
+        ci = stats.bootstrap_ci(deltas, opts.bootstrap, opts.seed, clusters=clusters)
+        ci_low, ci_high = ci.low, ci.high
         upper_down = cl.t_bounds(-deltas, clusters, 0.05)[1] if n else np.zeros(m)
         upper_up = cl.t_bounds(deltas, clusters, 0.05)[1] if n else np.zeros(m)
     budgets = [budget_for(name, opts.budgets, defaults) for name in names]

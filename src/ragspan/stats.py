@@ -138,23 +138,34 @@ class Interval:
 
 
 def bootstrap_ci(deltas: np.ndarray, n_resamples: int = 2_000, seed: int = 0,
-                 level: float = 0.95) -> Interval:
+                 level: float = 0.95, clusters: np.ndarray | None = None) -> Interval:
     """Percentile bootstrap CI of the mean delta per column (queries resampled with
-    replacement, the same resamples for every metric)."""
+    replacement, the same resamples for every metric). ``clusters`` (a cluster number per
+    query): whole clusters are resampled and a resample's mean is its total over its number
+    of queries (Field & Welsh 2007); every query its own cluster is the plain bootstrap."""
     d = np.asarray(deltas, dtype=float)
     n, m = d.shape
     if n == 0:
         z = np.zeros(m)
         return Interval(z, z, level, 0, seed)
+    if clusters is None:
+        units, sizes = d, None
+    else:
+        c = int(clusters.max()) + 1
+        units = np.zeros((c, m))
+        np.add.at(units, clusters, d)
+        sizes = np.bincount(clusters, minlength=c).astype(float)
+    u = units.shape[0]
     rng = np.random.default_rng(seed)
     means = np.empty((n_resamples, m))
-    block = max(1, min(n_resamples, 20_000_000 // max(n, 1)))
+    block = max(1, min(n_resamples, 20_000_000 // max(u, 1)))
     done = 0
     while done < n_resamples:
         b = min(block, n_resamples - done)
-        idx = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(float)
-        means[done: done + b] = counts @ d / n
+        idx = rng.integers(0, u, size=(b, u)) + (np.arange(b) * u)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=b * u).reshape(b, u).astype(float)
+        means[done: done + b] = (counts @ units / n if sizes is None
+                                 else (counts @ units) / (counts @ sizes)[:, None])
         done += b
     alpha = (1 - level) / 2
     return Interval(np.quantile(means, alpha, axis=0), np.quantile(means, 1 - alpha, axis=0),
