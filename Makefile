@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 TORCH_PIN ?= torch==2.13.0
 
 .PHONY: install install-dev install-retrieval install-test install-browser test test-fast lint demo \
-	reproduce bench clean
+	reproduce bench clean release-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +53,12 @@ lint: install-dev
 test: install-test install-browser
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/zizmor --offline --min-severity low action.yml .github/workflows/ examples/workflows/*.yml
+	bash .ci/release-check $(PY)
 	$(PY) -m pytest -q
+
+# the release path alone: build, twine check, the wheel in a fresh venv, the sdist's tests
+release-check: install-dev
+	bash .ci/release-check $(PY)
 
 # without the model tests (no torch needed beyond what is installed)
 test-fast: install-dev

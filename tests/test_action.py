@@ -284,14 +284,24 @@ def test_workflows_and_hook_are_well_formed():
     assert "lastIndexOf('\\n', limit)" in script  # cut at a row boundary
     texts = [(ROOT / f).read_text() for f in (".github/workflows/ci.yml", "action.yml",
                                              "examples/workflows/ragspan-gate.yml",
-                                             "examples/workflows/ragspan-comment.yml")]
+                                             "examples/workflows/ragspan-comment.yml",
+                                             ".github/workflows/release.yml")]
     for text in texts:  # every third-party action pinned by commit, its version beside it
         for ref in re.findall(r"uses: (\S+)(.*)", text):
             if ref[0].startswith(("./", "your-org/")):
                 continue
             assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", ref[0]), ref
             assert re.search(r"# v\d", ref[1]), ref
-    for wf in (ci, gate_wf, comment):
+    release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    assert release.get("on", release.get(True)) == {"push": {"tags": ["v*"]}}
+    assert release["permissions"] == {"contents": "read"}
+    assert release["jobs"]["publish"]["permissions"] == {"id-token": "write"}  # no token
+    assert release["jobs"]["publish"]["environment"]["name"] == "pypi"
+    assert any("pypa/gh-action-pypi-publish@" in st.get("uses", "")
+               for st in release["jobs"]["publish"]["steps"])
+    build = "\n".join(st.get("run", "") for st in release["jobs"]["build"]["steps"])
+    assert "twine check --strict" in build and "ragspan\" --version" in build
+    for wf in (ci, gate_wf, comment, release):
         for job in wf["jobs"].values():
             for step in job["steps"]:
                 if "run" in step:
