@@ -81,6 +81,11 @@ def test_config_origin_is_recorded_and_needs_a_config(tmp_path):
     assert res.json()["predicate"]["parameters"]["config_origin"] == "main@abc:pyproject.toml"
     assert compare("--config-origin", "x").exit_code == 2
     assert compare("--config", config, "--no-config").exit_code == 2
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tool.ragspan]\ncluster-by = \"contract\"\n", encoding="utf-8")
+    assert_input_error(compare("--config", bad), "bad.toml",
+                       "cluster-by: expected auto, none, doc_id or tag:KEY")
+    assert compare("--cluster-by", "contract").exit_code == 2
 
 
 # ---- reports are checked against what the gate can see -------------------------------------

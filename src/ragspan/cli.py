@@ -227,7 +227,8 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @k_option
 @click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
               default=0.5, show_default=True, help="tau: share of a gold span that must be covered.")
-@click.option("--relevance-level", type=int, default=1, show_default=True,
+@click.option("--relevance-level", type=click.IntRange(-1_000, 1_000), default=1,
+              show_default=True,
               help="Doc level: minimum grade that counts as relevant.")
 @click.option("--judged-only", is_flag=True,
               help="Doc level: average over queries in both qrels and run (trec_eval without -c).")

@@ -10,6 +10,7 @@ message into an InputError (a config file, exit 3) or a UsageError (the command 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ class Option:
     open_high: bool = False
     choices: tuple[str, ...] = ()
     nullable: bool = False
+    pattern: str = ""  # a ``str`` value must match this regular expression (fully)
+    pattern_help: str = ""  # the expected value in words, for a pattern
 
     @property
     def attr(self) -> str:
@@ -59,6 +62,8 @@ class Option:
             if self.low is not None:
                 return f"{what} {'>' if self.open_low else '>='} {num(self.low)}"
             return what
+        if self.kind == "str" and self.pattern_help:
+            return self.pattern_help
         return {"bool": "true or false", "str": "a string", "table": "a table"}[self.kind]
 
 
@@ -77,7 +82,8 @@ def check_value(opt: Option, value: Any) -> Any:
         if ok:
             value = float(value)
     elif opt.kind == "str":
-        ok = isinstance(value, str)
+        ok = isinstance(value, str) and (not opt.pattern or re.fullmatch(opt.pattern, value)
+                                         is not None)
     elif opt.kind == "enum":
         ok = isinstance(value, str) and value in opt.choices
     elif opt.kind == "strings":
@@ -134,6 +140,7 @@ MAX_CHUNK_CHARS = 10_000_000
 MAX_BATCH = 100_000
 MAX_FUSION_K = 1_000_000
 MAX_CONFIG_DEPTH = 32  # nesting of a TOML configuration (tables and arrays)
+MAX_BUDGET_TOLERANCE = 10.0  # 1000%: beyond it, say --allow-budget-change
 
 
 # ---- the gate: `ragspan compare` and [tool.ragspan] ---------------------------------------
@@ -160,7 +167,7 @@ GATE_OPTIONS: tuple[Option, ...] = (
            "slices: max-t (interval mode's default), holm, none (threshold mode's default).",
            choices=("max-t", "holm", "none"), nullable=True),
     Option("budget-tolerance", "float", 0.10, "Allowed relative change of mean "
-           "retrieved_chars.", low=0),
+           "retrieved_chars.", low=0, high=MAX_BUDGET_TOLERANCE),
     Option("allow-budget-change", "bool", False, "Accept a changed retrieval budget "
            "(still reported)."),
     Option("gate-slices", "strings", (), "Tag keys whose every value is gated too.",
@@ -176,7 +183,8 @@ GATE_OPTIONS: tuple[Option, ...] = (
     Option("cluster-by", "str", "auto", "The sampling unit: doc_id (questions about one "
            "document move together; the verdict is about documents like these), tag:KEY, "
            "none (each question; the verdict is about these documents), or auto "
-           "(docs/gate.md, \"Clustered eval sets\")."),
+           "(docs/gate.md, \"Clustered eval sets\").",
+           pattern=r"auto|none|doc_id|tag:.+", pattern_help="auto, none, doc_id or tag:KEY"),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
            "\"off\"."),
 )

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragspan.clusters import cluster_sums, count
+
 EXACT_MAX = 16
 BLOCK = 1024
 
@@ -151,10 +153,8 @@ def bootstrap_ci(deltas: np.ndarray, n_resamples: int = 2_000, seed: int = 0,
     if clusters is None:
         units, sizes = d, None
     else:
-        c = int(clusters.max()) + 1
-        units = np.zeros((c, m))
-        np.add.at(units, clusters, d)
-        sizes = np.bincount(clusters, minlength=c).astype(float)
+        units = cluster_sums(d, clusters)
+        sizes = np.bincount(clusters, minlength=units.shape[0]).astype(float)
     u = units.shape[0]
     rng = np.random.default_rng(seed)
     means = np.empty((n_resamples, m))
@@ -228,7 +228,7 @@ def family_alpha(drops: list[np.ndarray], rows: list[np.ndarray], n: int, alpha:
         return alpha / m
     if clusters is None:
         clusters = np.arange(n, dtype=np.int64)
-    units = int(clusters.max()) + 1 if clusters.size else 0
+    units = count(clusters)
     totals = [np.bincount(clusters[rows[h]], weights=drops[h], minlength=units)
               for h in range(m)]
     scale = [math.sqrt(float((s * s).sum())) / max(len(d), 1) for s, d in zip(totals, drops)]

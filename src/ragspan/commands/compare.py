@@ -71,7 +71,7 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     (an input error naming the first query or key that differs). Catches hand-edited rows
     and digests alike."""
     from ragspan.canonical import canonical_dumps
-    from ragspan.commands.score import _qrels_body, eval_set_body
+    from ragspan.commands.score import eval_set_body, qrels_body
 
     pred = doc["predicate"]
     params = pred["parameters"]
@@ -91,7 +91,7 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
                              f"without a {key.replace('_', ' ')}", path)
     ks = tuple(params["k"])
     if "qrels" in recorded:
-        body = _qrels_body(sources.qrels, run, params.get("qrels_format", "auto"),
+        body = qrels_body(sources.qrels, run, params.get("qrels_format", "auto"),
                            params.get("run_format", "auto"), ks,
                            params.get("relevance_level", 1), params.get("judged_only", False))
     else:

@@ -10,7 +10,7 @@ from ragspan.commands.output import CommandResult
 from ragspan.errors import UsageError
 from ragspan.options import MAX_K, MAX_KS
 
-__all__ = ["MAX_K", "MAX_KS", "eval_set_body", "run"]
+__all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
 
 log = logging.getLogger("ragspan")
 
@@ -33,7 +33,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         raise UsageError("--chunks labels span-level failures: give it with --eval-set and a "
                          "span run")
     if qrels is not None:
-        body = _qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
+        body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
                            judged_only)
     else:
         body = eval_set_body(eval_set, run, corpus, run_format, ks, tau, relevance_level,
@@ -41,7 +41,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     return CommandResult(statement_of(body))
 
 
-def _qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
+def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
                 relevance_level: int, judged_only: bool):  # -> ReportBody
     from ragspan.doclevel import read_and_score
     from ragspan.report import InputRef

@@ -91,7 +91,8 @@ def _check_writable(path: str) -> None:
         raise InputError("output folder is not writable", path)
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process's umask (read by setting and restoring it)."""
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
@@ -103,7 +104,7 @@ def write_files(files: Mapping[str, str | bytes]) -> None:
         return
     for path in files:
         _check_writable(path)
-    mode = 0o666 & ~_umask()
+    mode = 0o666 & ~current_umask()
     staged: list[tuple[str, str]] = []
     replaced: list[tuple[str, str | None]] = []  # (target, backup of its old contents)
     try:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.errors import InputError, UsageError
+from ragspan.io.outputs import current_umask
 
 log = logging.getLogger("ragspan")
 CACHE_FORMAT = 2
@@ -174,7 +175,7 @@ def atomic_write(path: Path, write: Callable[[Any], Any], suffix: str = "") -> N
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -189,12 +190,6 @@ def atomic_write(path: Path, write: Callable[[Any], Any], suffix: str = "") -> N
             os.fsync(dfd)
     finally:
         os.close(dfd)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def checksum(keys: np.ndarray, vectors: np.ndarray) -> str:
