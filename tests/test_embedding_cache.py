@@ -190,12 +190,16 @@ for round in range(int(sys.argv[4])):
     ks = [hashlib.sha256(f"{seed} {round} {i}".encode()).digest() for i in range(n)]
     v = rng.normal(size=(n, 4)).astype(np.float32)
     cache.add(ks, v / np.linalg.norm(v, axis=1, keepdims=True))
+    print("wrote", round + 1, flush=True)
 """
 
 
 def _writer(tmp_path: Path, root: Path, seed: int, rounds: int) -> subprocess.Popen:
+    """A writer process. The script is written once: rewriting it while another writer is
+    starting would let that one read a truncated (empty) script and exit 0 having done nothing."""
     script = tmp_path / "writer.py"
-    script.write_text(WRITER, encoding="utf-8")
+    if not script.exists():
+        script.write_text(WRITER, encoding="utf-8")
     return subprocess.Popen([sys.executable, str(script), str(root), str(seed),
                              str(ROOT / "src"), str(rounds)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -220,8 +224,9 @@ def test_four_writers_and_readers_at_once(tmp_path):
     root = tmp_path / "cache"
     procs = [_writer(tmp_path, root, seed, 25) for seed in range(4)]
     for p in procs:
-        _, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()
+        assert out.decode().split()[-1:] == ["25"], (out.decode(), err.decode())
     cache = EmbeddingCache(root, IDENTITY, strict=True)
     assert len(list((root / IDENTITY.key).glob("[!.]*.npz"))) == 100
     assert not cache.ignored and len(cache.vectors) > 1000
