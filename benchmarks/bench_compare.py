@@ -17,7 +17,7 @@ N, M, R = 10_000, 12, 10_000
 def main() -> None:
     from scipy import stats as st
 
-    from ragspan.stats import sign_flip_test
+    from ragspan.gate.stats import sign_flip_test
 
     rng = np.random.default_rng(0)
     base = rng.random((N, M))

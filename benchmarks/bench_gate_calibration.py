@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ragspan.gate import GateOptions, compare  # noqa: E402
-from ragspan.scorereport import QueryRow, ScoreReport  # noqa: E402
+from ragspan.gate.evaluate import GateOptions, compare  # noqa: E402
+from ragspan.scoring.report_body import QueryRow, ScoreReport  # noqa: E402
 
 DRAWS = int(os.environ.get("RAGSPAN_CALIBRATION_DRAWS", "4000"))
 NS = (20, 50, 100, 300, 1000)
@@ -98,7 +98,7 @@ def table(title: str, cells: list[tuple[str, float, float, int]]) -> None:
 def former() -> None:
     """The former default (threshold mode, alpha unset: any over-budget drop fails) on the
     same neutral draws, through ``gate.metric_fails``."""
-    from ragspan.gate import metric_fails
+    from ragspan.gate.evaluate import metric_fails
 
     print("\nthe former default (threshold mode, alpha unset), neutral 20% churn: fail rate")
     cells = []
@@ -143,7 +143,7 @@ def drift() -> None:
 
 
 def power() -> None:
-    from ragspan.stats import minimum_detectable_drop, queries_needed
+    from ragspan.gate.stats import minimum_detectable_drop, queries_needed
 
     print("\nminimum detectable drop (alpha 0.05 one-sided, power 0.8), binary metric:")
     print("| changed share | " + " | ".join(f"n={n}" for n in NS) + " |")
@@ -169,7 +169,7 @@ def power() -> None:
 
 def coverage() -> None:
     """Two-sided 95% coverage (each bound at 97.5%) of the true mean drop."""
-    from ragspan.intervals import bootstrap_t_drop, paired_binary_drop
+    from ragspan.gate.bounds import bootstrap_t_drop, paired_binary_drop
 
     rng = np.random.default_rng(11)
     reps = max(DRAWS // 2, 1000)
@@ -224,13 +224,13 @@ def cuad_values() -> tuple[list[str], list[str], dict[str, np.ndarray]] | None:
     REAL_METRICS (queries x metrics)."""
     import tempfile
 
-    from ragspan.importers.cuad import import_cuad_csv
+    from ragspan.evalsets.importers.cuad import import_cuad_csv
     from ragspan.io.corpus import Corpus
     from ragspan.io.evalset import EvalQuery, EvalSet, GoldSpan
     from ragspan.io.runs import read_span_run
     from ragspan.retrieval.config import load_config
     from ragspan.retrieval.pipeline import Pipeline
-    from ragspan.scoring import compute_span_report
+    from ragspan.scoring.span_scoring import compute_span_report
 
     if not CUAD.is_dir():
         print(f"\n[clustered] skipped: {CUAD} not found")
@@ -292,7 +292,7 @@ def clustered() -> None:
     gates = {"complete grounding (default budgets)": {},
              "span recall (2pt)": {"complete_grounding": "off", "span_recall": "2pt"}}
     sizes = [s for s in (5, 10, 20) if s < len(contracts)] + [len(contracts)]
-    from ragspan.budgets import parse_budget_value
+    from ragspan.gate.budgets import parse_budget_value
 
     for title, budgets in gates.items():
         watch = [m for m in REAL_METRICS[:4] if (m.startswith("span") == ("span" in title))]

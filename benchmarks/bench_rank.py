@@ -62,8 +62,8 @@ def run_ragspan(run: Path, qrels: Path, fast: bool):
     """What `ragspan score --qrels Q --run R --k 10 --k 100` does before writing its report:
     the run (its top 100 per query) read on a worker thread while the qrels are read, then
     the metrics. The parse time is the run's alone, read again without the qrels."""
-    from ragspan.doclevel import read_and_score
     from ragspan.io.docruns import read_doc_run
+    from ragspan.scoring.doc_scoring import read_and_score
 
     os.environ.pop("RAGSPAN_NO_FAST", None)
     if not fast:
@@ -138,8 +138,8 @@ def main() -> None:
 
     import pytrec_eval  # noqa: F401  (imported before timing, like ragspan's modules)
 
-    import ragspan.doclevel  # noqa: F401
     import ragspan.io.docruns  # noqa: F401
+    import ragspan.scoring.doc_scoring  # noqa: F401
 
     with tempfile.TemporaryDirectory() as d:
         run, qrels, run_jsonl = make(Path(d))

@@ -20,7 +20,7 @@ SHARED = ROOT.parent / "shared" / "data" / "cuad_dev"
 
 
 def main() -> None:
-    from ragspan.importers.cuad import import_cuad_csv
+    from ragspan.evalsets.importers.cuad import import_cuad_csv
     from ragspan.io.corpus import Corpus
     from ragspan.io.evalset import EvalQuery, GoldSpan
     from ragspan.retrieval.config import load_config
@@ -67,7 +67,7 @@ def scifact_cached() -> None:
     queries): a first run fills a fresh cache, the second finds every chunk and query in it.
     Target: the cached run under 15 s (query embedding used to dominate it: one encode call
     per query)."""
-    from ragspan.importers.beir import import_beir
+    from ragspan.evalsets.importers.beir import import_beir
     from ragspan.io.corpus import read_corpus
     from ragspan.io.evalset import EvalQuery
     from ragspan.retrieval.config import load_config

@@ -48,13 +48,13 @@ def make_files(tmp: Path, seed: int = 0) -> tuple[Path, Path]:
 
 
 def main() -> None:
-    from ragspan.commands import score
-    from ragspan.envelope import report_text
+    from ragspan.app import score
     from ragspan.io.chunks import read_chunks
     from ragspan.io.evalset import read_eval_set
     from ragspan.io.runs import read_span_run
-    from ragspan.metrics.failures import label_failures, span_facts
-    from ragspan.scoring import (
+    from ragspan.report.envelope import report_text
+    from ragspan.scoring.metrics.failures import label_failures, span_facts
+    from ragspan.scoring.span_scoring import (
         DocCodes,
         chunk_columns,
         compute_span_report,

@@ -49,8 +49,8 @@ def timed(fn, *args, **kwargs) -> tuple[float, object]:
 
 
 def main() -> None:
-    from ragspan.commands import compare, score
-    from ragspan.envelope import report_text
+    from ragspan.app import compare, score
+    from ragspan.report.envelope import report_text
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
     for n in (2_000, 10_000):

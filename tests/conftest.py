@@ -91,6 +91,6 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def assert_valid_report(doc: dict) -> None:
-    from ragspan.envelope import validation_error
+    from ragspan.report.envelope import validation_error
 
     assert validation_error(doc) is None, validation_error(doc)

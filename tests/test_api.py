@@ -39,7 +39,7 @@ def test_score_and_compare_equal_the_cli(tmp_path):
 
 def test_bad_rows_raise_the_cli_s_error():
     import ragspan
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
 
     corpus = [{"id": "c1", "text": "short"}]
     evalset = [{"id": "q1", "query": "q", "doc_id": "c1",

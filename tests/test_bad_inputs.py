@@ -356,7 +356,7 @@ def test_errors_print_no_log_line_first(ws):
 
 
 def test_ctrl_c_exits_130(ws, monkeypatch):
-    from ragspan.commands import score
+    from ragspan.app import score
 
     def interrupted(**_kw):
         raise KeyboardInterrupt

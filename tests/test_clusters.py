@@ -1,4 +1,4 @@
-"""Clustered inference (``ragspan.clusters`` and the gate's sampling unit): the clustered
+"""Clustered inference (``ragspan.gate.clusters`` and the gate's sampling unit): the clustered
 tests equal exact enumeration over cluster sign patterns, reduce to the per-query ones when
 every query is its own cluster, and the default unit is decided from what the reports say
 about the corpus. The calibration on real clustered data is benchmarks/bench_gate_calibration.py
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from ragspan import clusters as cl
-from ragspan import stats
-from ragspan.errors import InputError, UsageError
-from ragspan.gate import GateOptions, cluster_plan, compare
-from ragspan.scorereport import QueryRow, ScoreReport
+from ragspan.base.errors import InputError, UsageError
+from ragspan.gate import clusters as cl
+from ragspan.gate import stats
+from ragspan.gate.evaluate import GateOptions, cluster_plan, compare
+from ragspan.scoring.report_body import QueryRow, ScoreReport
 
 FIX = ROOT / "tests" / "fixtures" / "gate"
 

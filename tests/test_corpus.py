@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import shared, write_jsonl
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.corpus import read_corpus
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.retrieval.cache import (
     CACHE_FORMAT,
     EmbeddingCache,

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from ragspan.envelope import (
+from ragspan.base.errors import InputError
+from ragspan.report.envelope import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
     InputRef,
@@ -16,7 +17,6 @@ from ragspan.envelope import (
     statement,
     validation_error,
 )
-from ragspan.errors import InputError
 
 
 def test_canonical_dumps_is_sorted_compact_utf8():
@@ -72,7 +72,7 @@ def test_schema_errors_name_the_json_path(mutate, where):
 def _full_validation_error(doc):
     from jsonschema import Draft202012Validator
 
-    from ragspan.envelope import schema
+    from ragspan.report.envelope import schema
 
     errors = sorted(Draft202012Validator(schema()).iter_errors(doc),
                     key=lambda e: (list(e.absolute_path), e.message))
@@ -113,7 +113,7 @@ def test_rows_checked_once_per_type_shape_give_the_full_answer(mutate):
 
 
 def test_row_shortcut_only_for_type_only_schemas():
-    from ragspan.envelope import _row_schemas, _rows_checked_by_type, _type_only
+    from ragspan.report.envelope import _row_schemas, _rows_checked_by_type, _type_only
 
     assert _rows_checked_by_type()
     schema = {"properties": {"summary": {"properties": {"queries": {"minimum": 0}}},
@@ -137,7 +137,7 @@ def test_canonical_dumps_is_one_text_whatever_the_path():
     strings, numpy values become plain, tuples lists; NaN is refused either way."""
     import numpy as np
 
-    from ragspan.canonical import _plain
+    from ragspan.base.canonical import _plain
 
     for value in ({5: 1, 10: 2}, {"b": np.int64(3), "a": (1, np.float64(0.1), np.bool_(True))},
                   {"x": [{"z": 1.0, "y": [np.arange(3)]}]}):

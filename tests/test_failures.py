@@ -1,4 +1,4 @@
-"""Failure labels (``ragspan.metrics.failures``): each label on a hand-built case, the
+"""Failure labels (``ragspan.scoring.metrics.failures``): each label on a hand-built case, the
 precedence, the span that was split but retrieved whole, the labels without a manifest, a
 brute-force re-derivation on the shared CUAD data, and the gate's "why"."""
 
@@ -200,7 +200,7 @@ def test_the_gate_says_why(labelled, tmp_path):
 
 
 def test_why_line_wording():
-    from ragspan.gate import why_line
+    from ragspan.gate.evaluate import why_line
 
     changes = {"5": {"broken": 5, "broken_by_label": {"chunk-severance": 4, "rank-miss": 1},
                      "fixed": 1, "fixed_by_label": {"rank-miss": 1}}}
@@ -243,7 +243,7 @@ def _brute_labels(report: dict, run_rows: dict, chunks: list[dict], tau: float, 
                 codes.append(3)
             else:
                 codes.append(4)
-        from ragspan.metrics.failures import LABELS
+        from ragspan.scoring.metrics.failures import LABELS
 
         out[row["id"]] = LABELS[min(codes)]
     return out
@@ -297,7 +297,7 @@ def test_labels_equal_a_brute_force_derivation_on_cuad(tmp_path):
 
 
 def test_docs_table_lists_every_label():
-    from ragspan.metrics.failures import LABELS, LEVERS
+    from ragspan.scoring.metrics.failures import LABELS, LEVERS
 
     text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     for label in LABELS:

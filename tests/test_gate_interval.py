@@ -16,7 +16,7 @@ from test_compare import make_reports
 
 
 def test_the_truth_table_is_the_code_s_and_the_docs_show_it():
-    from ragspan.gate import TRUTH_TABLE, interval_decision, metric_fails, truth_table_markdown
+    from ragspan.gate.evaluate import TRUTH_TABLE, interval_decision, metric_fails, truth_table_markdown
 
     for mode, _, cond, result, case in TRUTH_TABLE:
         if mode == "interval":
@@ -42,7 +42,7 @@ def _midp_one_sided(broken: int, fixed: int) -> float:
 
 @pytest.mark.parametrize("alpha", [0.05, 0.025, 0.01])
 def test_the_binary_lower_bound_clears_zero_exactly_when_mid_p_mcnemar_rejects(alpha):
-    from ragspan.intervals import paired_binary_drop
+    from ragspan.gate.bounds import paired_binary_drop
 
     for broken in range(0, 25):
         for fixed in range(0, 25):
@@ -59,7 +59,7 @@ def test_the_binary_lower_bound_clears_zero_exactly_when_mid_p_mcnemar_rejects(a
 def test_the_binary_bounds_invert_the_mid_p_tail_at_their_ends():
     from scipy.stats import binom
 
-    from ragspan.intervals import paired_binary_drop
+    from ragspan.gate.bounds import paired_binary_drop
 
     broken, fixed, n, alpha = 9, 3, 40, 0.05
     low, high = paired_binary_drop(broken, fixed, n, alpha)
@@ -74,7 +74,7 @@ def test_the_binary_bounds_invert_the_mid_p_tail_at_their_ends():
 
 
 def test_bootstrap_t_equals_a_direct_loop_over_the_same_resamples():
-    from ragspan.intervals import bootstrap_t_drop
+    from ragspan.gate.bounds import bootstrap_t_drop
 
     rng = np.random.default_rng(3)
     d = np.column_stack([rng.exponential(0.3, 25) - 0.2, rng.normal(0, 1, 25)])
@@ -92,7 +92,7 @@ def test_bootstrap_t_equals_a_direct_loop_over_the_same_resamples():
 
 
 def test_the_family_level_none_holm_and_max_t():
-    from ragspan.stats import family_alpha
+    from ragspan.gate.stats import family_alpha
 
     rng = np.random.default_rng(0)
     d = rng.choice([-1.0, 0.0, 1.0], p=[0.1, 0.8, 0.1], size=200)
@@ -167,7 +167,7 @@ def test_old_modes_refuse_max_t_and_keep_their_rules(tmp_path):
 
 
 def _report(values, tag):
-    from ragspan.scorereport import QueryRow, ScoreReport
+    from ragspan.scoring.report_body import QueryRow, ScoreReport
 
     ids = tuple(f"q{i}" for i in range(len(values)))
     matrix = np.stack([values, np.full(len(values), 500.0)], axis=1)
@@ -180,7 +180,7 @@ def _report(values, tag):
 
 def test_ten_small_drops_fail_by_the_fourth_merge_against_the_anchor():
     """Ten PRs of -1.5pt (3 of 200 queries broken each), budget 2pt, anchor budget 5pt."""
-    from ragspan.gate import GateOptions, compare
+    from ragspan.gate.evaluate import GateOptions, compare
 
     values = np.ones(200)
     values[:40] = 0.0
@@ -242,7 +242,7 @@ def test_compare_does_not_import_scipy_stats(tmp_path):
 
 
 def test_a_second_scoring_of_the_baseline_names_the_unstable_queries(tmp_path):
-    from ragspan.gate import GateOptions, compare
+    from ragspan.gate.evaluate import GateOptions, compare
 
     base_values = np.array([1.0] * 30 + [0.0] * 10)
     noise_values = base_values.copy()

@@ -3,7 +3,7 @@
 The cases (``tests/golden/cases.py``) cover each command and each output format on the
 bundled example and the gate fixtures (files in ``tests/golden/files/``), and on the shared
 CUAD, trec_eval and SciFact data (sha256 in ``tests/golden/digests.json``). The golden
-outputs were written by the code before the commands moved to ``ragspan.commands``; a
+outputs were written by the code before the commands moved to ``ragspan.app``; a
 refactor must leave them unchanged. Regenerate (``python tests/golden/make_golden.py``) only
 for an intended change of output."""
 

@@ -224,7 +224,7 @@ def legalbench_fixture(tmp_path: Path, order: list[str], answer_ok: bool = True)
 def test_paper_sampling_pinned_by_hand():
     """Keys worked out once with random.Random(path).random(): a 0.7241, b 0.3064, c 0.7001,
     d 0.0811 -> sorted d, b, c, a; a cap of 3 keeps tests 3, 1, 2."""
-    from ragspan.importers.legalbench import paper_sample
+    from ragspan.evalsets.importers.legalbench import paper_sample
 
     tests = [{"snippets": [{"file_path": f"cuad/{n}.txt"}]} for n in "abcd"]
     assert paper_sample(tests, cap=3) == [3, 1, 2]

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 SRC = ROOT / "src"
-CLI_MAY_IMPORT = ("ragspan", "ragspan.commands", "ragspan.errors", "ragspan.logs")
+CLI_MAY_IMPORT = ("ragspan", "ragspan.app", "ragspan.base.errors", "ragspan.base.logs")
 
 
 def _module_name(path: Path) -> str:
@@ -83,8 +83,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_walker_sees_imports():
-    assert "ragspan.envelope" in GRAPH["ragspan.commands.score"]
-    assert "ragspan.commands.output" in GRAPH["ragspan.commands.score"]
+    assert "ragspan.report.envelope" in GRAPH["ragspan.app.score"]
+    assert "ragspan.app.output" in GRAPH["ragspan.app.score"]
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -92,13 +92,13 @@ def test_no_import_cycle():
     assert _cycles(GRAPH) == []
 
 
-FRONTS = ("ragspan.commands", "ragspan.cli", "ragspan.__main__", "ragspan.api")  # the callers
+FRONTS = ("ragspan.app", "ragspan.cli", "ragspan.__main__", "ragspan.api")  # the callers
 
 
 def test_only_commands_build_envelopes():
     """The commands build envelopes; the Python API (a front end, like the CLI) only reads
     and writes the ones the commands built."""
-    importers = sorted(m for m, deps in GRAPH.items() if "ragspan.envelope" in deps
+    importers = sorted(m for m, deps in GRAPH.items() if "ragspan.report.envelope" in deps
                        and not m.startswith(FRONTS))
     assert importers == []
 
@@ -112,4 +112,4 @@ def test_cli_imports_only_the_commands():
 
 @pytest.mark.parametrize("module", sorted(m for m in GRAPH if not m.startswith(FRONTS)))
 def test_the_core_never_imports_commands_or_cli(module):
-    assert not {d for d in GRAPH[module] if d.startswith(("ragspan.commands", "ragspan.cli"))}
+    assert not {d for d in GRAPH[module] if d.startswith(("ragspan.app", "ragspan.cli"))}

@@ -88,7 +88,7 @@ def assert_inert(markdown: str) -> None:
 
 
 def test_the_escaping_function_in_a_table_and_a_paragraph():
-    from ragspan.render.text import md_lines, md_table, md_text
+    from ragspan.report.render.text import md_lines, md_table, md_text
 
     assert_inert(md_table(["a", "b"], [[EVIL, "x"]]) + "\n" + md_text(EVIL) + "\n\n"
                  + md_lines(EVIL + "\n- item\n1. first\n===\n"))

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from conftest import ROOT
-from ragspan.options import GATE_DEFAULTS, GATE_OPTIONS, Option, check_value, markdown_table
+from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS, Option, check_value, markdown_table
 
 
 @pytest.mark.parametrize("opt,value,ok", [
@@ -55,7 +55,7 @@ def test_docs_table_is_the_code_table():
 
 
 def test_pipeline_docs_tables_are_the_code_tables():
-    from ragspan.options import RUN_RETRIEVER_OPTIONS, pipeline_markdown
+    from ragspan.base.options import RUN_RETRIEVER_OPTIONS, pipeline_markdown
 
     text = (ROOT / "docs" / "retrieval.md").read_text(encoding="utf-8")
     assert pipeline_markdown() in text
@@ -67,7 +67,7 @@ def test_pipeline_defaults_are_the_declared_ones():
     default fits its own option."""
     from dataclasses import fields
 
-    from ragspan.options import PIPELINE_SECTIONS, PIPELINE_TOP, RUN_RETRIEVER_OPTIONS
+    from ragspan.base.options import PIPELINE_SECTIONS, PIPELINE_TOP, RUN_RETRIEVER_OPTIONS
     from ragspan.retrieval.chunkers import ChunkerSpec
     from ragspan.retrieval.config import DenseSpec, PipelineConfig, RerankSpec, SparseSpec
 
@@ -84,8 +84,8 @@ def test_pipeline_defaults_are_the_declared_ones():
 
 
 def test_run_retriever_click_options_come_from_the_declaration():
+    from ragspan.base.options import RUN_RETRIEVER_OPTIONS
     from ragspan.cli import cli
-    from ragspan.options import RUN_RETRIEVER_OPTIONS
 
     params = {p.name: p for p in cli.commands["run-retriever"].params}
     for opt in RUN_RETRIEVER_OPTIONS:
@@ -94,7 +94,7 @@ def test_run_retriever_click_options_come_from_the_declaration():
 
 
 def test_metric_tables_in_the_docs_are_the_registry():
-    from ragspan.metrics.registry import markdown_tables
+    from ragspan.scoring.metrics.registry import markdown_tables
 
     text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     span, doc = markdown_tables()
@@ -105,7 +105,7 @@ def test_metrics_listing_names_every_registered_metric():
     import json
 
     from conftest import run_cli
-    from ragspan.metrics.registry import METRICS, parse_name
+    from ragspan.scoring.metrics.registry import METRICS, parse_name
 
     listed = json.loads(run_cli("metrics", "--format", "json").stdout)
     assert [m["name"] for m in listed] == list(METRICS)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from conftest import run_cli, shared, write_jsonl
-from ragspan.doclevel import score_doc_run
 from ragspan.io.docruns import read_doc_run
 from ragspan.io.qrels import read_qrels
+from ragspan.scoring.doc_scoring import score_doc_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -95,7 +95,7 @@ def test_score_path_with_top_cut_equals_pytrec_eval(tmp_path, judged_only):
     """What ``score`` runs (the run read on a worker thread, only each query's top max(k)
     kept, judged documents joined through byte keys, or a dict for ids over 8 bytes) equals
     pytrec_eval, with trec_eval's -c (every judged query) and without (queries in both)."""
-    from ragspan.doclevel import read_and_score
+    from ragspan.scoring.doc_scoring import read_and_score
 
     ks = (1, 5, 10)
     rng = random.Random(31)
@@ -340,7 +340,7 @@ def test_fast_and_plain_parsers_give_identical_runs(tmp_path):
 ])
 def test_fast_path_falls_back_to_the_plain_parser(tmp_path, content, error):
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
 
     run = tmp_path / "r.txt"
     run.write_text(content)
@@ -472,7 +472,7 @@ def test_qrels_one_split_reader_equals_the_line_reader(tmp_path, monkeypatch, fm
     """The one-split reader of clean TREC/BEIR qrels gives the line reader's judgments, and
     leaves every file it does not take (comments, blank lines, misaligned or repeated rows,
     spaces in BEIR ids) to the line reader, which names the line."""
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
     from ragspan.io import qrels as qrels_module
 
     path = tmp_path / "q.txt"
@@ -510,7 +510,7 @@ def test_split_rows(text, width, expected):
 
 
 def _run_outcome(path, fast, top):
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
 
     try:
         return read_doc_run(path, fast=fast, top=top)

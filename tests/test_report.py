@@ -26,8 +26,8 @@ def report(made, out, *extra):
 
 
 def readout(made):
-    from ragspan.commands.report import read_configs
-    from ragspan.readout.build import build
+    from ragspan.app.report import read_configs
+    from ragspan.report.readout.build import build
 
     return build(read_configs([str(made[n]) for n in "ABCD"]), "A")
 
@@ -108,10 +108,10 @@ def known_values(made) -> list[float]:
     from them independently of the report: each pair's gate comparison, each interval, the
     counts of queries, configurations, spans and grounded queries."""
 
-    from ragspan.commands.report import read_configs
-    from ragspan.gate import GateOptions, compare
-    from ragspan.options import GATE_DEFAULTS
-    from ragspan.stats import bootstrap_ci
+    from ragspan.app.report import read_configs
+    from ragspan.base.options import GATE_DEFAULTS
+    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.stats import bootstrap_ci
 
     values: list[float] = []
     configs = read_configs([str(made[n]) for n in "ABCD"])
@@ -130,12 +130,12 @@ def known_values(made) -> list[float]:
     # computed here straight from the reports: its size, alpha and each bound's level
     import numpy as np
 
-    from ragspan.stats import family_alpha
+    from ragspan.gate.stats import family_alpha
 
     base = configs[0].report.column("complete_grounding@5")
     drops = [base - c.report.column("complete_grounding@5") for c in configs[1:]]
     members = [x for d in drops for x in (d, -d)]
-    from ragspan.gate import cluster_plan
+    from ragspan.gate.evaluate import cluster_plan
 
     ref = configs[0].report
     units = cluster_plan(ref, ref, "auto").index(ref.ids)  # the documented sampling unit
@@ -210,7 +210,7 @@ def md_plain(line: str) -> str:
 
 def test_the_client_readout_has_four_sections_and_quotes_the_corpus(made, tmp_path):
     from ragspan.io.corpus import read_corpus
-    from ragspan.readout.client import ELLIPSIS
+    from ragspan.report.readout.client import ELLIPSIS
 
     res = report(made, tmp_path / "c.md", "--audience", "client", "--corpus", made["corpus"])
     assert res_ok(res)

@@ -77,7 +77,7 @@ def test_exact_and_qdrant_return_the_same_top_k():
 
 
 def test_payload_filters():
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
     from ragspan.retrieval.filters import PayloadTable, query_filters
 
     t = PayloadTable([{"doc_id": "a", "year": 2020}, {"doc_id": "a", "year": 2021},
@@ -271,7 +271,7 @@ def test_langchain_retriever(small):
         def _get_relevant_documents(self, query, *, run_manager=None):
             return [Document(page_content="x", metadata={"source": "d5"})]
 
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
 
     with pytest.raises(InputError, match="query 'q1'.*no character offsets"):
         run_user_retriever(NoStart(), list(read_eval_set(evalset).queries), read_corpus(corpus))
@@ -330,7 +330,7 @@ def test_user_retriever_that_raises_names_the_query(user_module):
 def test_unreadable_cache_shard_is_named(tmp_path):
     """An unreadable shard is a miss with a warning naming it (its texts are embedded
     again), or with --strict-cache an error naming it; never a crash of every later run."""
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
     from ragspan.retrieval.cache import EmbeddingCache, ModelIdentity
 
     ident = ModelIdentity("c" * 64, "/model-x", dim=4)
@@ -347,7 +347,7 @@ def test_unreadable_cache_shard_is_named(tmp_path):
 
 def test_unreachable_qdrant_is_a_usage_error():
     pytest.importorskip("qdrant_client")
-    from ragspan.errors import UsageError
+    from ragspan.base.errors import UsageError
     from ragspan.retrieval.index import QdrantIndex
 
     with pytest.raises(UsageError, match="cannot use Qdrant at http://127.0.0.1:9"):

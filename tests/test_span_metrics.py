@@ -18,7 +18,7 @@ import pytest
 
 from ragspan.io.evalset import EvalQuery, EvalSet, GoldSpan
 from ragspan.io.runs import SpanList, SpanRun
-from ragspan.scoring import compute_span_report
+from ragspan.scoring.span_scoring import compute_span_report
 
 
 def legalbench_precision(retrieved, gold):

@@ -1,4 +1,4 @@
-"""Interval arithmetic (``ragspan.spans``) against brute-force character sets."""
+"""Interval arithmetic (``ragspan.scoring.spans``) against brute-force character sets."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragspan import spans as sp
+from ragspan.scoring import spans as sp
 
 interval = st.tuples(st.integers(0, 60), st.integers(1, 25)).map(lambda t: (t[0], t[0] + t[1]))
 intervals = st.lists(interval, max_size=12)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from ragspan.stats import (
+from ragspan.gate.stats import (
     bootstrap_ci,
     discordant_pairs,
     holm,

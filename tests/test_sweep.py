@@ -97,8 +97,8 @@ def test_an_input_inside_the_out_dir_is_refused(tmp_path):
 
 
 def _fail_on(monkeypatch, name: str):
-    from ragspan.commands import run_retriever
-    from ragspan.errors import InputError
+    from ragspan.app import run_retriever
+    from ragspan.base.errors import InputError
 
     real = run_retriever.run
 

@@ -99,7 +99,7 @@ MANIFESTS = [
 def test_manifest_fast_reader_equals_the_line_reader(tmp_path, monkeypatch, content, fast):
     """The one-parse manifest reader takes only manifests the line reader reads the same;
     everything else goes to the line reader, which names the line."""
-    from ragspan.errors import InputError
+    from ragspan.base.errors import InputError
     from ragspan.io import chunks
 
     path = tmp_path / "chunks.jsonl"
@@ -164,7 +164,7 @@ def test_validate_run_needs_chunks(tmp_path):
 def test_token_check_says_when_it_cannot_run(monkeypatch):
     import importlib.util
 
-    from ragspan.commands.validate import _model_of, _token_check
+    from ragspan.app.validate import _model_of, _token_check
     from ragspan.io.chunks import ChunkManifest
 
     manifest = ChunkManifest("m", "x", (), {"config": {"dense": {"model": "all-MiniLM-L6-v2"}}})

@@ -4,8 +4,8 @@
 paths or in-memory objects. An eval set, a run or a corpus built in a notebook is a list of
 row dicts, exactly as its JSONL lines would be. Such rows go through the same readers as a
 file (written to a temporary JSONL file first), so they are checked exactly as a file is,
-and a bad row raises the same ``ragspan.errors.InputError``. The CLI calls the same
-functions in ``ragspan.commands``: the same inputs give the same report, byte for byte.
+and a bad row raises the same ``ragspan.base.errors.InputError``. The CLI calls the same
+functions in ``ragspan.app``: the same inputs give the same report, byte for byte.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
-from ragspan.gate import GateOptions, GateResult
-from ragspan.scorereport import ScoreReport
+from ragspan.gate.evaluate import GateOptions, GateResult
+from ragspan.scoring.report_body import ScoreReport
 
 Rows = Sequence[Mapping[str, Any]]
 Source = Union[str, "os.PathLike[str]", Rows]
@@ -42,7 +42,7 @@ class Scored:
 
     def text(self) -> str:
         """The report's canonical JSON, as ``--out`` writes it."""
-        from ragspan.envelope import report_text
+        from ragspan.report.envelope import report_text
 
         return report_text(self.report)
 
@@ -69,9 +69,9 @@ def _materialize(source: Source | None, name: str, folder: Path) -> str | None:
 
 
 def _typed(report: dict[str, Any], name: str) -> ScoreReport:
-    from ragspan.envelope import report_text
     from ragspan.io.files import sha256_hex
-    from ragspan.scorereport import score_report_of
+    from ragspan.report.envelope import report_text
+    from ragspan.scoring.report_body import score_report_of
 
     text = report_text(report)
     return score_report_of(json.loads(text), sha256_hex(text.encode("utf-8")), name, "score")
@@ -84,7 +84,7 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
     """``ragspan score``: ``run`` against ``eval_set`` (span level for a span run) or
     ``qrels`` (doc level); ``k`` defaults to 5 and 10, ``tau`` is the grounding threshold.
     docs/api.md has a worked example on in-memory rows."""
-    from ragspan.commands import score as command
+    from ragspan.app import score as command
 
     with tempfile.TemporaryDirectory(prefix="ragspan-") as tmp:
         folder = Path(tmp)
@@ -101,7 +101,7 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
 
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Any ragspan report, checked against the schema (``InputError`` when it is not one)."""
-    from ragspan.envelope import load_report
+    from ragspan.report.envelope import load_report
 
     return load_report(path)[0]
 
@@ -113,8 +113,8 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
         return source.typed
     if isinstance(source, Mapping):
         return _typed(dict(source), "report")
-    from ragspan.envelope import load_report
-    from ragspan.scorereport import score_report_of
+    from ragspan.report.envelope import load_report
+    from ragspan.scoring.report_body import score_report_of
 
     doc, sha = load_report(source)
     return score_report_of(doc, sha, os.fspath(source), "score")
@@ -136,10 +136,10 @@ def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None 
     not give, with the command line's precedence (an explicit budget beats every file
     budget for the columns it names). The CLI, given the same file as ``--config``, gives
     the same verdict."""
-    from ragspan import gate
-    from ragspan.budgets import parse_budget
-    from ragspan.commands.compare import merge_budgets
-    from ragspan.config import load_tool_config
+    from ragspan.app.compare import merge_budgets
+    from ragspan.app.settings import load_tool_config
+    from ragspan.gate import evaluate as gate
+    from ragspan.gate.budgets import parse_budget
 
     parsed = dict(parse_budget(f"{m}={v}") for m, v in (budgets or {}).items())
     table: dict[str, Any] = {}

@@ -1,7 +1,7 @@
 """The ``ragspan`` command line: one thin function per subcommand, parsing and calling only.
 
-Each subcommand parses its options and calls ``ragspan.commands.<name>.run``; the result is
-written and printed by ``ragspan.commands.output.deliver``, and its report's exit code is the
+Each subcommand parses its options and calls ``ragspan.app.<name>.run``; the result is
+written and printed by ``ragspan.app.output.deliver``, and its report's exit code is the
 process's. Of ragspan, this module imports only ``commands``, ``errors`` and ``logs``, and the
 command modules inside the functions, so ``ragspan --help`` starts fast.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ragspan import __version__
-from ragspan.errors import ExitCode, RagspanError
+from ragspan.base.errors import ExitCode, RagspanError
 
 FORMATS = ("json", "table", "markdown")
 
@@ -51,7 +51,7 @@ class RagspanGroup(click.Group):
     no held log line before it); Ctrl-C exits 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ragspan import logs
+        from ragspan.base import logs
 
         try:
             result = super().invoke(ctx)
@@ -79,7 +79,7 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kw: Any) -> Any:
-            from ragspan.commands.output import refuse_clobbering
+            from ragspan.app.output import refuse_clobbering
 
             paths: list[str | None] = []
             for name in inputs:
@@ -108,7 +108,7 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, verbose: bool, quiet: bool, log_format: str | None, **kw: Any) -> Any:
         ctx = click.get_current_context()
         root = ctx.find_root().params
-        from ragspan.logs import configure
+        from ragspan.base.logs import configure
 
         configure(
             verbose=verbose or root.get("verbose", False),
@@ -133,7 +133,7 @@ def shown_format(fmt: str | None) -> str:
 
 def emit(result: Any, out: str | None, fmt: str | None) -> None:
     """Deliver a command's result (``commands.output.deliver``) and exit with its code."""
-    from ragspan.commands.output import deliver
+    from ragspan.app.output import deliver
 
     code = deliver(result, out, shown_format(fmt))
     if code:
@@ -151,7 +151,7 @@ def cli(verbose: bool, quiet: bool, log_format: str) -> None:
 
 
 def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Click options built from their one declaration (``ragspan.options.Option``): each
+    """Click options built from their one declaration (``ragspan.base.options.Option``): each
     defaults to None, False or () (not given), so a config file and then the declared
     default apply; the help states the declared default."""
 
@@ -183,7 +183,7 @@ def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]
 
 def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The gate's options (``GATE_OPTIONS``); ``[tool.ragspan]`` fills what is not given."""
-    from ragspan.commands.compare import GATE_OPTIONS
+    from ragspan.app.compare import GATE_OPTIONS
 
     return declared(GATE_OPTIONS)(func)
 
@@ -191,13 +191,13 @@ def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def run_retriever_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """run-retriever's own options (``RUN_RETRIEVER_OPTIONS``); the pipeline's keys come
     from its TOML."""
-    from ragspan.commands.run_retriever import RUN_RETRIEVER_OPTIONS
+    from ragspan.app.run_retriever import RUN_RETRIEVER_OPTIONS
 
     return declared(RUN_RETRIEVER_OPTIONS)(func)
 
 
 def _few_ks(ctx: click.Context, param: click.Parameter, value: tuple[int, ...]) -> tuple[int, ...]:
-    from ragspan.commands.score import MAX_KS
+    from ragspan.app.score import MAX_KS
 
     if len(value) > MAX_KS:
         raise click.BadParameter(f"at most {MAX_KS} cutoffs, got {len(value)}", ctx, param)
@@ -205,7 +205,7 @@ def _few_ks(ctx: click.Context, param: click.Parameter, value: tuple[int, ...]) 
 
 
 def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    from ragspan.commands.score import MAX_K
+    from ragspan.app.score import MAX_K
 
     return click.option("--k", "ks", type=click.IntRange(min=1, max=MAX_K), multiple=True,
                         callback=_few_ks,
@@ -241,7 +241,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
           tau: float, relevance_level: int, judged_only: bool, out: str | None,
           fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
-    from ragspan.commands import score as command
+    from ragspan.app import score as command
 
     emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels,
                      qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
@@ -256,7 +256,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
 @common_options
 def validate_report(path: str | None, src: str | None, report: str | None) -> None:
     """Check a report against the envelope schema: exit 0 valid, 3 invalid."""
-    from ragspan.commands import validate_report as command
+    from ragspan.app import validate_report as command
 
     given = [p for p in (path, src, report) if p is not None]
     if len(given) != 1:
@@ -273,7 +273,7 @@ def validate_report(path: str | None, src: str | None, report: str | None) -> No
 @guard(inputs=("src",), outputs=("out",))
 def convert(what: str, src: str, fmt: str, out: str) -> None:
     """Convert qrels or a doc run between TREC and JSONL, losslessly."""
-    from ragspan.commands import convert as command
+    from ragspan.app import convert as command
 
     command.run(what, src, fmt, out)
 
@@ -323,7 +323,7 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
        outputs=("out",), implicit=("pyproject.toml",))
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
-    from ragspan.commands import compare as command
+    from ragspan.app import compare as command
 
     sources = command.Sources(**{key: kwargs.pop(key) for key in command.SOURCE_KEYS})
     emit(command.run(sources=sources, **kwargs), out, fmt)
@@ -359,7 +359,7 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @guard(inputs=("docs", "queries"), outputs=("out", "corpus_out", "report"))
 def adapt(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Build an eval set with verified offsets from documents and questions."""
-    from ragspan.commands import adapt as command
+    from ragspan.app import adapt as command
 
     emit(command.run(**kwargs), report, fmt)
 
@@ -390,7 +390,7 @@ def import_group() -> None:
        outputs=("out", "corpus_out", "report"))
 def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """CUAD: master_clauses.csv + contracts, or the SQuAD-style JSON."""
-    from ragspan.commands import import_benchmark as command
+    from ragspan.app import import_benchmark as command
 
     emit(command.run("cuad", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
@@ -406,7 +406,7 @@ def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | None,
                       **opts: Any) -> None:
     """LegalBench-RAG: snippets with file_path and span."""
-    from ragspan.commands import import_benchmark as command
+    from ragspan.app import import_benchmark as command
 
     emit(command.run("legalbench-rag", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
@@ -420,7 +420,7 @@ def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | 
 @guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
 def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """BEIR: a doc-level eval set with graded judgments."""
-    from ragspan.commands import import_benchmark as command
+    from ragspan.app import import_benchmark as command
 
     emit(command.run("beir", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
@@ -443,7 +443,7 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 @guard(inputs=("eval_set", "corpus", "chunks", "run"), outputs=("out",))
 def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Check an eval set against its corpus (and chunking): exit 0 valid, 3 findings."""
-    from ragspan.commands import validate as command
+    from ragspan.app import validate as command
 
     emit(command.run(**kwargs), out, fmt)
 
@@ -464,7 +464,7 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
        outputs=("out", "chunks_out", "report"))
 def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Run a retrieval pipeline (or your retriever) over an eval set's queries -> span run."""
-    from ragspan.commands import run_retriever as command
+    from ragspan.app import run_retriever as command
 
     emit(command.run(**kwargs), report, fmt)
 
@@ -492,7 +492,7 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 @guard(inputs=("eval_set", "corpus", "configs"), outputs=("out",))
 def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Run and score several pipeline configurations on one eval set, side by side."""
-    from ragspan.commands import sweep as command
+    from ragspan.app import sweep as command
 
     emit(command.run(**kwargs), out, fmt)
 
@@ -515,7 +515,7 @@ def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
 @common_options
 def plan(fmt: str, **kwargs: Any) -> None:
     """How many queries the gate needs: to catch a real drop, and to pass a harmless change."""
-    from ragspan.commands import plan as command
+    from ragspan.app import plan as command
 
     emit(command.run(**kwargs), None, fmt)
 
@@ -542,7 +542,7 @@ def plan(fmt: str, **kwargs: Any) -> None:
 @guard(inputs=("reports", "corpus"), outputs=("out", "report_json"))
 def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
     """Several configurations' score reports side by side: one Markdown or HTML report."""
-    from ragspan.commands import report as command
+    from ragspan.app import report as command
 
     emit(command.run(out=out, **kwargs), report_json, fmt)
 
@@ -574,7 +574,7 @@ def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
 @guard(inputs=("eval_set", "corpus"), outputs=("out",))
 def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find eval items contained in corpus documents: exit 0 clean, 4 leaks, 3 bad input."""
-    from ragspan.commands import leakage as command
+    from ragspan.app import leakage as command
 
     emit(command.run(**kwargs), out, fmt)
 
@@ -594,7 +594,7 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @guard(inputs=("a", "b"), outputs=("out",))
 def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find documents shared by two corpora: exit 0 none, 4 duplicates, 3 bad input."""
-    from ragspan.commands import overlap as command
+    from ragspan.app import overlap as command
 
     emit(command.run(**kwargs), out, fmt)
 
@@ -604,7 +604,7 @@ def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
 @common_options
 def metrics(fmt: str) -> None:
     """List every metric: name grammar, family, values, direction, trec_eval name, definition."""
-    from ragspan.commands import metrics as command
+    from ragspan.app import metrics as command
 
     click.echo(command.run(shown_format(fmt)), nl=False)
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ragspan.base.errors import InputError
 from ragspan.contamination.ngrams import GramCoder, GramIndex, Vocabulary, gram_matrix, longest_shared_run
 from ragspan.contamination.normalize import aligned_tokens, tokens
-from ragspan.errors import InputError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import parse_gold_span, parse_id
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex

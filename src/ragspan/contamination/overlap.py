@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ragspan.base.errors import UsageError
 from ragspan.contamination.normalize import tokens
-from ragspan.errors import UsageError
 from ragspan.io.corpus import Corpus
 
 SHINGLE = 5

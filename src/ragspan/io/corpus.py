@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.evalset import parse_id
 from ragspan.io.files import decode_records, decode_utf8, iter_json_lines, read_bytes, sha256_hex
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.evalset import header_record, parse_id, unique_row_id
 from ragspan.io.files import (
     decode_records,

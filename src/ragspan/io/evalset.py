@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 
 log = logging.getLogger("ragspan")

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 
 log = logging.getLogger("ragspan")
 BOM = "\ufeff"

@@ -19,7 +19,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 
-from ragspan.errors import InputError, UsageError
+from ragspan.base.errors import InputError, UsageError
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 
 PAGE_SEPARATOR = "\n\n"
 

@@ -6,7 +6,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.evalset import (
     HEADER_KEY,
     INT64_MAX,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.ranking import Groups, group_by_query, selects_per_query, top_of_groups, trec_order, trec_top
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.evalset import (
     MAX_OFFSET,
     header_record,

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import InputError, UsageError
+from ragspan.base.errors import InputError, UsageError
 from ragspan.io.outputs import current_umask
 
 log = logging.getLogger("ragspan")

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragspan.errors import UsageError
-from ragspan.options import pipeline_default
+from ragspan.base.errors import UsageError
+from ragspan.base.options import pipeline_default
 
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _VISIBLE = re.compile(rf"[^\s{INVISIBLE}]")

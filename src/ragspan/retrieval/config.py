@@ -26,7 +26,7 @@ scope = "doc_id"                # doc_id (the query's document + its filters) | 
 
 A section that is absent is off (``dense``, ``sparse``, ``rerank``); at least one retriever
 must be on. Unknown keys are an error. The digest is the sha256 of the canonical JSON of the
-complete config (defaults filled in, declared once in ``ragspan.options``), so two
+complete config (defaults filled in, declared once in ``ragspan.base.options``), so two
 spellings of one pipeline share a digest.
 """
 
@@ -37,12 +37,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ragspan.canonical import canonical_dumps
-from ragspan.errors import InputError
-from ragspan.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table, pipeline_default
+from ragspan.base.canonical import canonical_dumps
+from ragspan.base.errors import InputError
+from ragspan.base.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table, pipeline_default
 from ragspan.retrieval.chunkers import ChunkerSpec
 
-D = pipeline_default  # every default below is the one declared in ragspan.options
+D = pipeline_default  # every default below is the one declared in ragspan.base.options
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,14 @@ class PipelineConfig:
 
     @property
     def digest(self) -> str:
-        """sha256 of the config's canonical JSON (``ragspan.canonical``), its line end left
+        """sha256 of the config's canonical JSON (``ragspan.base.canonical``), its line end left
         out."""
         text = canonical_dumps(self.as_json()).removesuffix("\n")
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _section(raw: dict[str, Any], key: str, cls: type, path: str) -> Any:
-    """The section's dataclass, every key type-checked (``ragspan.options``); None when the
+    """The section's dataclass, every key type-checked (``ragspan.base.options``); None when the
     section is absent or ``enabled = false``."""
     table = raw.get(key)
     if table is None:
@@ -124,7 +124,7 @@ def parse_config(raw: dict[str, Any], path: str) -> PipelineConfig:
 
 def check(cfg: PipelineConfig, path: str) -> None:
     """What the per-key types cannot say: overlap below size, a retriever on, a rerank model."""
-    from ragspan.errors import UsageError
+    from ragspan.base.errors import UsageError
 
     try:
         cfg.chunker.check()
@@ -137,7 +137,7 @@ def check(cfg: PipelineConfig, path: str) -> None:
 
 
 def load_config(path: str) -> PipelineConfig:
-    from ragspan.config import parse_toml
     from ragspan.io.files import decode_records, read_bytes
+    from ragspan.io.toml import parse_toml
 
     return parse_config(parse_toml(decode_records(read_bytes(path), path), path), path)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import MissingExtraError, UsageError
+from ragspan.base.errors import MissingExtraError, UsageError
 
 log = logging.getLogger("ragspan")
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

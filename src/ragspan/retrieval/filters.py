@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 
 
 def query_filters(scope: str, doc_id: str | None, filters: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragspan.errors import MissingExtraError, UsageError
+from ragspan.base.errors import MissingExtraError, UsageError
 
 
 class VectorIndex(Protocol):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragspan.errors import InputError
+from ragspan.base.errors import InputError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.chunkers import Chunk, chunk_document

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import MissingExtraError, UsageError
+from ragspan.base.errors import MissingExtraError, UsageError
 
 
 class Reranker:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.errors import MissingExtraError, UsageError
+from ragspan.base.errors import MissingExtraError, UsageError
 from ragspan.retrieval.index import top_k
 
 TOKEN = re.compile(r"\w+")

@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any
 
-from ragspan.errors import InputError, UsageError
+from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 

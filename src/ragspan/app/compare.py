@@ -1,0 +1,228 @@
+"""``ragspan compare``: gate a candidate score report against a baseline.
+
+Settings come from the command line (None or empty = not given), else ``[tool.ragspan]``,
+else the declared defaults (``ragspan.base.options.GATE_OPTIONS``, which also builds the click
+options). The verdict is ``ragspan.gate.evaluate.compare``'s."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import InputError, UsageError
+from ragspan.base.options import GATE_OPTIONS
+from ragspan.gate.budgets import Budget
+
+__all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "Sources", "merge_budgets", "run", "verify_scored"]
+
+
+def merge_budgets(from_file: dict[str, Budget], from_cli: dict[str, Budget]) -> dict[str, Budget]:
+    """The budgets in force: a command-line budget beats every budget from a file for the
+    columns it names. ``METRIC=...`` on the command line names the metric at every k, so it
+    removes the file's ``METRIC`` and every ``METRIC@k``; ``METRIC@k=...`` names that k
+    only, so it removes the file's ``METRIC@k`` and leaves the file's ``METRIC`` for the
+    other k. The most specific key left then wins (``budgets.budget_for``)."""
+    whole = {key for key in from_cli if "@" not in key}
+    kept = {key: b for key, b in from_file.items()
+            if key not in from_cli and key.split("@", 1)[0] not in whole}
+    return {**kept, **from_cli}
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The files both score reports claim to come from (``compare --eval-set ...``): the
+    shared eval set (or qrels) and corpus, and each side's run and chunk manifest."""
+
+    eval_set: str | None = None
+    qrels: str | None = None
+    corpus: str | None = None
+    baseline_run: str | None = None
+    candidate_run: str | None = None
+    baseline_chunks: str | None = None
+    candidate_chunks: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return any(v is not None for v in self.__dict__.values())
+
+    def check(self) -> None:
+        """Verification is all or nothing: both runs, and exactly one of eval set or qrels."""
+        if not self.given:
+            return
+        if self.baseline_run is None or self.candidate_run is None:
+            raise UsageError("verifying the reports needs both runs: give --baseline-run and "
+                             "--candidate-run (with --eval-set or --qrels)")
+        if (self.eval_set is None) == (self.qrels is None):
+            raise UsageError("verifying the reports needs exactly one of --eval-set or "
+                             "--qrels, the judgments both sides were scored on")
+
+
+SOURCE_KEYS = ("eval_set", "qrels", "corpus", "baseline_run", "candidate_run",
+               "baseline_chunks", "candidate_chunks")
+
+
+def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -> None:
+    """Re-score one side from the files given and refuse its report unless it is what those
+    files score to: every input the report records must be given and have the recorded
+    sha256 (a missing one is a usage error, a different one an input error naming the file),
+    and the report's parameters, summary and per-query rows must equal the re-scored ones
+    (an input error naming the first query or key that differs). Catches hand-edited rows
+    and digests alike."""
+    from ragspan.app.score import eval_set_body, qrels_body
+    from ragspan.base.canonical import canonical_dumps
+
+    pred = doc["predicate"]
+    params = pred["parameters"]
+    run = sources.baseline_run if role == "baseline" else sources.candidate_run
+    chunks = sources.baseline_chunks if role == "baseline" else sources.candidate_chunks
+    given = {"eval_set": sources.eval_set, "qrels": sources.qrels, "corpus": sources.corpus,
+             "run": run, "chunks": chunks}
+    flag = {"eval_set": "--eval-set", "qrels": "--qrels", "corpus": "--corpus",
+            "run": f"--{role}-run", "chunks": f"--{role}-chunks"}
+    recorded = {ref["role"]: ref["digest"].get("sha256") for ref in pred["inputs"]}
+    for key, value in given.items():
+        if key in recorded and value is None:
+            raise UsageError(f"the {role} report was scored with a {key.replace('_', ' ')}: "
+                             f"give {flag[key]} to verify it")
+        if key not in recorded and value is not None:
+            raise InputError(f"{flag[key]} was given, but the {role} report was scored "
+                             f"without a {key.replace('_', ' ')}", path)
+    ks = tuple(params["k"])
+    if "qrels" in recorded:
+        body = qrels_body(sources.qrels, run, params.get("qrels_format", "auto"),
+                           params.get("run_format", "auto"), ks,
+                           params.get("relevance_level", 1), params.get("judged_only", False))
+    else:
+        body = eval_set_body(sources.eval_set, run, sources.corpus,
+                             "span" if pred["kind"] == "score.span" else "auto", ks,
+                             params.get("grounding_threshold", 0.5),
+                             params.get("relevance_level", 1),
+                             params.get("judged_only", False), chunks)
+    for ref in body.inputs:
+        if recorded.get(ref.role) != ref.sha256:
+            raise InputError(f"{flag.get(ref.role, ref.role)} {ref.name} (sha256 "
+                             f"{ref.sha256[:12]}) is not the file the {role} report records "
+                             f"(sha256 {str(recorded.get(ref.role))[:12]})", path)
+    if body.kind != pred["kind"]:
+        raise InputError(f"the {role} report is a {pred['kind']} report, but its inputs score "
+                         f"to a {body.kind} report", path)
+
+    def same(a: Any, b: Any) -> bool:
+        return canonical_dumps(a) == canonical_dumps(b)
+
+    if not same(body.parameters, params):
+        keys = sorted(set(body.parameters) | set(params))
+        key = next(k for k in keys if not same(body.parameters.get(k), params.get(k)))
+        raise InputError(f"the {role} report's parameter '{key}' is not what its inputs score "
+                         "with", path)
+    rows = {r["id"]: r for r in body.details.get("queries", [])}
+    for row in pred["details"].get("queries", []):
+        fresh = rows.get(row.get("id"))
+        if fresh is None or not same(fresh, row):
+            diff = ""
+            if fresh is not None:
+                metrics = row.get("metrics", {})
+                moved = [m for m in fresh.get("metrics", {})
+                         if not same(fresh["metrics"][m], metrics.get(m))]
+                if moved:
+                    diff = (f" ({moved[0]}: {metrics.get(moved[0])!r} in the report, "
+                            f"{fresh['metrics'][moved[0]]!r} re-scored)")
+            raise InputError(f"the {role} report's row of query '{row.get('id')}' is not what "
+                             f"its inputs score to{diff}", path)
+    if not same(body.details, pred["details"]):
+        raise InputError(f"the {role} report's per-query rows are not what its inputs score "
+                         "to (rows added, removed or reordered)", path)
+    if not same(body.summary, pred["summary"]):
+        keys = sorted(set(body.summary) | set(pred["summary"]))
+        key = next(k for k in keys if not same(body.summary.get(k), pred["summary"].get(k)))
+        raise InputError(f"the {role} report's summary '{key}' is not what its inputs score "
+                         "to", path)
+
+
+def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: str | None = None,
+        no_config: bool = False, config_origin: str | None = None,
+        allow_identical: bool = False, no_gate: bool = False, anchor: str | None = None,
+        noise: str | None = None, sources: Sources | None = None, **cli: Any
+        ) -> CommandResult:
+    import os
+
+    from ragspan.app.settings import load_tool_config
+    from ragspan.base.records import InputRef
+    from ragspan.gate import evaluate as gate
+    from ragspan.gate.budgets import parse_budget
+    from ragspan.report.envelope import load_report, statement
+    from ragspan.scoring.report_body import score_report_of
+
+    if os.path.exists(baseline) and os.path.exists(candidate) and \
+            os.path.samefile(baseline, candidate):
+        raise UsageError("--baseline and --candidate are the same file")
+    if no_config and config is not None:
+        raise UsageError("--no-config reads no settings file: drop --config or --no-config")
+    if config_origin is not None and config is None:
+        raise UsageError("--config-origin says where --config came from: give --config")
+    table, config_path = ({}, None) if no_config else load_tool_config(config)
+    settings = {**gate.GATE_DEFAULTS, **table}
+    for key, value in cli.items():
+        if value is not None and value != () and value is not False:
+            settings[key] = tuple(value) if isinstance(value, (list, tuple)) else value
+    cfg_budgets = settings.pop("budgets") if "budgets" in table else {}
+    settings.pop("budgets", None)
+    cli_budgets = dict(parse_budget(s) for s in budgets)
+    merged = merge_budgets(cfg_budgets, cli_budgets)
+    origin: dict[str, str | None] = {key: None if key in cli_budgets else config_path
+                                     for key in merged}
+    opts = gate.GateOptions(budgets=merged, **settings)
+    opts.validate()
+    sources = sources or Sources()
+    sources.check()
+    reports = []
+    for path, role in ((baseline, "baseline"), (candidate, "candidate")):
+        doc, sha = load_report(path)
+        reports.append(score_report_of(doc, sha, str(path), role))
+        if sources.given:
+            verify_scored(doc, str(path), role, sources)
+    base, cand = reports
+    extra = {}
+    for path, role in ((anchor, "anchor"), (noise, "noise")):
+        if path is not None:
+            doc, sha = load_report(path)
+            extra[role] = score_report_of(doc, sha, str(path), role)
+    result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
+                          allow_identical=allow_identical, anchor=extra.get("anchor"),
+                          noise=extra.get("noise"))
+    parameters = {
+        "alpha": opts.alpha, "mode": opts.mode, "on_inconclusive": opts.on_inconclusive,
+        "anchor_budget": opts.anchor_budget, "test": opts.test,
+        "permutations": opts.permutations, "bootstrap": opts.bootstrap, "seed": opts.seed,
+        "correction": opts.family_correction, "budget_tolerance": opts.budget_tolerance,
+        "allow_budget_change": opts.allow_budget_change,
+        "budgets": {n: str(b) for n, b in result.budgets.items()},
+        "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
+        "cluster_by": opts.cluster_by,
+        "k": list(result.ks), "config_file": config_path, "config_origin": config_origin,
+        "no_config": no_config or None,
+        "verified": sources.given or None,
+    }
+    refs = [InputRef("baseline", baseline, base.sha256),
+            InputRef("candidate", candidate, cand.sha256)]
+    refs += [InputRef(role, path, extra[role].sha256)
+             for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
+    if sources.given:  # the files both sides were re-scored from, by their recorded digests
+        for role, side, key in (("eval_set", base, "eval_set"), ("qrels", base, "qrels"),
+                                ("corpus", base, "corpus")):
+            path = getattr(sources, key)
+            if path is not None:
+                refs.append(InputRef(role, path, side.input_sha256(role)))
+        for who, side in (("baseline", base), ("candidate", cand)):
+            for key in ("run", "chunks"):
+                path = getattr(sources, f"{who}_{key}")
+                if path is not None:
+                    refs.append(InputRef(f"{who}_{key}", path, side.input_sha256(key)))
+    return CommandResult(statement(
+        kind="compare", subject=[refs[1]], inputs=refs,
+        parameters={k: v for k, v in parameters.items() if v is not None},
+        summary=result.summary(), details=result.details(),
+        verdict=result.decision.verdict, exit_code=result.decision.exit_code,
+    ))

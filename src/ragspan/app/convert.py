@@ -1,0 +1,49 @@
+"""``ragspan convert qrels|run``: TREC <-> JSONL, losslessly."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from ragspan.base.errors import InputError, UsageError
+
+log = logging.getLogger("ragspan")
+
+
+def trec_safe(pairs: Iterable[tuple[str, str]], src: str) -> None:
+    """TREC columns are split on whitespace: an id holding whitespace (or empty) would be
+    written into a file its own reader rejects. InputError naming the first one."""
+    for qid, doc in pairs:
+        for what, value in (("query id", qid), ("doc id", doc)):
+            if not value or any(c.isspace() for c in value):
+                raise InputError(f"{what} {value!r} (query {qid!r}) holds whitespace: TREC "
+                                 "cannot carry it; keep this file as JSONL", src)
+
+
+def run(what: str, src: str, fmt: str, out: str) -> None:
+    """Convert ``src`` (format detected) to ``fmt`` at ``out`` (atomically). Run order is
+    kept exactly: a JSONL run written as TREC gets strictly decreasing scores, so trec_eval
+    reproduces its order."""
+    from ragspan.io.outputs import write_files
+
+    if what == "qrels":
+        from ragspan.io.qrels import read_qrels, write_qrels
+
+        judgments = read_qrels(src).judgments
+        if fmt == "trec":
+            trec_safe(((q, d) for q, docs in judgments.items() for d in docs), src)
+        text = write_qrels(judgments, fmt)
+    else:
+        from ragspan.io.docruns import detect_run_format, read_doc_run, write_doc_run
+        from ragspan.io.files import read_head
+
+        if fmt == "trec" and detect_run_format(read_head(src), src) == "span":
+            raise UsageError(f"{src} is a span run: TREC carries doc ids only, so its offsets "
+                             "(and its spans within one document) would be lost; score it "
+                             "with --eval-set instead")
+        doc_run = read_doc_run(src)
+        if fmt == "trec":
+            trec_safe(((q, d) for q, docs in doc_run.per_query().items() for d in docs), src)
+        text = write_doc_run(doc_run, fmt)
+    write_files({out: text})
+    log.info("wrote %s (%s)", out, fmt)

@@ -1,0 +1,41 @@
+"""What ``adapt`` and ``import`` share: an EvalBuild's report and its files."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ragspan.app.output import CommandResult
+
+log = logging.getLogger("ragspan")
+
+
+def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
+                 inputs: list[Any], parameters: dict[str, Any]) -> CommandResult:
+    """The report of ``build`` (an ``evalbuild.EvalBuild``) with its files (eval set at
+    ``out``, corpus at ``corpus_out``), to be written together with the report or not at
+    all; None parameters are left out."""
+    from ragspan.base.records import InputRef
+    from ragspan.evalsets.build import build_files, sha256_of
+    from ragspan.report.envelope import statement
+
+    files = build_files(build, out, corpus_out)
+    log.info("writing %s (%d queries)%s", out, len(build.rows),
+             f" and {corpus_out} ({len(build.documents)} documents)" if corpus_out else "")
+    digests = sha256_of(files)
+    subject = [InputRef("eval_set", out, digests[out])]
+    if corpus_out:
+        subject.append(InputRef("corpus", corpus_out, digests[corpus_out]))
+    summary = {"queries": len(build.rows), "documents": len(build.documents), **build.counts}
+    doc = statement(kind=kind, subject=subject, inputs=inputs,
+                    parameters={k: v for k, v in parameters.items() if v is not None},
+                    summary=summary, details=build.details)
+    return CommandResult(doc, files)
+
+
+def input_ref(role: str, path: str) -> Any:
+    """An InputRef of a file read whole (its sha256 from its bytes)."""
+    from ragspan.base.records import InputRef
+    from ragspan.io.files import read_bytes, sha256_hex
+
+    return InputRef(role, path, sha256_hex(read_bytes(path)))

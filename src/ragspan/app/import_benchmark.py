@@ -1,0 +1,55 @@
+"""``ragspan import cuad|legalbench-rag|beir``: a public benchmark as an eval set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import UsageError
+
+
+def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> CommandResult:
+    """Import ``source`` with its options (the click options of ``import <source>``)."""
+    from ragspan.app.eval_build import build_result, input_ref
+
+    if source == "cuad":
+        from ragspan.evalsets.importers.cuad import import_cuad_csv, import_cuad_squad
+
+        common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
+                  "queries": opts.get("sample_queries"),
+                  "exclude_metadata": opts["exclude_metadata"]}
+        if opts.get("squad_json"):
+            if opts.get("csv"):
+                raise UsageError("give --squad-json or --csv, not both")
+            build = import_cuad_squad(opts["squad_json"], **common)
+            inputs = [input_ref("squad_json", opts["squad_json"])]
+        else:
+            missing = [f"--{k}" for k in ("csv", "contracts", "categories") if not opts.get(k)]
+            if missing:
+                raise UsageError(f"import cuad needs --squad-json, or {', '.join(missing)}")
+            build = import_cuad_csv(opts["csv"], opts["contracts"], opts["categories"],
+                                    allow_missing_contracts=opts["allow_missing_contracts"],
+                                    **common)
+            inputs = [input_ref("master_clauses", opts["csv"]),
+                      input_ref("categories", opts["categories"])]
+        params = {"sample_docs": common["sample_docs"], "seed": common["seed"],
+                  "exclude_metadata_clauses": common["exclude_metadata"]}
+        if common["queries"] is not None:
+            params["sample_queries"] = common["queries"]
+    elif source == "legalbench-rag":
+        from ragspan.evalsets.importers.legalbench import import_legalbench
+
+        build = import_legalbench(opts["root"], tuple(opts["subsets"]),
+                                  paper_sampling=opts["paper_sampling"])
+        inputs = [input_ref("benchmark", f"{opts['root']}/benchmarks/{s}.json")
+                  for s in build.header["subsets"]]
+        params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"]}
+    else:
+        from ragspan.evalsets.importers.beir import import_beir
+
+        build = import_beir(opts["root"], opts["split"])
+        inputs = [input_ref("queries", f"{opts['root']}/queries.jsonl"),
+                  input_ref("qrels", f"{opts['root']}/qrels/{opts['split']}.tsv")]
+        params = {"split": opts["split"]}
+    return build_result("import", build, out=out, corpus_out=corpus_out, inputs=inputs,
+                        parameters={"source": source, **params})

@@ -1,0 +1,52 @@
+"""``ragspan leakage``: eval items whose text sits in a corpus document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import UsageError
+
+
+def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",), ngram: int = 3,
+        threshold: float = 0.6, method: str = "exact", similarity: float = 0.9,
+        model: str = "all-MiniLM-L6-v2", chunk_size: int = 1000, cache_dir: str | None = None,
+        max_records: int = 1_000_000, max_leaks: int = 0) -> CommandResult:
+    """Exit 4 when more than ``max_leaks`` items leak (``ragspan.base.verdicts``)."""
+    from ragspan.base.records import InputRef
+    from ragspan.base.verdicts import findings_verdict
+    from ragspan.contamination.leakage import FIELDS, embedding_leaks, exact_leaks, read_items
+    from ragspan.io.corpus import read_corpus
+    from ragspan.report.envelope import statement
+
+    fields = tuple(dict.fromkeys(fields or ("query",)))
+    bad = [f for f in fields if f not in FIELDS]
+    if bad:
+        raise UsageError(f"--field must be one of {FIELDS}, got {bad}")
+    if ngram < 1:
+        raise UsageError("--ngram must be >= 1")
+    corp = read_corpus(corpus, max_records=max_records)
+    items, items_sha = read_items(eval_set, corp, fields, max_records)
+    if method == "exact":
+        findings, extra = exact_leaks(items, corp, ngram, threshold)
+        params: dict[str, Any] = {"method": "exact", "ngram": ngram, "threshold": threshold}
+    else:
+        findings, extra = embedding_leaks(items, corp, similarity, model, chunk_size, cache_dir)
+        params = {"method": "embedding", "similarity": similarity, "model": extra["model"],
+                  "chunk_size": chunk_size, "approximate": True}
+    leaking = sorted({f["id"] for f in findings})
+    by_field = {f: sum(1 for x in findings if x["field"] == f) for f in fields}
+    verdict = findings_verdict(len(leaking), max_leaks)
+    summary = {"items": len({i.id for i in items}), "texts_checked": len(items),
+               "documents": len(corp), "leaking_items": len(leaking),
+               "findings_by_field": by_field, "max_leaks": max_leaks,
+               **{k: v for k, v in extra.items() if k != "model"}}
+    return CommandResult(statement(
+        kind="leakage",
+        subject=[InputRef("eval_set", eval_set, items_sha)],
+        inputs=[InputRef("eval_set", eval_set, items_sha),
+                InputRef("corpus", corpus, corp.sha256)],
+        parameters={**params, "fields": list(fields), "max_records": max_records},
+        summary=summary, details={"leaks": findings},
+        verdict=verdict.verdict, exit_code=verdict.exit_code,
+    ))

@@ -1,0 +1,51 @@
+"""A command's result and how it leaves the process: every file and the report written
+together or not at all, the chosen format on stdout, the exit code from the report."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """``report``: the envelope; ``files``: other outputs by path (eval set, corpus, run,
+    chunks), written with the report; ``notice``: one stderr line said before the output
+    (``validate``'s count of findings)."""
+
+    report: dict[str, Any]
+    files: Mapping[str, str] = field(default_factory=dict)
+    notice: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.report["predicate"]["exit_code"])
+
+
+def refuse_clobbering(outputs: Mapping[str, str | None], inputs: Iterable[str | None]) -> None:
+    """Before any work: refuse outputs that are an input, a directory, a special file or in
+    a missing folder (``ragspan.io.outputs.check_outputs``)."""
+    from ragspan.io.outputs import check_outputs
+
+    check_outputs(dict(outputs), list(inputs))
+
+
+def deliver(result: CommandResult, out: str | None, fmt: str) -> int:
+    """Write ``result.files`` and the JSON report (to ``out``) all together or not at all,
+    print ``fmt`` to stdout (nothing for json when the report went to ``out``), and return
+    the report's exit code (the code comes from the result, never the other way round)."""
+    from ragspan.io.outputs import write_files
+    from ragspan.report.envelope import report_text
+    from ragspan.report.render import render
+
+    staged = dict(result.files)
+    if out:
+        staged[out] = report_text(result.report)
+    shown = "" if out and fmt == "json" else render(result.report, fmt)
+    if result.notice:
+        sys.stderr.write(result.notice + "\n")
+    write_files(staged)
+    sys.stdout.write(shown)
+    return result.exit_code

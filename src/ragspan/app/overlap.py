@@ -1,0 +1,41 @@
+"""``ragspan overlap``: documents shared by two corpora."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import UsageError
+
+
+def run(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
+        max_records: int = 1_000_000, max_duplicates: int = 0) -> CommandResult:
+    """Exit 4 when more than ``max_duplicates`` pairs are found (``ragspan.base.verdicts``)."""
+    from ragspan.base.records import InputRef
+    from ragspan.base.verdicts import findings_verdict
+    from ragspan.contamination.overlap import SHINGLE, exact_pairs, minhash_pairs
+    from ragspan.io.corpus import read_corpus
+    from ragspan.report.envelope import statement
+
+    ca, cb = read_corpus(a, max_records=max_records), read_corpus(b, max_records=max_records)
+    params: dict[str, Any] = {"method": method, "max_records": max_records}
+    if method == "exact":
+        pairs = exact_pairs(ca, cb)
+        extra: dict[str, Any] = {}
+    else:
+        if not 0 < threshold <= 1:
+            raise UsageError("--threshold must be in (0, 1]")
+        pairs, extra = minhash_pairs(ca, cb, threshold)
+        params.update({"threshold": threshold, "shingle_words": SHINGLE, **extra})
+    verdict = findings_verdict(len(pairs), max_duplicates)
+    summary = {"documents_a": len(ca), "documents_b": len(cb), "duplicate_pairs": len(pairs),
+               "documents_a_duplicated": len({p["a"] for p in pairs}),
+               "max_duplicates": max_duplicates}
+    if extra:
+        summary["miss_probability_at_threshold"] = extra["miss_probability_at_threshold"]
+    return CommandResult(statement(
+        kind="overlap", subject=[InputRef("b", b, cb.sha256)],
+        inputs=[InputRef("a", a, ca.sha256), InputRef("b", b, cb.sha256)],
+        parameters=params, summary=summary, details={"pairs": pairs},
+        verdict=verdict.verdict, exit_code=verdict.exit_code,
+    ))

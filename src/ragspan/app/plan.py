@@ -1,0 +1,54 @@
+"""``ragspan plan``: how many queries a gate on complete grounding needs (topic-set-size
+design): for a true drop to fail with the given power, and for a change with no true drop
+to pass rather than read inconclusive (``stats.queries_needed``)."""
+
+from __future__ import annotations
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import UsageError
+
+
+def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float = 0.05,
+        power: float = 0.8, design_effect: float = 1.0) -> CommandResult:
+    """``design_effect``: with several questions per document the variance of the mean
+    grows by this factor, so the queries needed grow by it and the minimum detectable drop
+    by its square root (effective sample size n / design effect)."""
+    from ragspan.base.records import InputRef
+    from ragspan.gate.budgets import parse_budget_value
+    from ragspan.gate.stats import minimum_detectable_drop, queries_needed
+    from ragspan.report.envelope import statement
+
+    b = parse_budget_value(budget)
+    d = parse_budget_value(drop) if drop is not None else None
+    for flag, value in (("--budget", b), ("--drop", d)):
+        if value is not None and (value.unit != "pt" or value.value <= 0):
+            raise UsageError(f"{flag} must be points of complete grounding above 0 "
+                             f"(e.g. 2pt), got {value}")
+    allowed = b.value / 100
+    true_drop = d.value / 100 if d is not None else 2 * allowed
+    need = queries_needed(flip_rate, allowed, true_drop, alpha, power)
+    import math
+
+    need = {k: math.ceil(v * design_effect) if math.isfinite(v) else v for k, v in need.items()}
+    sd = math.sqrt(flip_rate * design_effect)
+    summary = {
+        "flip_rate": flip_rate, "budget": str(b), "drop": f"{100 * true_drop:g}pt",
+        "alpha": alpha, "power": power,
+        "queries_to_fail": need["to_fail"] if math.isfinite(need["to_fail"]) else None,
+        "queries_to_pass": need["to_pass"],
+        "minimum_detectable_drop": {
+            str(n): minimum_detectable_drop(sd, n, alpha, power) for n in (50, 100, 300, 1000)},
+    }
+    from ragspan.base.canonical import canonical_dumps
+    from ragspan.io.files import sha256_hex
+
+    parameters = {"flip_rate": flip_rate, "budget": str(b), "drop": summary["drop"],
+                  "alpha": alpha, "power": power}
+    if design_effect != 1.0:  # recorded when given, so a plain plan keeps its bytes
+        parameters["design_effect"] = design_effect
+        summary["design_effect"] = design_effect
+    digest = sha256_hex(canonical_dumps(parameters).encode("utf-8"))
+    return CommandResult(statement(
+        kind="plan", subject=[InputRef("plan", "parameters", digest)], inputs=[],
+        parameters=parameters,
+        summary=summary, details={}))

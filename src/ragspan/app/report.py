@@ -1,0 +1,125 @@
+"""``ragspan report``: score reports of several configurations -> one Markdown or HTML file.
+
+The format follows ``out``'s extension (``.md``/``.markdown`` or ``.html``/``.htm``). The
+client readout quotes missed clauses from ``corpus``, which must be given and have the
+sha256 the baseline report records (a path inside a report is never read). The
+command's own JSON report (``report_json``) states what was written and from what.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import InputError, UsageError
+
+AUDIENCES = ("developer", "client")
+FORMAT_OF_EXTENSION = {".md": "markdown", ".markdown": "markdown", ".html": "html",
+                       ".htm": "html"}
+
+
+def format_of(out: str) -> str:
+    ext = os.path.splitext(out)[1].lower()
+    if ext not in FORMAT_OF_EXTENSION:
+        raise UsageError(f"--out {out}: the extension says the format; use .md or .html")
+    return FORMAT_OF_EXTENSION[ext]
+
+
+def read_configs(paths: Sequence[str]) -> list[Any]:
+    """Each score report, verified as ``compare`` verifies it, as a ``readout.build.Config``."""
+    from ragspan.report.envelope import load_report
+    from ragspan.report.readout.build import config_of
+    from ragspan.scoring.report_body import score_report_of
+
+    configs = []
+    for path in paths:
+        doc, sha = load_report(path)
+        configs.append(config_of(score_report_of(doc, sha, str(path), "score"),
+                                 doc["predicate"]))
+    return configs
+
+
+def corpus_for(readout: Any, corpus: str | None) -> Any:
+    """The corpus given on the command line, checked against the digest the baseline report
+    records. A path written inside a report is never read: a crafted report could name any
+    local file and have it quoted into the readout."""
+    from ragspan.io.corpus import read_corpus
+
+    if corpus is None:
+        raise UsageError("the client readout quotes the missed clauses from the corpus: give "
+                         "--corpus (the path a report records is never read)")
+    recorded = readout.base.report.corpus_sha256
+    if not recorded:
+        raise InputError("the baseline report records no corpus digest, so the corpus "
+                         "cannot be shown to be the one it was scored on (score it with "
+                         "--corpus)", readout.base.report.path)
+    corp = read_corpus(corpus)
+    if corp.sha256 != recorded:
+        raise InputError(f"this corpus (sha256 {corp.sha256[:12]}) is not the one the baseline "
+                         f"was scored on ({recorded[:12]})", corpus)
+    return corp
+
+
+def render(readout: Any, fmt: str, audience: str, corpus: Any = None) -> str:
+    from ragspan.report.readout import client, developer
+    from ragspan.report.readout.document import html_page, markdown
+
+    doc = client.document(readout, corpus) if audience == "client" \
+        else developer.document(readout)
+    return html_page(doc) if fmt == "html" else markdown(doc)
+
+
+def summary_of(readout: Any) -> dict[str, Any]:
+    """What the command's JSON report states of the readout: per configuration its complete
+    grounding with the interval, and each lever's measured deltas."""
+    cg = readout.cg
+    return {
+        "configurations": [
+            {"name": c.name, cg: c.metric(cg), "ci95": list(readout.intervals[i]),
+             "config_digest": c.digest, "score_sha256": c.report.sha256}
+            for i, c in enumerate(readout.configs)],
+        "baseline": readout.base.name,
+        "backlog": [{"lever": row.lever, "accounts_for": row.accounts_for,
+                     "measured": [{"from": readout.configs[e.pair.a].name,
+                                   "to": readout.configs[e.pair.b].name,
+                                   "delta": e.outcome(cg).delta,
+                                   "p_value": e.outcome(cg).p_value} for e in row.effects]}
+                    for row in readout.backlog],
+        **({"family": {
+            "alpha": readout.family.alpha, "bound_alpha": readout.family.bound_alpha,
+            "size": readout.family.size, "unit": readout.family.unit,
+            "pairs": [{"from": readout.configs[a].name, "to": readout.configs[b].name,
+                       "drop_low": low, "drop_high": high, "survives": survives}
+                      for a, b, low, high, survives in readout.family.pairs]}}
+           if readout.family is not None else {}),
+    }
+
+
+def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int | None = None,
+        audience: str = "developer", corpus: str | None = None,
+        all_pairs: bool = False) -> CommandResult:
+    from ragspan.base.records import InputRef
+    from ragspan.io.files import sha256_hex
+    from ragspan.report.envelope import statement
+    from ragspan.report.readout.build import build
+
+    if audience not in AUDIENCES:
+        raise UsageError(f"--audience {audience}: expected one of {', '.join(AUDIENCES)}")
+    if not reports:
+        raise UsageError("give at least one score report")
+    fmt = format_of(out)
+    readout = build(read_configs(reports), baseline, k, all_pairs)
+    corp = corpus_for(readout, corpus) if audience == "client" else None
+    text = render(readout, fmt, audience, corp)
+    inputs = [InputRef("score", c.report.path, c.report.sha256) for c in readout.configs]
+    if corp is not None:
+        inputs.append(InputRef("corpus", corp.path, corp.sha256))
+    doc = statement(
+        kind="report", subject=[InputRef("report", out, sha256_hex(text.encode("utf-8")))],
+        inputs=inputs, parameters={"k": readout.k, "audience": audience, "format": fmt,
+                                   "baseline": readout.base.name,
+                                   **({"all_pairs": True} if all_pairs else {})},
+        summary=summary_of(readout), details={})
+    return CommandResult(doc, {out: text})

@@ -1,0 +1,125 @@
+"""``ragspan run-retriever``: corpus + eval set + (config | user retriever) -> span run."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import InputError, UsageError
+from ragspan.base.options import RUN_RETRIEVER_OPTIONS
+
+__all__ = ["RUN_RETRIEVER_OPTIONS", "run"]
+
+log = logging.getLogger("ragspan")
+
+
+def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """p50 / p95 of the rows' ``latency_ms`` (ms per query), for the run-retriever report."""
+    import numpy as np
+
+    lat = np.array([r["latency_ms"] for r in rows if "latency_ms" in r], dtype=float)
+    if not lat.size:
+        return {"rows": 0}
+    return {"p50": round(float(np.percentile(lat, 50)), 3),
+            "p95": round(float(np.percentile(lat, 95)), 3), "rows": int(lat.size)}
+
+
+def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
+        retriever: str | None = None, chunks_out: str | None = None,
+        cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
+        qdrant_url: str | None = None, depth: int | None = None, strict_cache: bool = False,
+        record_latency: bool = False, progress: bool | None = None) -> CommandResult:
+    """The run-retriever report and its files (run, chunk manifest), which ``deliver``
+    writes together with the report or not at all."""
+    from ragspan.base.records import InputRef
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.evalset import read_eval_set
+    from ragspan.io.files import read_bytes, sha256_hex
+    from ragspan.io.writers import jsonl
+    from ragspan.report.envelope import statement
+    from ragspan.retrieval.progress import Progress
+
+    if (config is None) == (retriever is None):
+        raise UsageError("give exactly one of --config (a pipeline) or --retriever (your own)")
+    if chunks_out and retriever:
+        raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
+    t0 = time.perf_counter()
+    bar = Progress(progress)
+    corp = read_corpus(corpus)
+    evalset = read_eval_set(eval_set)
+    queries = list(evalset.queries)
+    inputs = [InputRef("corpus", corpus, corp.sha256), InputRef("eval_set", eval_set, evalset.sha256)]
+    summary: dict[str, Any] = {"queries": len(queries), "documents": len(corp)}
+    header: dict[str, Any] = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256}
+    outputs: dict[str, str] = {}
+    notes: dict[str, Any] = {}
+    if config is not None:
+        from ragspan.retrieval.config import load_config
+        from ragspan.retrieval.embed import default_cache_dir
+        from ragspan.retrieval.pipeline import Pipeline, manifest_rows
+
+        cfg = load_config(config)
+        if depth is not None:
+            cfg = dataclasses.replace(cfg, depth=depth)
+        if cfg.dense is not None and (qdrant_path or qdrant_url):
+            cfg = dataclasses.replace(cfg, dense=dataclasses.replace(
+                cfg.dense, backend="qdrant", qdrant_path=qdrant_path, qdrant_url=qdrant_url))
+        inputs.append(InputRef("config", config, sha256_hex(read_bytes(config))))
+        cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
+        pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache)
+        try:
+            t_query = time.perf_counter()
+            rows = pipe.run(queries)
+            query_s = time.perf_counter() - t_query
+        except InputError as exc:
+            if exc.path is not None:
+                raise
+            raise InputError(exc.reason, eval_set) from None  # a query's filters: name the file
+        finally:
+            pipe.close()
+        header.update({"config": cfg.as_json(), "config_digest": cfg.digest})
+        notes = {d: pipe.table.notes[d] for d in sorted(pipe.table.notes)}
+        fallback = [d for d, n in notes.items() if n.get("fallback")]
+        dropped = sum(int(n.get("dropped_invisible", 0)) for n in pipe.table.notes.values())
+        summary.update({
+            "config": cfg.name, "config_digest": cfg.digest, "chunks": len(pipe.table.chunks),
+            "chunker_fallback_documents": len(fallback), "invisible_chunks_dropped": dropped,
+            "queries_per_second": round(len(queries) / max(query_s, 1e-9), 2),
+        })
+        if pipe.embedder is not None:
+            summary.update({"embedded": pipe.chunk_counts[0],
+                            "embeddings_from_cache": pipe.chunk_counts[1],
+                            "queries_embedded": pipe.query_counts[0],
+                            "queries_from_cache": pipe.query_counts[1],
+                            **pipe.embedder.describe()})
+        if chunks_out:
+            chunk_header = {"config": cfg.as_json(), "config_digest": cfg.digest,
+                            "corpus_sha256": corp.sha256,
+                            "notes": notes}
+            outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
+        parameters: dict[str, Any] = {"config": cfg.as_json(), "config_digest": cfg.digest}
+    else:
+        from ragspan.retrieval.user import load_retriever, run_user_retriever
+
+        obj = load_retriever(retriever)
+        rows = run_user_retriever(obj, queries, corp, bar)
+        header["retriever"] = retriever
+        parameters = {"retriever": retriever}
+    summary["latency_ms"] = latency_summary(rows)
+    if not record_latency:  # a wall time in the run would change every digest downstream
+        rows = [{k: v for k, v in row.items() if k != "latency_ms"} for row in rows]
+    outputs[out] = jsonl([{"_header": header}, *rows])
+    elapsed = time.perf_counter() - t0
+    summary["elapsed_s"] = round(elapsed, 3)
+    log.info("%s chunks, %d queries, %.1f s -> %s",
+             summary.get("chunks", "user"), len(queries), elapsed, out)
+    subject = [InputRef("run", out, sha256_hex(outputs[out].encode("utf-8")))]
+    if chunks_out:
+        subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
+    doc = statement(kind="run-retriever", subject=subject, inputs=inputs, parameters=parameters,
+                    summary=summary, details={"chunker_notes": notes})
+    return CommandResult(doc, outputs)

@@ -1,0 +1,106 @@
+"""``ragspan score``: a span report (eval set + span run) or a doc report (qrels, or an eval
+set, + a doc run)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import UsageError
+from ragspan.base.options import MAX_K, MAX_KS
+
+__all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
+
+log = logging.getLogger("ragspan")
+
+
+def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str | None = None,
+        qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
+        tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
+        chunks: str | None = None) -> CommandResult:
+    """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
+    a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
+    ``chunks``: the run's chunk manifest, which lets the failure labels that need the
+    chunking be decided (span level only)."""
+    from ragspan.report.envelope import statement_of
+    from ragspan.scoring.span_scoring import DEFAULT_KS
+
+    ks = tuple(ks) or DEFAULT_KS
+    if (eval_set is None) == (qrels is None):
+        raise UsageError("give exactly one of --eval-set (span level) or --qrels (doc level)")
+    if chunks is not None and qrels is not None:
+        raise UsageError("--chunks labels span-level failures: give it with --eval-set and a "
+                         "span run")
+    if qrels is not None:
+        body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
+                           judged_only)
+    else:
+        body = eval_set_body(eval_set, run, corpus, run_format, ks, tau, relevance_level,
+                              judged_only, chunks)
+    return CommandResult(statement_of(body))
+
+
+def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
+                relevance_level: int, judged_only: bool):  # -> ReportBody
+    from ragspan.base.records import InputRef
+    from ragspan.scoring.doc_scoring import read_and_score
+    from ragspan.scoring.report_body import doc_body
+
+    q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
+                                  judged_only)
+    inputs = [InputRef("qrels", q.path, q.sha256), InputRef("run", r.path, r.sha256)]
+    return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
+
+
+def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
+                  ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
+                  chunks: str | None):  # -> ReportBody
+    """The report body of ``score --eval-set``: span level for a span run (with the
+    doc-level view and, given ``chunks``, every failure label), doc level otherwise
+    (``sweep`` scores its configurations through this too)."""
+    from ragspan.base.records import InputRef
+    from ragspan.io.chunks import read_chunks
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.docruns import detect_run_format, read_doc_run
+    from ragspan.io.evalset import read_eval_set
+    from ragspan.io.files import read_head
+    from ragspan.io.runs import read_span_run
+    from ragspan.scoring.doc_scoring import evalset_judgments, score_doc_run, span_doc_projection
+    from ragspan.scoring.report_body import doc_body, span_body
+    from ragspan.scoring.span_scoring import compute_span_report
+
+    evalset = read_eval_set(eval_set)
+    if run_format == "auto":
+        run_format = detect_run_format(read_head(run), run)
+    doc_only = run_format == "span" and not any(q.gold_spans for q in evalset.queries) \
+        and any(q.relevance for q in evalset.queries)
+    if doc_only and chunks is not None:
+        raise UsageError("--chunks labels span-level failures: this eval set has doc-level "
+                         "judgments only (no gold spans)")
+    if doc_only:  # judgments only (as import beir writes): the span run's doc-level view
+        log.info("the eval set has doc-level judgments only: scoring the run's documents")
+        run_format = "doc"
+    if run_format != "span" and chunks is not None:
+        raise UsageError("--chunks labels span-level failures: the run is a doc-level run")
+    if run_format != "span":
+        r = read_doc_run(run, "span" if doc_only else run_format, top=max(ks))
+        scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
+        inputs = [InputRef("eval_set", evalset.path, evalset.sha256),
+                  InputRef("run", r.path, r.sha256)]
+        return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set",
+                        r.format)
+    if judged_only:
+        raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
+                         "span report scores every query of the eval set, so its doc-level "
+                         "view does too")
+    span_run = read_span_run(run)
+    corp = read_corpus(corpus) if corpus else None
+    manifest = read_chunks(chunks) if chunks else None
+    report = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
+    doc_view = span_doc_projection(report, ks, relevance_level, judged_only)
+    log.info(
+        "scored %d queries (%d without a run row, %d run rows without a query)",
+        len(evalset.queries), int((~report.in_run).sum()), len(report.unmatched_run_ids),
+    )
+    return span_body(report, doc_view)

@@ -1,0 +1,189 @@
+"""``ragspan sweep``: several pipeline configurations over one eval set, side by side.
+
+Each configuration runs as ``run-retriever`` would, with the process's one loaded model and
+the one embedding cache (a chunk embedded once, in any configuration or earlier sweep, is
+read from the cache), and is scored as ``score --chunks`` would, labels included. Its files
+go to ``OUT_DIR/<config name>/``: ``run.jsonl``, ``chunks.jsonl``, ``run-retriever.json``,
+``score.json``, written together or not at all. A configuration that fails stops the sweep
+with its error, the finished configurations' files complete; with ``keep_going`` the error
+is recorded in the sweep report and the sweep goes on, and it ends with exit 3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ragspan.app.output import CommandResult
+from ragspan.base.errors import ExitCode, RagspanError, UsageError
+
+log = logging.getLogger("ragspan")
+FILES = ("run.jsonl", "chunks.jsonl", "run-retriever.json", "score.json")
+REPORTS = {"markdown": "md", "html": "html"}  # the developer report, written last
+
+
+def plan(configs: Sequence[str], out_dir: str) -> list[tuple[str, str, dict[str, str]]]:
+    """``(config path, name, {file: path})`` per configuration, names read from the
+    configurations (each must be unique: it names the folder)."""
+    from ragspan.retrieval.config import load_config
+
+    seen: dict[str, str] = {}
+    out = []
+    for path in configs:
+        name = load_config(path).name
+        if name in seen:
+            raise UsageError(f"configurations {seen[name]} and {path} share the name "
+                             f"'{name}': each names its own folder under --out-dir")
+        if name in (".", "..") or os.sep in name or (os.altsep and os.altsep in name):
+            raise UsageError(f"configuration name '{name}' ({path}) cannot name a folder")
+        seen[name] = path
+        folder = os.path.join(out_dir, name)
+        out.append((path, name, {f: os.path.join(folder, f) for f in FILES}))
+    return out
+
+
+def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
+        ks: Sequence[int] = (), tau: float = 0.5, cache_dir: str | None = None,
+        no_cache: bool = False, keep_going: bool = False, baseline: str | None = None
+        ) -> CommandResult:
+    from ragspan.app import run_retriever
+    from ragspan.app.score import eval_set_body
+    from ragspan.base.records import InputRef
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.files import read_bytes, sha256_hex
+    from ragspan.io.outputs import check_outputs, write_files
+    from ragspan.report.envelope import report_text, statement, statement_of
+    from ragspan.scoring.span_scoring import DEFAULT_KS
+
+    if not configs:
+        raise UsageError("give at least one --config")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"--out-dir {out_dir} is not a folder")
+    ks = tuple(ks) or DEFAULT_KS
+    planned = plan(configs, out_dir)
+    if baseline is not None and baseline not in [name for _, name, _ in planned]:
+        raise UsageError(f"--baseline '{baseline}' names no configuration; the configurations "
+                         f"are {', '.join(name for _, name, _ in planned)}")
+    reports = {fmt: os.path.join(out_dir, f"report.{ext}") for fmt, ext in REPORTS.items()}
+    outputs = {f"--out-dir ({name}/{f})": p for _, name, files in planned
+               for f, p in files.items()}
+    outputs.update({f"--out-dir (report.{REPORTS[fmt]})": p for fmt, p in reports.items()})
+    made = [os.path.dirname(files["run.jsonl"]) for _, _, files in planned]
+    made = [d for d in dict.fromkeys([out_dir, *made]) if not os.path.isdir(d)]
+    for folder in made:
+        os.makedirs(folder)
+    try:
+        check_outputs(outputs, [eval_set, corpus, *configs])
+    except RagspanError:
+        for folder in reversed(made):  # leave no trace of a refused sweep
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        raise
+    corpus_sha = read_corpus(corpus).sha256
+    rows: list[dict[str, Any]] = []
+    scored: list[Any] = []  # readout.build.Config of each finished configuration
+    failed = 0
+    t0 = time.perf_counter()
+    for i, (config, name, files) in enumerate(planned):
+        elapsed = time.perf_counter() - t0
+        eta = f", about {elapsed / i * (len(planned) - i):.0f} s left" if i else ""
+        log.info("sweep: configuration %d of %d (%s), %.0f s so far%s", i + 1, len(planned),
+                 name, elapsed, eta)
+        written: list[str] = []
+        try:
+            rr = run_retriever.run(corpus=corpus, eval_set=eval_set, out=files["run.jsonl"],
+                                   config=config, chunks_out=files["chunks.jsonl"],
+                                   cache_dir=cache_dir, no_cache=no_cache)
+            write_files(dict(rr.files))  # scored from where they lie, so reports name them
+            written = list(rr.files)
+            body = eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
+                                  False, files["chunks.jsonl"])
+            score_doc = statement_of(body)
+            score_text = report_text(score_doc)
+            write_files({files["run-retriever.json"]: report_text(rr.report),
+                         files["score.json"]: score_text})
+        except RagspanError as exc:
+            for path in written:  # nothing of a failed configuration stays behind
+                if os.path.exists(path):
+                    os.unlink(path)
+            if not keep_going:
+                raise
+            failed += 1
+            log.warning("sweep: configuration %s failed: %s", name, exc)
+            rows.append({"name": name, "config": config, "error": str(exc),
+                         "exit_code": int(exc.exit_code)})
+            continue
+        rows.append(_row(name, config, files, rr.report, score_doc, ks,
+                         sha256_hex(score_text.encode("utf-8"))))
+        scored.append(_config(score_text, files["score.json"]))
+    written_reports = _write_reports(scored, baseline, reports)
+    inputs = [InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set))),
+              InputRef("corpus", corpus, corpus_sha),
+              *(InputRef("config", c, sha256_hex(read_bytes(c))) for c in configs)]
+    subject = [InputRef("score", r["files"]["score.json"], r["score_sha256"])
+               for r in rows if "error" not in r] or inputs[:1]
+    code = ExitCode.INPUT if failed else ExitCode.OK
+    doc = statement(
+        kind="sweep", subject=subject, inputs=inputs,
+        parameters={"k": list(ks), "grounding_threshold": tau, "keep_going": keep_going,
+                    "cache": not no_cache},
+        # no wall time: the same inputs give the same sweep report (each configuration's
+        # run-retriever.json holds its timings)
+        summary={"configurations": len(planned), "failed": failed,
+                 "embedded": sum(r.get("embedded", 0) for r in rows),
+                 "embeddings_from_cache": sum(r.get("embeddings_from_cache", 0) for r in rows)},
+        details={"configurations": rows, "reports": written_reports},
+        verdict="error" if failed else "pass", exit_code=code)
+    return CommandResult(doc)
+
+
+def _config(score_text: str, path: str) -> Any:
+    """A finished configuration as ``ragspan report`` would read its score report back."""
+    import json
+
+    from ragspan.io.files import sha256_hex
+    from ragspan.report.readout.build import config_of
+    from ragspan.scoring.report_body import score_report_of
+
+    doc = json.loads(score_text)
+    return config_of(score_report_of(doc, sha256_hex(score_text.encode("utf-8")), path,
+                                     "score"), doc["predicate"])
+
+
+def _write_reports(scored: Sequence[Any], baseline: str | None, paths: dict[str, str]
+                   ) -> dict[str, str]:
+    """The developer report of the finished configurations (``ragspan report``), in each
+    format; none when no configuration finished, or the baseline is not among them."""
+    from ragspan.app.report import render
+    from ragspan.io.outputs import write_files
+    from ragspan.report.readout.build import build
+
+    if not scored or (baseline is not None and baseline not in [c.name for c in scored]):
+        if scored:
+            log.warning("sweep: the baseline %s did not finish: no report written", baseline)
+        return {}
+    readout = build(scored, baseline)
+    write_files({p: render(readout, fmt, "developer") for fmt, p in paths.items()})
+    return dict(paths)
+
+
+def _row(name: str, config: str, files: dict[str, str], rr: dict[str, Any],
+         score: dict[str, Any], ks: Sequence[int], score_sha256: str) -> dict[str, Any]:
+    """What the sweep report keeps of one finished configuration."""
+    rr_s, sc = rr["predicate"]["summary"], score["predicate"]["summary"]
+    metrics = sc["metrics"]
+    keep = ("complete_grounding", "span_coverage", "span_recall", "precision", "hit_rate",
+            "mrr", "retrieved_chars")
+    return {
+        "name": name, "config": config, "config_digest": rr_s.get("config_digest"),
+        "files": files, "chunks": rr_s.get("chunks"),
+        "embedded": rr_s.get("embedded", 0),
+        "embeddings_from_cache": rr_s.get("embeddings_from_cache", 0),
+        "metrics": {f"{m}@{k}": metrics[f"{m}@{k}"] for m in keep for k in ks},
+        "failure_labels": sc["failure_labels"]["by_k"],
+        "score_sha256": score_sha256,
+    }

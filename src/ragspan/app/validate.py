@@ -1,0 +1,101 @@
+"""``ragspan validate``: is this eval set trustworthy against this corpus (and chunking)?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.app.output import CommandResult
+
+MAX_LISTED = 200
+
+
+def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0.5,
+        min_span_integrity: float | None = None, run: str | None = None,
+        ks: tuple[int, ...] = ()) -> CommandResult:
+    """The checks of ``ragspan.evalsets.checks``; any error finding makes the verdict ``error``
+    (exit 3), with one stderr line counting the findings by check. With ``chunks``, the
+    chunking diagnostics at each of ``ks`` (default 5 and 10), and with ``run`` (a span run
+    over that chunking) the precision it attained as a share of the chunking's ceiling."""
+    from ragspan.base.errors import UsageError
+    from ragspan.base.records import InputRef
+    from ragspan.base.verdicts import findings_verdict
+    from ragspan.evalsets.checks import check_eval_set, chunk_findings, tally
+    from ragspan.io.chunks import read_chunks
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.evalset import read_eval_set
+    from ragspan.report.envelope import statement
+    from ragspan.scoring.chunking import chunking_diagnostics
+
+    if run and not chunks:
+        raise UsageError("--run needs --chunks: the precision ceiling is the chunking's")
+    ks = tuple(sorted(set(ks))) or (5, 10)
+
+    evalset = read_eval_set(eval_set)
+    corp = read_corpus(corpus)
+    findings = check_eval_set(evalset, corp)
+    inputs = [InputRef("eval_set", eval_set, evalset.sha256),
+              InputRef("corpus", corpus, corp.sha256)]
+    summary: dict[str, Any] = {"queries": len(evalset.queries),
+                               "gold_spans": sum(len(q.gold_spans) for q in evalset.queries)}
+    if chunks:
+        manifest = read_chunks(chunks)
+        inputs.append(InputRef("chunks", chunks, manifest.sha256))
+        found, summary["coverage"] = chunk_findings(manifest, evalset, corp, tau,
+                                                    min_span_integrity)
+        findings += found
+        attained = None
+        if run:
+            from ragspan.io.runs import read_span_run
+            from ragspan.scoring.span_scoring import compute_span_report
+
+            span_run = read_span_run(run)
+            inputs.append(InputRef("run", run, span_run.sha256))
+            scored = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
+            attained = {k: float(scored.scores.values[f"precision@{k}"].mean()) for k in ks}
+        summary["chunking"] = chunking_diagnostics(evalset, manifest, ks, attained)
+        model = _model_of(manifest)
+        if model is not None:
+            summary["chunking"]["tokens"] = _token_check(model, manifest, corp)
+    counts = tally(findings)
+    summary.update(counts)
+    verdict = findings_verdict(counts["errors"], 0, "error")
+    parameters = {"grounding_threshold": tau, "min_span_integrity": min_span_integrity,
+                  "k": list(ks) if chunks else None}
+    doc = statement(
+        kind="validate", subject=[inputs[0]], inputs=inputs,
+        parameters={k: v for k, v in parameters.items() if v is not None},
+        summary=summary,
+        details={"findings": findings[:MAX_LISTED],
+                 "findings_listed": min(len(findings), MAX_LISTED)},
+        verdict=verdict.verdict, exit_code=verdict.exit_code,
+    )
+    notice = None
+    if verdict.exit_code:
+        notice = (f"ragspan: error: validation found {counts['errors']} errors ("
+                  + ", ".join(f"{k}: {v}" for k, v in counts["findings_by_check"].items())
+                  + ")")
+    return CommandResult(doc, notice=notice)
+
+
+def _model_of(manifest: Any) -> str | None:
+    """The embedding model the manifest's pipeline named (its ``[dense] model``), or None."""
+    config = (manifest.header or {}).get("config") or {}
+    dense = config.get("dense") if isinstance(config, dict) else None
+    model = dense.get("model") if isinstance(dense, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
+def _token_check(model: str, manifest: Any, corpus: Any) -> dict[str, Any]:
+    """Chunks longer than ``model``'s token limit (truncated when embedded): counted with
+    the model's own tokenizer; not checked (and said so) without the retrieval extra."""
+    import importlib.util
+
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return {"model": model, "checked": False,
+                "why": "the retrieval extra is not installed (pip install 'ragspan[retrieval]')"}
+    from ragspan.retrieval.embed import tokens_over_limit
+
+    texts = [corpus.text(c.doc_id)[c.start:c.end] for c in manifest.chunks]
+    limit, over, longest = tokens_over_limit(model, texts)
+    return {"model": model, "checked": True, "token_limit": limit,
+            "chunks_over_limit": over, "longest_chunk_tokens": longest}

@@ -1,0 +1,11 @@
+"""``ragspan validate-report``: is this file a valid ragspan report?"""
+
+from __future__ import annotations
+
+
+def run(report: str) -> str:
+    """The line to print for a valid report; an invalid one raises InputError (exit 3)."""
+    from ragspan.report.envelope import read_report
+
+    doc = read_report(report)
+    return f"{report}: valid ({doc['predicate']['kind']})"

@@ -1,0 +1,292 @@
+"""Options declared once: name, type, range, default and help of every setting a file can
+hold, for the gate (``[tool.ragspan]``) and for run-retriever's pipeline TOML.
+
+``check_value`` is the one type check: a value of the wrong type or out of range is an
+error naming the file and key (booleans are ``true``/``false``, never the string
+``"false"``; an integer is never a float or a boolean; a float is finite). Callers turn the
+message into an InputError (a config file, exit 3) or a UsageError (the command line, exit 2).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragspan.base.errors import InputError
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting. ``kind``: ``bool``, ``int``, ``float``, ``str``, ``enum``, ``strings``
+    (a list of non-empty strings) or ``table`` (checked by its reader). ``low``/``high``
+    bound ``int`` and ``float`` values (``high`` also bounds a ``strings`` list's length);
+    ``open_low``/``open_high`` exclude the bound. Every numeric option has a ``high``."""
+
+    key: str
+    kind: str
+    default: Any = None
+    help: str = ""
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    choices: tuple[str, ...] = ()
+    nullable: bool = False
+    pattern: str = ""  # a ``str`` value must match this regular expression (fully)
+    pattern_help: str = ""  # the expected value in words, for a pattern
+
+    @property
+    def attr(self) -> str:
+        """The Python name (``budget-tolerance`` -> ``budget_tolerance``)."""
+        return self.key.replace("-", "_")
+
+    def describe(self) -> str:
+        """The expected value in words, for error messages and the docs table."""
+        if self.kind == "enum":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "strings":
+            return "a list of strings" + (f" (at most {int(self.high)})" if self.high else "")
+        if self.kind in ("int", "float"):
+            what = "an integer" if self.kind == "int" else "a number"
+
+            def num(x: float) -> str:
+                return str(int(x)) if self.kind == "int" else f"{x:g}"
+
+            if self.low is not None and self.high is not None:
+                lo = "(" if self.open_low else "["
+                hi = ")" if self.open_high else "]"
+                return f"{what} in {lo}{num(self.low)}, {num(self.high)}{hi}"
+            if self.low is not None:
+                return f"{what} {'>' if self.open_low else '>='} {num(self.low)}"
+            return what
+        if self.kind == "str" and self.pattern_help:
+            return self.pattern_help
+        return {"bool": "true or false", "str": "a string", "table": "a table"}[self.kind]
+
+
+def check_value(opt: Option, value: Any) -> Any:
+    """``value`` if it fits ``opt``; else ValueError with what was expected and what came."""
+    ok = True
+    if value is None:
+        ok = opt.nullable
+    elif opt.kind == "bool":
+        ok = isinstance(value, bool)
+    elif opt.kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif opt.kind == "float":
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value))
+        if ok:
+            value = float(value)
+    elif opt.kind == "str":
+        ok = isinstance(value, str) and (not opt.pattern or re.fullmatch(opt.pattern, value)
+                                         is not None)
+    elif opt.kind == "enum":
+        ok = isinstance(value, str) and value in opt.choices
+    elif opt.kind == "strings":
+        ok = (isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value)
+              and (opt.high is None or len(value) <= opt.high))
+        if ok:
+            value = tuple(value)
+    elif opt.kind == "table":
+        ok = isinstance(value, dict)
+    if ok and value is not None and opt.kind in ("int", "float"):
+        if opt.low is not None and (value < opt.low or (opt.open_low and value == opt.low)):
+            ok = False
+        if opt.high is not None and (value > opt.high or (opt.open_high and value == opt.high)):
+            ok = False
+    if not ok:
+        raise ValueError(f"expected {opt.describe()}, got {value!r}")
+    return value
+
+
+def check_table(table: Mapping[str, Any], options: tuple[Option, ...], path: str,
+                section: str) -> dict[str, Any]:
+    """Check every key of a TOML table against its declared options: unknown keys and
+    values of the wrong type or range are an InputError naming the file, section and key.
+    Returns the values by ``Option.attr`` (only the keys present)."""
+    by_key = {o.key: o for o in options}
+    unknown = sorted(set(table) - set(by_key))
+    if unknown:
+        raise InputError(f"{section}: unknown key(s) {', '.join(unknown)} "
+                         f"(allowed: {', '.join(sorted(by_key))})", path)
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        try:
+            out[by_key[key].attr] = check_value(by_key[key], value)
+        except ValueError as exc:
+            raise InputError(f"{section} {key}: {exc}", path) from None
+    return out
+
+
+# ---- upper bounds: every numeric setting has one, so no value a file or a flag can hold
+# makes a command run for hours or exhaust memory. Each is chosen so that its worst allowed
+# value finishes within minutes on 2 cores (docs/gate.md, "Bounded work"): the sign flips
+# and bootstrap resamples are drawn in blocks, so time grows linearly and memory stays flat.
+
+MAX_PERMUTATIONS = 1_000_000  # sign flips: 1.5 s, 100 MB on the demo (53 queries x 40 metrics)
+MAX_BOOTSTRAP = 200_000  # resamples: 1.7 s, 330 MB on the demo; linear in the queries
+MAX_SEED = 2**63 - 1
+MAX_TOP = 1_000  # most-regressed queries listed
+MAX_GATE_SLICES = 16  # tag keys gated (each value of each is a family member)
+MAX_QUERIES = 10_000_000
+MAX_K = 10_000  # a cutoff (--k), and the number of results a run row may be cut at
+MAX_KS = 32  # cutoffs in one command
+MAX_DEPTH = 10_000  # results per query and candidates per retriever
+MAX_CHUNK_CHARS = 10_000_000
+MAX_BATCH = 100_000
+MAX_FUSION_K = 1_000_000
+MAX_CONFIG_DEPTH = 32  # nesting of a TOML configuration (tables and arrays)
+MAX_BUDGET_TOLERANCE = 10.0  # 1000%: beyond it, say --allow-budget-change
+
+
+# ---- the gate: `ragspan compare` and [tool.ragspan] ---------------------------------------
+
+GATE_OPTIONS: tuple[Option, ...] = (
+    Option("alpha", "float", None, "Error rate of each one-sided bound (interval mode; "
+           "unset: 0.05); threshold mode: fail an over-budget drop only if p < alpha.",
+           low=0, high=1, open_low=True, open_high=True, nullable=True),
+    Option("mode", "enum", "interval", "interval: pass / fail / inconclusive from one-sided "
+           "bounds on the drop; threshold; or non-inferiority (fail unless the one-sided 95% "
+           "upper bound of the drop is within the budget).",
+           choices=("interval", "threshold", "non-inferiority")),
+    Option("on-inconclusive", "enum", "pass", "Exit code of an inconclusive verdict: pass "
+           "(0) or fail (4).", choices=("pass", "fail")),
+    Option("test", "enum", "randomization", "Paired test of the mean delta.",
+           choices=("randomization", "t-test")),
+    Option("permutations", "int", 10_000, "Monte Carlo sign flips when n > 16.", low=1,
+           high=MAX_PERMUTATIONS),
+    Option("bootstrap", "int", 2_000, "Bootstrap resamples for the 95% CI.", low=1,
+           high=MAX_BOOTSTRAP),
+    Option("seed", "int", 0, "Random seed of the sign flips and the bootstrap.", low=0,
+           high=MAX_SEED),
+    Option("correction", "enum", None, "Family adjustment over gated metrics x k x gated "
+           "slices: max-t (interval mode's default), holm, none (threshold mode's default).",
+           choices=("max-t", "holm", "none"), nullable=True),
+    Option("budget-tolerance", "float", 0.10, "Allowed relative change of mean "
+           "retrieved_chars.", low=0, high=MAX_BUDGET_TOLERANCE),
+    Option("allow-budget-change", "bool", False, "Accept a changed retrieval budget "
+           "(still reported)."),
+    Option("gate-slices", "strings", (), "Tag keys whose every value is gated too.",
+           high=MAX_GATE_SLICES),
+    Option("min-slice-size", "int", 10, "Slices smaller than this are reported, not gated.",
+           low=1, high=MAX_QUERIES),
+    Option("anchor-budget", "str", None, "With --anchor: the cumulative budget of every "
+           "gated metric against the anchor (\"5pt\", \"5%\").", nullable=True),
+    Option("primary-metric", "str", None, "Metric ranking the most regressed queries.",
+           nullable=True),
+    Option("top", "int", 10, "How many most-regressed queries to list.", low=0,
+           high=MAX_TOP),
+    Option("cluster-by", "str", "auto", "The sampling unit: doc_id (questions about one "
+           "document move together; the verdict is about documents like these), tag:KEY, "
+           "none (each question; the verdict is about these documents), or auto "
+           "(docs/gate.md, \"Clustered eval sets\").",
+           pattern=r"auto|none|doc_id|tag:.+", pattern_help="auto, none, doc_id or tag:KEY"),
+    Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
+           "\"off\"."),
+)
+GATE_DEFAULTS: dict[str, Any] = {o.attr: o.default for o in GATE_OPTIONS}
+
+
+# ---- run-retriever's pipeline TOML ----------------------------------------------------------
+
+ENABLED = Option("enabled", "bool", True, "false turns the section off.")
+PIPELINE_TOP: tuple[Option, ...] = (
+    Option("name", "str", None, "The configuration's name (required)."),
+    Option("depth", "int", 10, "Results per query.", low=1, high=MAX_DEPTH),
+    *(Option(k, "table", help=f"The `[{k}]` section.")
+      for k in ("chunker", "dense", "sparse", "fusion", "rerank", "filter")),
+)
+PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
+    "chunker": (Option("kind", "enum", "sentence", "How documents are cut into chunks.",
+                       choices=("fixed", "sentence", "recursive", "clause", "none")),
+                Option("size", "int", 1000, "Chunk size in characters (the target for "
+                       "sentence, recursive and clause).", low=1, high=MAX_CHUNK_CHARS),
+                Option("overlap", "int", 0, "Characters shared by neighbouring fixed "
+                       "chunks (below size).", low=0, high=MAX_CHUNK_CHARS),
+                Option("snap", "bool", False, "Fixed chunks end at a word boundary."),
+                ENABLED),
+    "dense": (Option("model", "str", "all-MiniLM-L6-v2", "sentence-transformers model, name "
+                     "or path (the default is the packaged MiniLM)."),
+              Option("backend", "enum", "exact", "Exact numpy search, or Qdrant.",
+                     choices=("exact", "qdrant")),
+              Option("depth", "int", 50, "Candidates this retriever passes on.", low=1,
+                     high=MAX_DEPTH),
+              Option("qdrant_path", "str", None, "Local on-disk Qdrant store.", nullable=True),
+              Option("qdrant_url", "str", None, "Qdrant server.", nullable=True),
+              Option("batch_size", "int", 64, "Chunks embedded per batch.", low=1,
+                     high=MAX_BATCH), ENABLED),
+    "sparse": (Option("backend", "enum", "rank-bm25", "BM25 implementation (same tokenizer "
+                      "and idf).", choices=("rank-bm25", "bm25s")),
+               Option("k1", "float", 1.5, "BM25 term-frequency saturation.", low=0),
+               Option("b", "float", 0.75, "BM25 length normalisation.", low=0, high=1),
+               Option("depth", "int", 50, "Candidates this retriever passes on.", low=1,
+                      high=MAX_DEPTH),
+               ENABLED),
+    "rerank": (Option("model", "str", "", "CrossEncoder model, name or path (required)."),
+               Option("depth", "int", 20, "Fused candidates rescored.", low=1, high=MAX_DEPTH),
+               Option("batch_size", "int", 32, "Pairs scored per batch.", low=1,
+                      high=MAX_BATCH), ENABLED),
+    "fusion": (Option("k", "int", 60, "Reciprocal rank fusion constant.", low=1,
+                      high=MAX_FUSION_K),
+               Option("method", "enum", "rrf", "Fusion method.", choices=("rrf",))),
+    "filter": (Option("scope", "enum", "doc_id", "doc_id: the query's document and its "
+                      "filters; filters: its filters only; none: corpus-wide.",
+                      choices=("doc_id", "filters", "none")),),
+}
+
+
+PIPELINE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "": {o.attr: o.default for o in PIPELINE_TOP if o.kind != "table"},
+    **{name: {o.attr: o.default for o in opts if o is not ENABLED}
+       for name, opts in PIPELINE_SECTIONS.items()},
+}
+
+
+def pipeline_default(section: str, key: str) -> Any:
+    """The declared default of ``[section] key`` (``section`` "" for the top level): the
+    only place the pipeline dataclasses take their defaults from."""
+    return PIPELINE_DEFAULTS[section][key]
+
+
+# ---- run-retriever's command line (the pipeline's own keys come from its TOML) -------------
+
+RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
+    Option("cache-dir", "str", None, "Embedding cache (default ~/.cache/ragspan or "
+           "$RAGSPAN_CACHE_DIR).", nullable=True),
+    Option("no-cache", "bool", False, "Do not read or write the embedding cache."),
+    Option("qdrant-path", "str", None, "Dense search in a local on-disk Qdrant store.",
+           nullable=True),
+    Option("qdrant-url", "str", None, "Dense search on a Qdrant server.", nullable=True),
+    Option("depth", "int", None, "Override the config's depth (results per query).", low=1,
+           high=MAX_DEPTH, nullable=True),
+    Option("strict-cache", "bool", False, "An unusable embedding cache shard (another "
+           "model's, changed, truncated, non-finite) is an error, not a warning."),
+    Option("record-latency", "bool", False, "Write each query's latency into the run (it "
+           "changes every run's bytes; by default latency goes to the report only)."),
+)
+
+
+def pipeline_markdown() -> str:
+    """The docs tables of the pipeline TOML: the top level, then one table per section
+    (docs/retrieval.md holds this text, tested equal)."""
+    parts = ["Top level:\n\n" + markdown_table(PIPELINE_TOP)]
+    parts += [f"`[{name}]`:\n\n" + markdown_table(opts) for name, opts in PIPELINE_SECTIONS.items()]
+    return "\n".join(parts)
+
+
+def markdown_table(options: tuple[Option, ...], prefix: str = "") -> str:
+    """The docs table of ``options`` (key, expected value, default, meaning); docs/gate.md
+    and docs/retrieval.md hold this text, tested equal, so the docs cannot drift from the
+    code. ``prefix`` is written before each key (``--`` for command-line options)."""
+    rows = ["| key | value | default | meaning |", "| --- | --- | --- | --- |"]
+    for o in options:
+        default = "unset" if o.default is None else (
+            "true" if o.default is True else "false" if o.default is False
+            else "[]" if o.default == () else "{}" if o.default == {} else repr(o.default)
+            if isinstance(o.default, str) else f"{o.default}")
+        rows.append(f"| `{prefix}{o.key}` | {o.describe()} | {default} | {o.help} |")
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,182 @@
+"""``ragspan adapt``: documents + questions with answer texts -> an eval set with verified offsets.
+
+A query row gives its gold evidence one of three ways (docs/datasets.md):
+
+- ``gold_spans``: offsets, used as given and checked against the document text;
+- ``gold_texts``: answer texts, each located exactly once in its document (zero or several
+  occurrences is an error naming the document, the text and the count);
+- ``expected`` + ``match`` (``any``/``all``): answer-bearing substrings located the same way;
+  ``any`` means one grounded substring suffices.
+
+The eval set's ``_header`` records the extractor and the sha256 of every document text the
+offsets were made on, so ``ragspan validate`` can tell when a document changed underneath.
+"""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+from typing import Any
+
+from ragspan import __version__
+from ragspan.base.errors import InputError
+from ragspan.evalsets.build import EvalBuild
+from ragspan.evalsets.locate import locate_once
+from ragspan.io.corpus import Corpus, directory_files, read_corpus
+from ragspan.io.evalset import MATCH_MODES, check_offsets, parse_id, parse_tags, unique_row_id
+from ragspan.io.files import decode_records, iter_json_records, read_bytes
+from ragspan.io.writers import span_json
+
+DEFAULT_MAX_DOCS = 10_000
+DEFAULT_MAX_BYTES = 2_000_000_000
+PASSTHROUGH = ("tags", "filters", "relevant_ids", "relevance")
+
+
+def provenance(corpus: Corpus, source: str, **extra: Any) -> dict[str, Any]:
+    """The eval set header: who made it, from what, and the digest of every document text."""
+    extractor = {"text": "utf-8 (newline untranslated)"}
+    if corpus.extractor:
+        extractor["pdf"] = corpus.extractor
+    return {
+        "source": source,
+        "tool": {"name": "ragspan", "version": __version__, "python": platform.python_version()},
+        "extractor": extractor,
+        "documents": {d: doc.sha256 for d, doc in sorted(corpus.documents.items())},
+        **extra,
+    }
+
+
+def check_scope(docs: Path, max_docs: int, max_bytes: int) -> None:
+    """Refuse a directory past the caps before reading any file, with the actual counts."""
+    if not docs.is_dir():
+        size = docs.stat().st_size if docs.is_file() else 0
+        if size > max_bytes:
+            raise InputError(f"{size} bytes exceed --max-bytes {max_bytes}", str(docs))
+        return
+    files = directory_files(docs)
+    if len(files) > max_docs:
+        raise InputError(f"{len(files)} files exceed --max-docs {max_docs}", str(docs))
+    total = sum(f.stat().st_size for f in files)
+    if total > max_bytes:
+        raise InputError(f"{total} bytes exceed --max-bytes {max_bytes}", str(docs))
+
+
+def resolve_doc(corpus: Corpus, raw: Any, path: str, line: int, what: str) -> str:
+    """A row's document id: as written, or a file name whose extension the corpus dropped."""
+    doc_id = parse_id(raw, path, line, what)
+    if doc_id in corpus.documents:
+        return doc_id
+    stem = doc_id.rsplit(".", 1)[0] if "." in doc_id else doc_id
+    if stem in corpus.documents:
+        return stem
+    raise InputError(f"{what} '{doc_id}' is not a document of the corpus", path, line)
+
+
+def _texts(obj: dict[str, Any], key: str, path: str, line: int) -> list[tuple[Any, str]]:
+    """``gold_texts``/``expected``: a list of strings or of {doc_id, text} objects."""
+    raw = obj[key]
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"'{key}' must be a non-empty list", path, line)
+    out = []
+    for i, item in enumerate(raw):
+        if isinstance(item, str):
+            out.append((None, item))
+        elif isinstance(item, dict) and isinstance(item.get("text"), str):
+            out.append((item.get("doc_id"), item["text"]))
+        else:
+            raise InputError(f"{key}[{i}] must be a string or {{doc_id, text}}", path, line)
+        if not out[-1][1].strip():
+            raise InputError(f"{key}[{i}] is empty", path, line)
+    return out
+
+
+def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
+              normalize_whitespace: bool, counts: dict[str, int]) -> dict[str, Any]:
+    """Turn one query row into an eval-set row whose every span slices back to its text."""
+    qid = parse_id(obj.get("id"), path, line)
+    query = obj.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("'query' must be a non-empty string", path, line)
+    scope = resolve_doc(corpus, obj["doc_id"], path, line, "doc_id") if "doc_id" in obj else None
+    ways = [k for k in ("gold_spans", "gold_texts", "expected") if k in obj]
+    if len(ways) != 1:
+        raise InputError("give exactly one of 'gold_spans', 'gold_texts' or 'expected'", path, line)
+    way = ways[0]
+    match = obj.get("match", "all")
+    if match not in MATCH_MODES:
+        raise InputError(f"'match' must be 'all' or 'any', got {match!r}", path, line)
+    if way == "gold_texts" and "match" in obj and match != "all":
+        raise InputError("'gold_texts' are all required; use 'expected' with match 'any'", path, line)
+    spans: list[dict[str, Any]] = []
+    if way == "gold_spans":
+        raw = obj["gold_spans"]
+        if not isinstance(raw, list) or not raw:
+            raise InputError("'gold_spans' must be a non-empty list", path, line)
+        for i, s in enumerate(raw):
+            what = f"gold_spans[{i}]"
+            if isinstance(s, list) and len(s) == 2 and scope is not None:
+                doc_id, (start, end) = scope, check_offsets(s[0], s[1], path, line, what)
+            elif isinstance(s, dict):
+                doc_id = resolve_doc(corpus, s.get("doc_id", scope), path, line, f"{what}.doc_id")
+                start, end = check_offsets(s.get("start"), s.get("end"), path, line, what)
+            else:
+                raise InputError(f"{what}: expected [start, end] (with 'doc_id') or an object",
+                                 path, line)
+            text = corpus.text(doc_id)
+            if end > len(text):
+                raise InputError(f"{what}: end={end} is past the end of '{doc_id}' "
+                                 f"({len(text)} characters)", path, line)
+            if isinstance(s, dict) and "text" in s and text[start:end] != s["text"]:
+                raise InputError(f"{what}: text does not slice back from '{doc_id}' "
+                                 f"[{start}, {end})", path, line)
+            spans.append(span_json(doc_id, start, end, text[start:end]))
+    else:
+        for doc_raw, needle in _texts(obj, way, path, line):
+            if doc_raw is None and scope is None:
+                raise InputError(f"'{way}' needs the row's 'doc_id' (or per-text doc_id)", path, line)
+            doc_id = scope if doc_raw is None else resolve_doc(corpus, doc_raw, path, line, "doc_id")
+            text = corpus.text(doc_id)
+            start, end = locate_once(text, needle, doc_id=doc_id,
+                                     normalize_whitespace=normalize_whitespace, path=path, line=line)
+            spans.append(span_json(doc_id, start, end, text[start:end]))
+    unique = {(s["doc_id"], s["start"], s["end"]): s for s in spans}
+    counts["duplicate_spans"] += len(spans) - len(unique)
+    counts["spans"] += len(unique)
+    counts[f"via_{way}"] += 1
+    row: dict[str, Any] = {"id": qid, "query": query}
+    if scope is not None:
+        row["doc_id"] = scope
+    row["gold_spans"] = list(unique.values())
+    if match != "all":
+        row["match"] = match
+    for key in PASSTHROUGH:
+        if key in obj:
+            row[key] = obj[key]
+    if "tags" in row:
+        parse_tags(row["tags"], path, line)
+    return row
+
+
+def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
+          max_docs: int = DEFAULT_MAX_DOCS, max_bytes: int = DEFAULT_MAX_BYTES,
+          pdf_cap: tuple[float, int] | None = None) -> EvalBuild:
+    """Read the documents (a directory or a corpus JSONL) and the query rows; locate every gold
+    text. Any failure is an InputError; nothing is written here. ``pdf_cap``: (characters
+    per byte, characters) a PDF may extract to (``io.pdf``)."""
+    check_scope(Path(docs), max_docs, max_bytes)
+    corpus = read_corpus(docs, max_records=max_docs, pdf_cap=pdf_cap)
+    qpath = str(queries)
+    qtext = decode_records(read_bytes(queries), qpath)
+    counts = {"spans": 0, "duplicate_spans": 0, "via_gold_spans": 0, "via_gold_texts": 0,
+              "via_expected": 0}
+    rows, seen = [], {}
+    for line, obj in iter_json_records(qtext, qpath):
+        unique_row_id(obj, seen, qpath, line)
+        rows.append(adapt_row(obj, corpus, qpath, line, normalize_whitespace, counts))
+    if not rows:
+        raise InputError("the query file holds no queries", qpath)
+    counts["queries"] = len(rows)
+    counts["documents"] = len(corpus)
+    header = provenance(corpus, "adapt", normalize_whitespace=normalize_whitespace)
+    documents = [corpus.documents[d] for d in sorted(corpus.documents)]
+    return EvalBuild(header, rows, documents, counts)

@@ -1,0 +1,84 @@
+"""``ragspan validate``: is this eval set trustworthy against this corpus (and this chunking)?
+
+Checks, each finding naming the query (and the span):
+
+- every gold span lies inside its document, and a recorded answer ``text`` slices back;
+- no query without gold evidence (no spans and no doc-level judgments);
+- the provenance digests in the eval set's ``_header`` match the corpus texts;
+- with a chunk manifest, the **coverage gate**: gold spans that no single chunk contains whole
+  (severed by the chunker; the contained share is the chunker's *span integrity*), and gold
+  spans that cannot reach the grounding threshold tau even if every chunk were retrieved.
+
+Errors make the report's verdict ``error`` (exit 3); severed spans are warnings unless
+``min_span_integrity`` is set and not met.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalSet
+from ragspan.scoring.chunking import DocChunks, check_chunks
+
+
+def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
+    findings: list[dict[str, Any]] = []
+
+    def add(check: str, severity: str, qid: str | None, message: str) -> None:
+        findings.append({"check": check, "severity": severity, "query": qid, "message": message})
+
+    for q in evalset.queries:
+        if not q.gold_spans and not q.relevance:
+            add("empty_gold", "error", q.id, "no gold spans and no doc-level judgments")
+        for i, s in enumerate(q.gold_spans):
+            doc = corpus.documents.get(s.doc_id)
+            if doc is None:
+                add("unknown_document", "error", q.id, f"gold_spans[{i}]: no document '{s.doc_id}'")
+            elif s.end > len(doc.text):
+                add("span_outside_document", "error", q.id,
+                    f"gold_spans[{i}]: end={s.end} past the end of '{s.doc_id}' ({len(doc.text)})")
+            elif s.text is not None and doc.text[s.start:s.end] != s.text:
+                add("text_mismatch", "error", q.id,
+                    f"gold_spans[{i}]: '{s.doc_id}'[{s.start}:{s.end}] does not slice back to "
+                    f"its text {s.text[:40]!r}")
+        for d in q.relevance:
+            if d not in corpus.documents:
+                add("unknown_document", "error", q.id, f"judged document '{d}' is not in the corpus")
+    recorded = (evalset.header or {}).get("documents") or {}
+    for doc_id, digest in sorted(recorded.items()):
+        doc = corpus.documents.get(doc_id)
+        if doc is None:
+            add("provenance", "error", None, f"document '{doc_id}' of the header is not in the corpus")
+        elif doc.sha256 != digest:
+            add("provenance", "error", None,
+                f"document '{doc_id}' changed since the offsets were made (sha256 differs)")
+    return findings
+
+
+def chunk_findings(manifest: ChunkManifest, evalset: EvalSet, corpus: Corpus, tau: float,
+                   min_span_integrity: float | None
+                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The coverage gate of a chunk manifest: its findings and its coverage summary; a span
+    integrity below ``min_span_integrity`` is an error finding."""
+    chunks_outside_documents(manifest, corpus)
+    findings: list[dict[str, Any]] = []
+    by_doc = {d: DocChunks(cs) for d, cs in manifest.by_doc().items()}
+    found, coverage = check_chunks(evalset, by_doc, tau)
+    findings += found
+    if min_span_integrity is not None and coverage["span_integrity"] < min_span_integrity:
+        findings.append({"check": "span_integrity", "severity": "error", "query": None,
+                         "message": f"span integrity {coverage['span_integrity']:.4f} < "
+                                    f"--min-span-integrity {min_span_integrity}"})
+    return findings, coverage
+
+
+def tally(findings: list[dict[str, Any]]) -> dict[str, Any]:
+    """Errors, warnings and findings per check (sorted by check name)."""
+    errors = sum(1 for f in findings if f["severity"] == "error")
+    by_check: dict[str, int] = {}
+    for f in findings:
+        by_check[f["check"]] = by_check.get(f["check"], 0) + 1
+    return {"errors": errors, "warnings": len(findings) - errors,
+            "findings_by_check": dict(sorted(by_check.items()))}

@@ -1,0 +1,219 @@
+"""Compare reports as a table and as markdown: verdict first, then one row per metric, then
+the queries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.report.render.text import aligned, fmt_number, md_code, md_table, md_text
+
+
+def _p(m: dict[str, Any]) -> str:
+    p = m.get("p_adjusted", m.get("p_value"))
+    return "n/a" if p is None else f"{p:.3g}"
+
+
+def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Gated metrics first, then the registry's order (complete grounding leads), then k."""
+    from ragspan.scoring.metrics.registry import METRICS, parse_name
+
+    order = {n: i for i, n in enumerate(METRICS)}
+
+    def key(item: tuple[str, Any]) -> tuple[bool, bool, int, int]:
+        name, m = item
+        p = parse_name(name)
+        return (not m["gated"], p.first_stage, order[p.base], p.k)
+
+    return sorted(metrics.items(), key=key)
+
+
+def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
+    from ragspan.scoring.metrics.registry import parse_name
+
+    rows = []
+    for name, m in _ordered(summary["metrics"]):
+        base = parse_name(name).column
+        mark = ("❌" if m["failed"] else "✅") if with_marks else ("FAIL" if m["failed"] else "ok")
+        if m.get("decision") == "inconclusive":
+            mark = "❔" if with_marks else "?"
+        if not m["gated"]:
+            mark = "·" if with_marks else "-"
+        delta = m["delta"]
+        d = f"{delta:+,.0f}" if base.startswith("retrieved_chars") else f"{delta * 100:+.2f}pt"
+        extra = ""
+        if m.get("fixed") is not None:
+            extra = f"+{m['fixed']} / -{m['broken']}"
+        else:
+            extra = f"{m['better']}↑ {m['worse']}↓" if with_marks else f"{m['better']}+ {m['worse']}-"
+        ci = m["ci95"]
+        if m.get("drop_bounds") is not None:  # the bounds the decision used, as a delta
+            sign = 1 if parse_name(name).spec.higher_is_better else -1
+            low, high = m["drop_bounds"]
+            ci = sorted([-sign * high, -sign * low])
+        ci_text = (f"[{ci[0]:+,.0f}, {ci[1]:+,.0f}]" if base.startswith("retrieved_chars")
+                   else f"[{ci[0] * 100:+.2f}, {ci[1] * 100:+.2f}]")
+        rows.append([mark, name, fmt_number(m["baseline"], base), fmt_number(m["candidate"], base),
+                     d, ci_text, _p(m), m["budget"], extra])
+    return rows
+
+
+HEADER = ["", "metric", "baseline", "candidate", "delta", "interval", "p", "budget",
+          "fixed/broken or better/worse"]
+
+
+def _notes(summary: dict[str, Any]) -> list[str]:
+    """What the interval column means, the inconclusive reasons, the power warnings, and
+    the anchor's verdict."""
+    lines = []
+    iv = summary.get("interval")
+    if iv:
+        lines.append(f"interval: for gated metrics the one-sided bounds the decision used, each "
+                     f"at {100 * (1 - iv['bound_alpha']):.3g}% ({iv['correction']} over a family "
+                     f"of {iv['family']}); otherwise the 95% bootstrap CI. An inconclusive "
+                     f"verdict exits as {iv['on_inconclusive']}.")
+    lines += [f"inconclusive: {r}" for r in summary.get("inconclusive", [])]
+    lines += [f"note: {w}" for w in summary.get("warnings", [])]
+    a = summary.get("anchor")
+    if a:
+        lines.append(f"anchor {a['report']} (cumulative budget {a['budget']}): {a['verdict']}")
+    c = summary.get("clusters")
+    if c:
+        unit = ("each question is its own unit" if c["by"] == "none"
+                else f"{c['queries']} queries in {c['clusters']} clusters by {c['by']}")
+        lines.append(f"population: {c['population']} ({unit}; {c['reason']})")
+    return lines
+
+
+def _budget_line(summary: dict[str, Any]) -> str | None:
+    rb = summary.get("retrieval_budget")
+    if not rb:
+        return None
+    parts = [f"@{k}: {v['baseline']:,.0f} → {v['candidate']:,.0f} chars/query (×{v['ratio']:.2f})"
+             for k, v in rb["per_k"].items()]
+    state = ("changed" + (" (allowed)" if rb["allowed"] else "")) if rb["changed"] else "unchanged"
+    return f"Retrieval budget {state} (tolerance {rb['tolerance'] * 100:g}%): " + "; ".join(parts)
+
+
+def _lost(span: dict[str, Any], short: bool = False) -> str:
+    """A lost gold span and the chunks behind its label: ``doc [s, e) — c1: 7, c2: -``
+    (1-based rank in the pool, ``-`` when not retrieved). ``short``: a chunk id that starts
+    with the span's document id and a colon is written from the colon (``doc:18`` as
+    ``:18``), as the comment writes it."""
+    doc = str(span["doc_id"])
+    text = f"{doc} [{span['start']}, {span['end']})"
+    chunks = span.get("chunks") or []
+    if chunks:
+        names = [c.get("chunk_id") or "[{start}, {end})".format(**c) for c in chunks[:4]]
+        if short:
+            names = [n[len(doc):] if n.startswith(doc + ":") else n for n in names]
+        ranks = ["-" if c.get("rank") is None else str(c["rank"]) for c in chunks[:4]]
+        text += " — " + ", ".join(f"{n}: {r}" for n, r in zip(names, ranks))
+        if len(chunks) > 4:
+            text += f", +{len(chunks) - 4}"
+    return text
+
+
+COMMENT_QUERIES = 5  # most-regressed queries in the markdown (the JSON has them all)
+
+
+def _constant(m: dict[str, Any]) -> bool:
+    """A metric row that carries no information: not gated, no query moved, and the same
+    mean on both sides (``doc_*`` at 1.0 when retrieval is scoped to the right document)."""
+    moved = (m.get("fixed") or 0) + (m.get("broken") or 0) + (m.get("better") or 0) \
+        + (m.get("worse") or 0)
+    return not m["gated"] and not moved and m["baseline"] == m["candidate"]
+
+
+def _settings_line(params: dict[str, Any]) -> str | None:
+    if params.get("no_config"):
+        return "settings: the command line and the defaults (no settings file read)"
+    if not params.get("config_file"):
+        return None
+    origin = f" ({params['config_origin']})" if params.get("config_origin") else ""
+    return f"settings from {params['config_file']}{origin}"
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """The verdict as a pull-request comment reads it: the verdict and its reasons, the why
+    line, the gated metrics with their bounds, the notes (power, inconclusive, anchor,
+    settings), the five most-regressed queries; every other metric folded into a
+    ``<details>`` block, rows constant on both sides dropped with a count. Every string
+    from the reports (ids, queries, documents, reasons quoting them) goes through
+    ``md_text``."""
+    pred = doc["predicate"]
+    s = pred["summary"]
+    icon = {"pass": "✅ PASS", "fail": "❌ FAIL"}.get(s["verdict"], "❔ INCONCLUSIVE")
+    lines = [f"### ragspan gate: {icon}", ""]
+    if s["reasons"]:
+        lines += [f"- {md_text(r)}" for r in s["reasons"]] + [""]
+    if s.get("why"):
+        lines += [f"**Why:** {md_text(s['why'])}", ""]
+    lines.append(f"{s['queries']} queries, primary metric {md_code(s['primary_metric'])}.")
+    budget = _budget_line(s)
+    if budget:
+        lines.append(md_text(budget.replace("→", "->")))
+    lines.append("")
+    rows = dict(zip((n for n, _ in _ordered(s["metrics"])), _rows(s, True)))
+    gated = [r for n, r in rows.items() if s["metrics"][n]["gated"]]
+    if gated:
+        lines.append(md_table(HEADER, gated, right_from=2))
+    notes = _notes(s)
+    settings = _settings_line(pred["parameters"])
+    if settings:
+        notes.append(settings)
+    if notes:
+        lines += [f"- {md_text(r)}" for r in notes] + [""]
+    worst = pred["details"].get("most_regressed") or []
+    if worst:
+        shown = worst[:COMMENT_QUERIES]
+        more = f" — {len(shown)} of {len(worst)}, all in the JSON report" \
+            if len(worst) > len(shown) else ""
+        lines += [f"#### Most regressed queries ({md_text(s['primary_metric'])}){more}", ""]
+        body = []
+        for q in shown:
+            lost = "; ".join(_lost(x, short=True) for x in q.get("lost_spans", []))
+            query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
+            body.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
+                         q.get("label", "-"), lost or "-"])
+        lines.append(md_table(["query id", "query", "change", "why",
+                               "gold spans no longer covered (chunks: rank)"],
+                              body, right_from=9))
+    other = [(n, r) for n, r in rows.items() if not s["metrics"][n]["gated"]]
+    informative = [r for n, r in other if not _constant(s["metrics"][n])]
+    dropped = len(other) - len(informative)
+    if other:
+        what = f"{len(informative)} other metrics, not gated"
+        if dropped:
+            what += (f"; {dropped} constant on both sides not shown "
+                     "(all in the JSON report)")
+        lines += ["<details>", f"<summary>{md_text(what)}</summary>", ""]
+        if informative:
+            lines.append(md_table(HEADER, informative, right_from=2))
+        lines += ["</details>", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def table(doc: dict[str, Any]) -> str:
+    pred = doc["predicate"]
+    s = pred["summary"]
+    lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
+    lines += [f"  - {r}" for r in s["reasons"]]
+    lines += [f"  {r}" for r in _notes(s)]
+    settings = _settings_line(pred["parameters"])
+    if settings:
+        lines.append(f"  {settings}")
+    if s.get("why"):
+        lines.append(f"why: {s['why']}")
+    budget = _budget_line(s)
+    if budget:
+        lines.append(budget)
+    lines.append("")
+    text = "\n".join(lines) + "\n" + aligned(HEADER, _rows(s, False), left=2)
+    worst = pred["details"].get("most_regressed") or []
+    if worst:
+        text += f"\nmost regressed ({s['primary_metric']}):\n"
+        for q in worst:
+            label = f"  [{q['label']}]" if q.get("label") else ""
+            text += (f"  {q['id']}: {q['baseline']:.2f} -> {q['candidate']:.2f}{label}  "
+                     f"{q['query'][:70]}\n")
+    return text

@@ -1,0 +1,79 @@
+"""Every other report (validate, leakage, overlap, adapt, import, run-retriever): its
+summary as key/value rows, then what a person needs to see (leaks, pairs, findings)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.base.canonical import canonical_dumps
+from ragspan.report.render.text import aligned, md_table
+
+
+def _rows(summary: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for key in sorted(summary):
+        value = summary[key]
+        text = value if isinstance(value, str) else canonical_dumps(value).strip()
+        rows.append([key, text if len(text) <= 100 else text[:97] + "..."])
+    return rows
+
+
+def two_columns(doc: dict[str, Any], fmt: str, header: list[str], rows: list[list[str]],
+                right_from: int = 2) -> str:
+    """The verdict line, ``rows`` under ``header`` as a table or markdown, then the listing
+    of what was found (``with_listing``)."""
+    pred = doc["predicate"]
+    if fmt == "table":
+        return (f"ragspan {pred['kind']}: verdict {pred['verdict']}\n\n"
+                + aligned(header, rows) + with_listing(doc, "table"))
+    return (f"### ragspan {pred['kind']}: **{pred['verdict']}**\n\n"
+            + md_table(header, rows, right_from=right_from) + with_listing(doc, "markdown"))
+
+
+def table(doc: dict[str, Any]) -> str:
+    return two_columns(doc, "table", ["field", "value"], _rows(doc["predicate"]["summary"]))
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    return two_columns(doc, "markdown", ["field", "value"], _rows(doc["predicate"]["summary"]))
+
+
+LISTED = 20
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int] | None:
+    """What a person needs to see beyond the counts: the leaks, the duplicate pairs, the
+    validation findings (first 20)."""
+    kind, details = pred["kind"], pred["details"]
+    if kind == "leakage":
+        rows = [[x["id"], x["field"], _clip(x["document"], 40),
+                 _clip(x.get("passage", {}).get("text", "")),
+                 f"{x.get('containment', x.get('similarity', 0)):.3f}"] for x in details.get("leaks", [])]
+        score = "containment" if pred["parameters"].get("method") == "exact" else "similarity"
+        return "Leaking items", ["item", "field", "document", "shared passage", score], rows, 4
+    if kind == "overlap":
+        rows = [[_clip(p["a"], 40), _clip(p["b"], 40), f"{p['jaccard']:.3f}"]
+                for p in details.get("pairs", [])]
+        return "Duplicate pairs", ["a", "b", "jaccard"], rows, 2
+    if kind == "validate":
+        rows = [[f["severity"], f["check"], f["query"] or "-", _clip(f["message"], 80)]
+                for f in details.get("findings", [])]
+        return "Findings", ["severity", "check", "query", "message"], rows, 4
+    return None
+
+
+def with_listing(doc: dict[str, Any], fmt: str) -> str:
+    found = listing(doc["predicate"])
+    if not found or not found[2]:
+        return ""
+    title, header, rows, left = found
+    more = len(rows) - LISTED
+    tail = f"... and {more} more (see the JSON report)\n" if more > 0 else ""
+    if fmt == "table":
+        return f"\n{title}:\n" + aligned(header, rows[:LISTED], left=left) + tail
+    return f"\n#### {title}\n\n" + md_table(header, rows[:LISTED], right_from=len(header)) + tail

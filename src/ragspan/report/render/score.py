@@ -1,0 +1,68 @@
+"""Score reports (``score.span``, ``score.doc``) as a table and as markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.report.render.text import Markdown, aligned, md_table, metric_grid, ordered_metrics
+
+
+def table(doc: dict[str, Any]) -> str:
+    pred = doc["predicate"]
+    s = pred["summary"]
+    ks, rows = metric_grid(ordered_metrics(s))
+    head = [f"ragspan score ({pred['kind']}): {s['queries']} queries"]
+    extra = []
+    for key in ("queries_without_run_row", "run_rows_without_query", "queries_without_judgments",
+                "judged_queries_without_run_row", "run_rows_for_unjudged_queries"):
+        if s.get(key):
+            extra.append(f"{key.replace('_', ' ')}: {s[key]}")
+    if "grounding_threshold" in pred["parameters"]:
+        head.append(f"grounding threshold tau = {pred['parameters']['grounding_threshold']}")
+    lat = s.get("latency_ms")
+    if lat:
+        head.append(f"latency per query: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms "
+                    f"({lat['rows']} rows)")
+    grid = aligned(["metric", *[f"@{k}" for k in ks]], [[b, *c] for b, c in rows])
+    text = "\n".join(head + extra) + "\n\n" + grid
+    labels = _labels(s)
+    if labels:
+        header, body, note = labels
+        text += "\nfailing complete grounding, by label:\n" + aligned(header, body, left=2)
+        text += note
+    return text
+
+
+def _labels(summary: dict[str, Any]) -> tuple[list[str], list[list[str]], str] | None:
+    """The failure labels as rows (label, a count per k, the lever), and a note of the labels
+    no manifest let decide; None for reports without labels."""
+    found = summary.get("failure_labels")
+    if not found:
+        return None
+    ks = sorted(found["by_k"], key=int)
+    body = [[label, lever, *[str(found["by_k"][k][label]) for k in ks]]
+            for label, lever in found["levers"].items()]
+    order = ["ceiling-bound", "chunk-severance", "retrieval-miss", "rank-miss",
+             "partial-grounding"]
+    body.sort(key=lambda r: order.index(r[0]) if r[0] in order else len(order))
+    note = ""
+    if found["undecided"]:
+        note = (f"(undecided without a chunk manifest: {', '.join(found['undecided'])}; "
+                "score --chunks decides them)\n")
+    return ["label", "points at", *[Markdown(f"@{k}") for k in ks]], body, note
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    s = doc["predicate"]["summary"]
+    ks, rows = metric_grid(ordered_metrics(s))
+    title = f"### ragspan score: {s['queries']} queries\n\n"
+    text = title + md_table(["metric", *[Markdown(f"@{k}") for k in ks]],
+                            [[b, *c] for b, c in rows])
+    labels = _labels(s)
+    if labels:
+        header, body, note = labels
+        text += "\n#### Failing complete grounding, by label\n\n"
+        text += md_table(header, body, right_from=2)
+        if note:
+            text += "\n" + note
+    return text

@@ -1,0 +1,132 @@
+"""What a chunking allows before any retriever runs, measured against an eval set's gold
+spans: span integrity (the share of gold spans one chunk contains whole), spans no set of
+chunks covers to tau, relevant chunks per query and the ``precision@k`` ceiling they set.
+Offsets are Python string indices into the corpus documents; chunks are half-open."""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+import numpy as np
+
+from ragspan.io.chunks import Chunk, ChunkManifest
+from ragspan.io.evalset import EvalSet
+from ragspan.scoring.metrics.failures import chunk_pairs
+from ragspan.scoring.metrics.span import GoldColumns
+from ragspan.scoring.span_scoring import DocCodes, chunk_columns
+
+
+class DocChunks:
+    """Chunks of one document, for containment and union-coverage queries."""
+
+    def __init__(self, chunks: list[Chunk]):
+        cs = sorted(chunks, key=lambda c: (c.start, c.end))
+        self.starts = [c.start for c in cs]
+        self.max_end: list[int] = []
+        best = -1
+        for c in cs:
+            best = max(best, c.end)
+            self.max_end.append(best)
+        merged: list[list[int]] = []
+        for c in cs:
+            if merged and c.start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], c.end)
+            else:
+                merged.append([c.start, c.end])
+        self.union = merged
+
+    def contains(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self.starts, start)
+        return i > 0 and self.max_end[i - 1] >= end
+
+    def covered(self, start: int, end: int) -> int:
+        return sum(max(0, min(e, end) - max(s, start)) for s, e in self.union)
+
+
+def check_chunks(evalset: EvalSet, by_doc: dict[str, DocChunks], tau: float
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    findings: list[dict[str, Any]] = []
+    total = whole = unreachable = 0
+    for q in evalset.queries:
+        for i, s in enumerate(q.gold_spans):
+            total += 1
+            dc = by_doc.get(s.doc_id)
+            if dc is not None and dc.contains(s.start, s.end):
+                whole += 1
+                continue
+            cover = dc.covered(s.start, s.end) / s.length if dc is not None else 0.0
+            where = f"gold_spans[{i}] '{s.doc_id}'[{s.start}:{s.end}]"
+            if cover < tau:
+                unreachable += 1
+                findings.append({"check": "unreachable_span", "severity": "error", "query": q.id,
+                                 "message": f"{where}: at most {cover:.3f} coverable < tau {tau}"})
+            else:
+                findings.append({"check": "severed_span", "severity": "warning", "query": q.id,
+                                 "message": f"{where}: no single chunk holds it whole"})
+    integrity = whole / total if total else 1.0
+    return findings, {"gold_spans": total, "contained_whole": whole, "span_integrity": integrity,
+                      "unreachable_spans": unreachable}
+
+
+def _distribution(values: list[int] | list[float]) -> dict[str, float]:
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return {"mean": 0.0, "median": 0.0, "p90": 0.0, "max": 0.0}
+    return {"mean": float(arr.mean()), "median": float(np.median(arr)),
+            "p90": float(np.percentile(arr, 90)), "max": float(arr.max())}
+
+
+def relevant_chunks(evalset: EvalSet, manifest: ChunkManifest) -> list[int]:
+    """Per query, the chunks relevant to it: in a gold span's document and overlapping one
+    of its gold spans (the relevance of ``precision@k``), found by the failure labels' own
+    overlap join (``metrics.failures.chunk_pairs``)."""
+    codes = DocCodes()
+    spans = [(i, s) for i, q in enumerate(evalset.queries) for s in q.gold_spans]
+    query, start, end = (np.asarray(v, dtype=np.int64).reshape(-1) for v in (
+        [i for i, _ in spans], [s.start for _, s in spans], [s.end for _, s in spans]))
+    gold = GoldColumns(query, codes.many([s.doc_id for _, s in spans]), start, end,
+                       np.zeros(len(evalset.queries), dtype=bool), len(evalset.queries))
+    g, c = chunk_pairs(gold, chunk_columns(manifest, codes))
+    pairs = np.unique(gold.query[g] * max(len(manifest.chunks), 1) + c)
+    return np.bincount(pairs // max(len(manifest.chunks), 1),
+                       minlength=gold.n_queries).tolist()
+
+
+def chunking_diagnostics(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],
+                         attained: dict[int, float] | None = None) -> dict[str, Any]:
+    """What the chunking allows before any retriever runs: relevant chunks per query, the
+    ceiling it puts on ``precision@k`` (relevant chunks available / k, capped at 1,
+    averaged over queries), the chunk lengths in characters; with a run's mean
+    ``precision@k`` (``attained``), the share of the ceiling it reached."""
+    relevant = relevant_chunks(evalset, manifest)
+    n = max(len(relevant), 1)
+    ceiling = {k: sum(min(r / k, 1.0) for r in relevant) / n for k in ks}
+    out: dict[str, Any] = {
+        "chunks": len(manifest.chunks),
+        "chunk_chars": _distribution([c.end - c.start for c in manifest.chunks]),
+        "relevant_chunks_per_query": _distribution(relevant),
+        "queries_without_a_relevant_chunk": sum(1 for r in relevant if r == 0),
+        "precision_ceiling": {str(k): v for k, v in ceiling.items()},
+    }
+    if attained is not None:
+        out["precision_attained"] = {str(k): attained[k] for k in ks}
+        out["precision_share_of_ceiling"] = {
+            str(k): attained[k] / ceiling[k] if ceiling[k] > 0 else 0.0 for k in ks}
+    return out
+
+
+def span_integrity(evalset: EvalSet, manifest: ChunkManifest, tau: float) -> dict[str, Any]:
+    """The coverage counts of a chunking: gold spans, those one chunk contains whole, the
+    contained share (*span integrity*; 1.0 with no gold span), and those no set of chunks
+    covers to tau."""
+    by_doc = {d: DocChunks(cs) for d, cs in manifest.by_doc().items()}
+    return check_chunks(evalset, by_doc, tau)[1]
+
+
+def chunking_summary(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],
+                     tau: float, attained: dict[int, float]) -> dict[str, Any]:
+    """What ``score --chunks`` states of the chunking it scored over: the span integrity
+    counts and the chunking diagnostics with the run's attained ``precision@k``."""
+    return {**span_integrity(evalset, manifest, tau),
+            **chunking_diagnostics(evalset, manifest, ks, attained)}

@@ -1,0 +1,209 @@
+"""Doc-level scoring: qrels (or an eval set's doc judgments) + a doc run -> trec_eval metrics;
+and the doc-level projection of a span run (gold docs = docs holding gold spans, grade 1;
+ranking = first occurrence of each doc in the span ranking).
+
+Query sets follow trec_eval ``-c`` by default: every judged query counts, a judged query the
+run lacks scores 0; ``judged_only`` averages over queries in both (trec_eval without ``-c``).
+A query listed with no judgments at all is excluded and counted; run rows for queries without
+judgments are ignored and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain, repeat
+from typing import Any
+
+import numpy as np
+
+from ragspan.io.evalset import normalization_twins, twins_note
+from ragspan.io.runcolumns import DocRun, text_keys
+from ragspan.scoring.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
+from ragspan.scoring.metrics.registry import DOC_METRICS, format_name
+
+
+@dataclass
+class DocScores:
+    qids: list[str]  # evaluated queries, in judgment order
+    values: dict[str, np.ndarray]
+    in_run: np.ndarray
+    counts: dict[str, int]
+    ks: tuple[int, ...]
+    level: int
+    judged_only: bool
+
+    def metric_names(self) -> list[str]:
+        return [format_name(b, k) for b in DOC_METRICS for k in self.ks]
+
+
+@dataclass(frozen=True)
+class JudgedDocs:
+    """Judgments flattened for scoring, before any run is read. ``judged``: the queries with
+    at least one judgment, in file order; ``listed``: how many queries the judgments list;
+    per judgment its query's index in ``judged``, its document and grade. ``keys``: the
+    documents' byte keys when every id is 1-8 ASCII characters (see ``text_keys``)."""
+
+    judged: list[str]
+    listed: int
+    query: np.ndarray
+    docs: list[str]
+    grade: np.ndarray
+    keys: np.ndarray | None
+
+    @classmethod
+    def of(cls, judgments: dict[str, dict[str, int]]) -> JudgedDocs:
+        judged = [q for q, docs in judgments.items() if docs]
+        per_query = [judgments[q] for q in judged]
+        docs = list(chain.from_iterable(per_query))
+        query = np.repeat(np.arange(len(judged), dtype=np.int64), [len(j) for j in per_query])
+        grade = np.fromiter(chain.from_iterable(map(dict.values, per_query)), dtype=np.int64,
+                            count=len(docs))
+        return cls(judged, len(judgments), query, docs, grade, text_keys(docs))
+
+    def doc_codes(self, run_docs: list[str], run_keys: np.ndarray | None) -> np.ndarray:
+        """Each judged document's code in ``run_docs``; ``len(run_docs)`` for a document the
+        run lacks. ``run_keys``: the run documents' byte keys, sorted (then ``run_docs``
+        is in the same order), or None."""
+        missing = len(run_docs)
+        if self.keys is not None and run_keys is not None and run_keys.size:
+            pos = np.minimum(np.searchsorted(run_keys, self.keys), run_keys.size - 1)
+            return np.where(run_keys[pos] == self.keys, pos, missing)
+        code = dict(zip(run_docs, range(missing)))
+        return np.fromiter(map(code.get, self.docs, repeat(missing)), dtype=np.int64,
+                           count=len(self.docs))
+
+    def score(self, run_qids: list[str], run_docs: list[str], run_query: np.ndarray,
+              run_doc: np.ndarray, run_rank: np.ndarray, ks: Sequence[int], level: int = 1,
+              judged_only: bool = False, run_keys: np.ndarray | None = None) -> DocScores:
+        """Score a ranking (codes into ``run_qids``/``run_docs``, grouped by query, in
+        order)."""
+        ks = tuple(sorted(set(ks)))
+        run_set = set(run_qids)
+        judged_set = set(self.judged)
+        counts = {
+            "queries_without_judgments": self.listed - len(self.judged),
+            "judged_queries_without_run_row": sum(1 for q in self.judged if q not in run_set),
+            "run_rows_for_unjudged_queries": sum(1 for q in run_qids if q not in judged_set),
+        }
+        in_run = np.fromiter((q in run_set for q in self.judged), dtype=bool,
+                             count=len(self.judged))
+        jd, jq, jg = self.doc_codes(run_docs, run_keys), self.query, self.grade
+        evaluated = self.judged
+        if judged_only:  # renumber the queries in both; drop the others' judgments
+            evaluated = [q for q, present in zip(self.judged, in_run.tolist()) if present]
+            renumber = np.cumsum(in_run) - 1
+            keep = in_run[jq]
+            jd, jq, jg = jd[keep], renumber[jq[keep]], jg[keep]
+            in_run = np.ones(len(evaluated), dtype=bool)
+        n = len(evaluated)
+        index = {q: i for i, q in enumerate(evaluated)}
+        row_map = np.fromiter((index.get(q, -1) for q in run_qids), dtype=np.int64,
+                              count=len(run_qids))
+        eq = row_map[run_query] if run_query.size else np.zeros(0, np.int64)
+        # every metric is cut at some k: entries ranked at or below max(k) change no value
+        sel = (eq >= 0) & (run_rank < max(ks))
+        eq, ed, er = eq[sel], run_doc[sel], run_rank[sel]
+
+        # grade of each ranked entry: (query, doc) looked up among the judged pairs; a
+        # document the run lacks has the extra code len(run_docs), which no entry carries
+        width = len(run_docs) + 1
+        jkey = jq * width + jd
+        order = np.argsort(jkey)
+        jkey_s, jg_s = jkey[order], jg[order]
+        rkey = eq * width + ed
+        pos = np.minimum(np.searchsorted(jkey_s, rkey), max(jkey_s.size - 1, 0))
+        found = jkey_s[pos] == rkey if jkey_s.size else np.zeros(rkey.size, dtype=bool)
+        grade = np.where(found, jg_s[pos] if jkey_s.size else 0, UNJUDGED)
+
+        values = rank_metrics(Ranking(eq, er, grade), Judgments(jq, jg), n, ks, level)
+        return DocScores(evaluated, values, in_run, counts, ks, level, judged_only)
+
+    def score_run(self, run: DocRun, ks: Sequence[int], level: int,
+                  judged_only: bool) -> DocScores:
+        """``score`` on a doc run; run ids that match a judged query only after Unicode
+        normalisation are counted (``ids_differing_by_normalization``) and warned about."""
+        scores = self.score(run.qids, run.docs, run.query, run.doc, run.rank, ks, level,
+                            judged_only, run.doc_keys)
+        run_set, judged_set = set(run.qids), set(self.judged)
+        twins = twins_note(normalization_twins([q for q in self.judged if q not in run_set],
+                                               [q for q in run.qids if q not in judged_set]),
+                           "run ids")
+        if twins is not None:
+            scores.counts["ids_differing_by_normalization"] = twins
+        return scores
+
+
+def compute_doc_scores(
+    judgments: dict[str, dict[str, int]],
+    run_qids: list[str],
+    run_docs: list[str],
+    run_query: np.ndarray,
+    run_doc: np.ndarray,
+    run_rank: np.ndarray,
+    ks: Sequence[int],
+    level: int = 1,
+    judged_only: bool = False,
+) -> DocScores:
+    """Score a ranking (codes into ``run_qids``/``run_docs``, grouped by query, in order)."""
+    return JudgedDocs.of(judgments).score(run_qids, run_docs, run_query, run_doc, run_rank,
+                                          ks, level, judged_only)
+
+
+def score_doc_run(run: DocRun, judgments: dict[str, dict[str, int]], ks: Sequence[int],
+                  level: int, judged_only: bool) -> DocScores:
+    return JudgedDocs.of(judgments).score_run(run, ks, level, judged_only)
+
+
+def span_doc_projection(report: Any, ks: Sequence[int], level: int = 1,
+                        judged_only: bool = False) -> DocScores:
+    """Doc-level view of a span report's eval set and run (first occurrence of each doc)."""
+    evalset, spans = report.evalset, report.run.spans
+    judgments: dict[str, dict[str, int]] = {}
+    judgments.update(evalset_judgments(evalset))
+    qids: list[str] = []
+    docs: dict[str, int] = {}
+    rq, rd, rr = [], [], []
+    for i, qid in enumerate(spans.ids):
+        seen: set[str] = set()
+        qi = len(qids)
+        qids.append(qid)
+        for j in spans.row(i):
+            d = spans.doc_id[j]
+            if d in seen:
+                continue
+            seen.add(d)
+            code = docs.setdefault(d, len(docs))
+            rq.append(qi)
+            rd.append(code)
+            rr.append(len(seen) - 1)
+    return compute_doc_scores(judgments, qids, list(docs), np.asarray(rq, np.int64),
+                              np.asarray(rd, np.int64), np.asarray(rr, np.int64), ks, level,
+                              judged_only)
+
+
+def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,
+                   ks: Sequence[int], relevance_level: int, judged_only: bool
+                   ) -> tuple[Any, DocRun, DocScores]:
+    """Read qrels and run (the run's top ``max(ks)`` per query) and score them. The run is
+    read on a worker thread (its parsers spend their time in pyarrow and numpy, outside the
+    GIL) while this thread reads the qrels; an error in the qrels is reported first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragspan.io.docruns import read_doc_run
+    from ragspan.io.qrels import read_qrels
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(read_doc_run, run, run_format, top=max(ks))
+        q = read_qrels(qrels, qrels_format)
+        judged = JudgedDocs.of(q.judgments)
+        r = pending.result()
+    scores = judged.score_run(r, ks, relevance_level, judged_only)
+    return q, r, scores
+
+
+def evalset_judgments(evalset: Any) -> dict[str, dict[str, int]]:
+    """Doc-level judgments of an eval set: ``relevance`` when given, else the docs holding
+    gold spans (grade 1)."""
+    return {q.id: dict(q.relevance or {s.doc_id: 1 for s in q.gold_spans})
+            for q in evalset.queries}

@@ -1,0 +1,184 @@
+"""Span metrics (DESIGN.md, "Metrics"), computed for all queries and all cutoffs at once.
+
+Inputs are column arrays; no Python loop runs per (query, span) pair. Conventions:
+
+* ``R_k`` is the first ``k`` entries of a query's ranking with exact repeats of the same
+  ``(doc_id, start, end)`` removed (the first kept). A repeat still uses up its rank slot.
+* Overlap is only counted within the same document.
+* ``match = any``: the gold spans are alternatives; ``complete_grounding`` needs one of them,
+  and ``span_coverage`` / ``span_recall`` are those of the best-covered alternative.
+* A query with nothing retrieved scores 0 everywhere (``retrieved_chars`` 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragspan.scoring import spans as sp
+from ragspan.scoring.metrics.registry import format_name
+
+
+@dataclass(frozen=True)
+class GoldColumns:
+    """Gold spans of ``n_queries`` queries: ``query[i]`` owns span ``i``."""
+
+    query: np.ndarray
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    match_any: np.ndarray  # per query, bool
+    n_queries: int
+
+
+@dataclass(frozen=True)
+class RankedColumns:
+    """Retrieved spans: ``query[i]`` retrieved span ``i`` at 0-based position ``rank[i]``;
+    ``source[i]``: its index in the run's span list (for its chunk id), when known."""
+
+    query: np.ndarray
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    rank: np.ndarray
+    source: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class SpanScores:
+    """Per-query values (``values[name@k]``, shape ``(n_queries,)``) and, per k, the covered
+    fraction of every gold span (``gold_fraction[k]``, aligned with the gold columns)."""
+
+    ks: tuple[int, ...]
+    tau: float
+    values: dict[str, np.ndarray]
+    gold_fraction: dict[int, np.ndarray]
+
+
+def dedup_mask(r: RankedColumns) -> np.ndarray:
+    """True for the first occurrence of each ``(query, doc, start, end)``, False for repeats.
+
+    A wrapping 64-bit hash of the key finds the candidates; only entries whose hash occurs
+    more than once are compared exactly, so collisions cannot drop a distinct span.
+    """
+    n = r.query.size
+    keep = np.ones(n, dtype=bool)
+    if n < 2:
+        return keep
+    h = (r.query * np.int64(1_000_003) + r.doc) * np.int64(1_000_033)
+    h = (h + r.start) * np.int64(998_244_353) + r.end
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    same = hs[1:] == hs[:-1]
+    if not same.any():
+        return keep
+    flag = np.zeros(n, dtype=bool)
+    flag[1:] |= same
+    flag[:-1] |= same
+    cand = order[flag]
+    q, d, s, e, k = r.query[cand], r.doc[cand], r.start[cand], r.end[cand], r.rank[cand]
+    sub = np.lexsort((k, e, s, d, q))
+    q, d, s, e = q[sub], d[sub], s[sub], e[sub]
+    repeat = np.zeros(cand.size, dtype=bool)
+    repeat[1:] = (q[1:] == q[:-1]) & (d[1:] == d[:-1]) & (s[1:] == s[:-1]) & (e[1:] == e[:-1])
+    keep[cand[sub][repeat]] = False
+    return keep
+
+
+def _sum_by(index: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(index, weights=weights, minlength=n).astype(float)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros(num.shape, dtype=float)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def group_max(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Maximum of ``values`` per group id in ``[0, n)`` (0 where a group has none)."""
+    out = np.zeros(n)
+    if values.size:
+        order = np.lexsort((values, group))
+        g = group[order]
+        last = np.append(np.flatnonzero(g[1:] != g[:-1]), g.size - 1)
+        out[g[last]] = values[order][last]
+    return out
+
+
+def score_spans(
+    gold: GoldColumns, ranked: RankedColumns, ks: Sequence[int], tau: float
+) -> SpanScores:
+    """Compute every span metric at every ``k`` in ``ks`` (see module docstring)."""
+    n = gold.n_queries
+    n_docs = int(max(gold.doc.max(initial=-1), ranked.doc.max(initial=-1))) + 1
+    gkey = gold.query.astype(np.int64) * n_docs + gold.doc
+    rkey = ranked.query.astype(np.int64) * n_docs + ranked.doc
+    keys, inverse = np.unique(np.concatenate([gkey, rkey]), return_inverse=True)
+    ggroup, rgroup = inverse[: gkey.size], inverse[gkey.size:]
+    max_off = int(max(gold.end.max(initial=0), ranked.end.max(initial=0)))
+    line = sp.make_line(keys.size, max_off)
+    group_query = (keys // n_docs).astype(np.int64)
+
+    gs, ge = line.place(ggroup, gold.start), line.place(ggroup, gold.end)
+    glen = (gold.end - gold.start).astype(float)
+    gold_union = sp.union(gs, ge)
+    gu_query = group_query[line.group_of(gold_union.start)]
+    gold_total = _sum_by(gu_query, gold_union.lengths.astype(float), n)
+    gold_len_sum = _sum_by(gold.query, glen, n)
+    n_gold = np.bincount(gold.query, minlength=n)
+
+    keep = dedup_mask(ranked)
+    rs, re_ = line.place(rgroup, ranked.start), line.place(rgroup, ranked.end)
+    relevant = keep & (sp.covered(gold_union, rs, re_) > 0)
+    first_rel = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    rel_q, rel_rank = ranked.query[relevant], ranked.rank[relevant]
+    order = np.lexsort((rel_rank, rel_q))
+    uq, first = np.unique(rel_q[order], return_index=True)
+    first_rel[uq] = rel_rank[order][first]
+
+    values: dict[str, np.ndarray] = {}
+    fractions: dict[int, np.ndarray] = {}
+    for k in ks:
+        sel = keep & (ranked.rank < k)
+        q_sel = ranked.query[sel]
+        s_sel, e_sel = rs[sel], re_[sel]
+        r_union = sp.union(s_sel, e_sel)
+        ru_query = group_query[line.group_of(r_union.start)]
+        r_union_len = _sum_by(ru_query, r_union.lengths.astype(float), n)
+        r_len = _sum_by(q_sel, (e_sel - s_sel).astype(float), n)
+
+        frac = _ratio(sp.covered(r_union, gs, ge).astype(float), glen)
+        fractions[k] = frac
+        covered_union = _sum_by(gu_query, sp.covered(r_union, gold_union.start, gold_union.end)
+                                .astype(float), n)
+        frac_max = group_max(gold.query, frac, n)
+        frac_mean = _ratio(_sum_by(gold.query, frac, n), n_gold.astype(float))
+        reached = np.bincount(gold.query, weights=(frac >= tau).astype(float), minlength=n)
+        grounded_all = (n_gold > 0) & (reached == n_gold)
+        grounded_any = reached > 0
+
+        pairs = sp.pairwise_overlap(sp.pile(s_sel, e_sel, line.width), gs, ge).astype(float)
+        pair_sum = _sum_by(gold.query, pairs, n)
+        n_rel = np.bincount(ranked.query[relevant & (ranked.rank < k)], minlength=n)
+        hit = first_rel < k
+
+        any_ = gold.match_any
+        put = values.__setitem__
+        put(format_name("complete_grounding", k),
+            np.where(any_, grounded_any, grounded_all).astype(float))
+        put(format_name("span_coverage", k),
+            np.where(any_, frac_max, _ratio(covered_union, gold_total)))
+        put(format_name("span_recall", k), np.where(any_, frac_max, frac_mean))
+        put(format_name("char_precision", k), _ratio(pair_sum, r_len))
+        put(format_name("char_recall", k), _ratio(pair_sum, gold_len_sum))
+        put(format_name("char_precision_merged", k), _ratio(covered_union, r_union_len))
+        put(format_name("retrieved_chars", k), r_len)
+        put(format_name("precision", k), n_rel / float(k))
+        put(format_name("hit_rate", k), hit.astype(float))
+        mrr = np.zeros(n)
+        np.divide(1.0, first_rel + 1.0, out=mrr, where=hit)
+        put(format_name("mrr", k), mrr)
+    return SpanScores(tuple(ks), tau, values, fractions)

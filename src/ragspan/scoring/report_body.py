@@ -1,0 +1,526 @@
+"""Score reports both ways: written from the scores, read back as a typed, checked value.
+
+Writing: ``span_body`` (span metrics, plus the doc-level view of the same queries) and
+``doc_body`` (doc-level metrics) assemble the report once from the computed values.
+
+Reading: ``score_report_of`` (a loaded, schema-valid report) refuses (InputError naming
+the file, exit 3) anything the gate could not verify: a report of another kind or with
+verdict ``error``; no eval-set (or qrels) digest; no per-query rows; a query listed twice; a
+row missing a metric of the summary (or carrying one the summary lacks); a metric value that
+is not a finite number; a summary mean that differs from the mean of its rows by more than
+1e-9 (relative to the mean's size when above 1); row fields of the wrong type (``query``,
+``tags``, ``missing_spans``). The gate decides from the rows; the summary must agree with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragspan.base.errors import InputError
+from ragspan.base.records import InputRef, ReportBody
+from ragspan.io.evalset import EvalSet, normalization_twins, twins_note
+from ragspan.scoring.doc_scoring import DocScores
+from ragspan.scoring.metrics.failures import LABELS, LEVERS, NOT_IN_POOL, Labels
+from ragspan.scoring.metrics.registry import format_name, parse_name
+from ragspan.scoring.span_scoring import SpanReport
+
+SCORE_KINDS = ("score.span", "score.doc")
+SUMMARY_TOLERANCE = 1e-9
+MAX_LISTED_IDS = 100
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """What the gate reads of a query besides its metrics: its text, its tags, and per k
+    the gold spans it left below tau (``{"doc_id", "start", "end", "covered"[, "text"]}``)."""
+
+    id: str
+    query: str
+    tags: dict[str, str]
+    missing_spans: dict[str, list[dict[str, Any]]]
+    failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
+    evidence: dict[tuple[str, int, int], list[dict[str, Any]]]  # failing span -> its chunks
+    doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
+
+    def lost(self, k: str) -> list[dict[str, Any]]:
+        """The gold spans missing at ``k``, each with the chunks behind its label."""
+        return [{**s, "chunks": self.evidence.get((s.get("doc_id"), s.get("start"),
+                                                    s.get("end")), [])}
+                for s in self.missing_spans.get(k, [])]
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """``values[i, j]``: query ``ids[i]``'s value of metric ``names[j]``; ``rows`` the typed
+    per-query rows in the same order."""
+
+    path: str
+    sha256: str
+    kind: str
+    parameters: dict[str, Any]
+    eval_sha256: str
+    corpus_sha256: str | None
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+    values: np.ndarray
+    rows: tuple[QueryRow, ...]
+    inputs: dict[str, str] = field(default_factory=dict)  # role -> the sha256 recorded
+    tool_version: str = ""  # the ragspan version that wrote the report
+    documents: dict[str, Any] | None = None  # summary.documents: the corpus's, those asked
+
+    def input_sha256(self, role: str) -> str:
+        """The sha256 the report records for its input ``role`` ("" when none)."""
+        return self.inputs.get(role, "")
+
+    @property
+    def ks(self) -> list[int]:
+        return list(self.parameters["k"])
+
+    def column(self, name: str) -> np.ndarray:
+        return self.values[:, self.names.index(name)]
+
+
+def _digest(pred: dict[str, Any], *roles: str) -> str | None:
+    for ref in pred["inputs"]:
+        if ref["role"] in roles:
+            return ref["digest"].get("sha256")
+    return None
+
+
+def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
+    """The row fields the gate reads besides metrics: ``query`` a string, ``tags`` strings
+    by key, ``missing_spans`` lists of spans by k."""
+    if not isinstance(row.get("query", ""), str):
+        raise InputError(f"query '{qid}': 'query' must be a string", path)
+    if not isinstance(row.get("doc_id", ""), str):
+        raise InputError(f"query '{qid}': 'doc_id' must be a string", path)
+    tags = row.get("tags", {})
+    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
+        raise InputError(f"query '{qid}': 'tags' must map keys to strings", path)
+    missing = row.get("missing_spans", {})
+    if not isinstance(missing, dict) or not all(
+            isinstance(v, list) and all(isinstance(s, dict) for s in v) for v in missing.values()):
+        raise InputError(f"query '{qid}': 'missing_spans' must map each k to a list of spans",
+                         path)
+    failure = row.get("failure", {})
+    if not isinstance(failure, dict) or not all(v in LABELS for v in failure.values()):
+        raise InputError(f"query '{qid}': 'failure' must map each k to one of "
+                         f"{', '.join(LABELS)}", path)
+    evidence = row.get("failure_evidence", [])
+    if not isinstance(evidence, list) or not all(
+            isinstance(e, dict) and {"doc_id", "start", "end"} <= e.keys()
+            and isinstance(e.get("chunks", []), list) for e in evidence):
+        raise InputError(f"query '{qid}': 'failure_evidence' must list spans with their "
+                         "chunks", path)
+
+
+def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> ScoreReport:
+    """Verify a loaded, schema-valid report (``envelope.load_report``) as a score report
+    (see the module docstring); ``name`` is its file, ``role`` (``baseline``, ``candidate``)
+    names it in messages, ``sha`` is the sha256 of its bytes."""
+    pred = doc["predicate"]
+    if pred["kind"] not in SCORE_KINDS:
+        raise InputError(f"the {role} is a '{pred['kind']}' report, not a score report", name)
+    if pred["verdict"] == "error":
+        raise InputError(f"the {role} report has verdict 'error' and cannot be compared", name)
+    eval_sha = _digest(pred, "eval_set", "qrels")
+    if not eval_sha:
+        raise InputError(f"the {role} report records no eval-set (or qrels) digest, so it "
+                         "cannot be shown to score the same questions", name)
+    rows = pred["details"].get("queries")
+    if not isinstance(rows, list) or not rows:
+        raise InputError(f"the {role} report has no per-query rows", name)
+    metrics = pred["summary"].get("metrics")
+    if not isinstance(metrics, dict) or not metrics:
+        raise InputError(f"the {role} report has no summary metrics", name)
+    names = tuple(metrics)
+    for metric in names:
+        try:
+            parse_name(metric)
+        except ValueError as exc:
+            raise InputError(f"summary: {exc}", name) from None
+    expected = set(names)
+    ids: list[str] = []
+    first: dict[str, int] = {}
+    values = np.empty((len(rows), len(names)))
+    for i, row in enumerate(rows):
+        qid = row.get("id")
+        if not isinstance(qid, str):
+            raise InputError(f"query row {i}: 'id' must be a string", name)
+        if qid in first:
+            raise InputError(f"query '{qid}' is listed twice (rows {first[qid]} and {i})", name)
+        first[qid] = i
+        ids.append(qid)
+        _check_row_fields(row, qid, name)
+        got = row.get("metrics")
+        if not isinstance(got, dict):
+            raise InputError(f"query '{qid}' has no metrics", name)
+        if got.keys() != expected:
+            missing = sorted(expected - got.keys())
+            if missing:
+                raise InputError(f"query '{qid}' lacks metric '{missing[0]}'"
+                                 f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}"
+                                 " that the summary reports", name)
+            extra = sorted(got.keys() - expected)
+            raise InputError(f"query '{qid}' has metric '{extra[0]}' that the summary lacks",
+                             name)
+        for j, metric in enumerate(names):
+            value = got[metric]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"query '{qid}': metric '{metric}' is not a number", name)
+            values[i, j] = value
+    if not np.isfinite(values).all():
+        i, j = (int(x[0]) for x in np.nonzero(~np.isfinite(values)))
+        raise InputError(f"query '{ids[i]}': metric '{names[j]}' is not finite", name)
+    means = values.mean(axis=0)
+    for j, metric in enumerate(names):
+        stated = metrics[metric]
+        if isinstance(stated, bool) or not isinstance(stated, (int, float)):
+            raise InputError(f"summary metric '{metric}' is not a number", name)
+        if abs(stated - means[j]) > SUMMARY_TOLERANCE * max(1.0, abs(means[j])):
+            raise InputError(f"summary metric '{metric}' is {stated!r} but its rows average "
+                             f"{float(means[j])!r}: the summary disagrees with its rows", name)
+    return ScoreReport(
+        path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
+        eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
+        names=names, values=values,
+        rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
+                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
+                            {(e["doc_id"], e["start"], e["end"]): e["chunks"]
+                             for e in r.get("failure_evidence", [])},
+                            r.get("doc_id"))
+                   for r in rows),
+        inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
+        tool_version=str(pred["tool"].get("version", "")),
+        documents=_documents(pred["summary"].get("documents"), name),
+    )
+
+
+def _documents(value: Any, path: str) -> dict[str, Any] | None:
+    """``summary.documents``: ``corpus`` (an integer, or null without a corpus) and
+    ``asked`` (an integer); anything else is an InputError."""
+    if value is None:
+        return None
+    ok = (isinstance(value, dict) and isinstance(value.get("asked"), int)
+          and (value.get("corpus") is None or isinstance(value.get("corpus"), int)))
+    if not ok:
+        raise InputError("summary.documents must hold the integers 'corpus' and 'asked'", path)
+    return {"corpus": value.get("corpus"), "asked": value["asked"]}
+
+
+def _mean(arr: np.ndarray) -> float:
+    return float(arr.mean()) if arr.size else 0.0
+
+
+def distribution(arr: np.ndarray) -> dict[str, float]:
+    """Mean, median and 90th percentile (linear interpolation) of per-query values."""
+    if arr.size == 0:
+        return {"mean": 0.0, "median": 0.0, "p90": 0.0}
+    return {
+        "mean": float(arr.mean()),
+        "median": float(np.median(arr)),
+        "p90": float(np.percentile(arr, 90)),
+    }
+
+
+def slices(evalset: EvalSet, values: dict[str, np.ndarray],
+           labels: Labels | None = None) -> dict[str, Any]:
+    """Per tag key, per tag value: query count, the mean of every metric, and (with
+    ``labels``) the failure labels counted per k."""
+    out: dict[str, Any] = {}
+    keys = sorted({k for q in evalset.queries for k in q.tags})
+    for key in keys:
+        groups: dict[str, list[int]] = {}
+        for i, q in enumerate(evalset.queries):
+            if key in q.tags:
+                groups.setdefault(q.tags[key], []).append(i)
+        out[key] = {}
+        for value, idx in sorted(groups.items()):
+            rows = np.asarray(idx)
+            entry: dict[str, Any] = {
+                "count": len(idx),
+                "metrics": {n: _mean(arr[rows]) for n, arr in values.items()},
+            }
+            if labels is not None:
+                entry["failure_labels"] = {str(k): labels.counts(k, rows) for k in labels.ks}
+            out[key][value] = entry
+    return out
+
+
+MAX_EVIDENCE = 20
+
+
+class _Evidence:
+    """The chunks behind each failing gold span's label: with a manifest, every chunk that
+    overlaps the span (its id, offsets, and its rank in the pool, 1 = first, or None when
+    the run did not retrieve it); without one, the retrieved spans that overlap it (chunk id
+    when the run gave one, offsets, rank), best first; at most ``MAX_EVIDENCE`` each.
+
+    The overlapping pairs are sorted and cut into per-span ranges once, as plain lists, so
+    each span's list is a short Python loop."""
+
+    def __init__(self, report: SpanReport):
+        facts, ranked = report.labels.facts, report.ranked
+        self.facts = facts
+        n_gold = facts.first_rank.size
+        g, r = facts.pool_pairs
+        order = np.lexsort((ranked.start[r], ranked.rank[r], g))
+        g, r = g[order], r[order]
+        self.pool_bounds = self._bounds(g, n_gold)
+        chunk_ids = report.run.spans.chunk_id
+        self.pool = list(zip(ranked.start[r].tolist(), ranked.end[r].tolist(),
+                             (ranked.rank[r] + 1).tolist(),
+                             [chunk_ids[i] for i in ranked.source[r].tolist()]))
+        self.chunks = None
+        if facts.chunk_pairs is not None:
+            g, c = facts.chunk_pairs
+            chunks = report.manifest.chunks
+            starts = np.fromiter((chunks[i].start for i in c.tolist()), np.int64, c.size)
+            ends = np.fromiter((chunks[i].end for i in c.tolist()), np.int64, c.size)
+            order = np.lexsort((ends, starts, g))
+            self.chunk_bounds = self._bounds(g[order], n_gold)
+            self.chunks = [chunks[i] for i in c[order].tolist()]
+
+    @staticmethod
+    def _bounds(sorted_g: np.ndarray, n: int) -> list[tuple[int, int]]:
+        spans = np.arange(n)
+        lo = np.searchsorted(sorted_g, spans, "left").tolist()
+        hi = np.searchsorted(sorted_g, spans, "right").tolist()
+        return list(zip(lo, hi))
+
+    def entry(self, g: int, span: Any) -> dict[str, Any]:
+        """A failing span's evidence, whatever the k: its chunks; its first rank in the pool
+        (1-based; None when no retrieved span overlaps it); with a manifest the share of it
+        its chunks together can cover (``chunk_ceiling``) and whether one chunk holds it
+        whole. The label at each k follows from these (``metrics.failures``)."""
+        facts = self.facts
+        first = int(facts.first_rank[g])
+        out: dict[str, Any] = {"doc_id": span.doc_id, "start": span.start, "end": span.end,
+                               "first_rank": None if first == NOT_IN_POOL else first + 1,
+                               "chunks": self.of(g)}
+        if facts.ceiling is not None:
+            out["chunk_ceiling"] = float(facts.ceiling[g])
+            out["whole_in_one_chunk"] = bool(facts.largest_piece[g] >= 1.0)
+        return out
+
+    def of(self, g: int) -> list[dict[str, Any]]:
+        lo, hi = self.pool_bounds[g]
+        pool = self.pool[lo:hi]
+        if self.chunks is None:
+            out, seen = [], set()
+            for start, end, rank, chunk_id in pool:
+                if (start, end) in seen:
+                    continue
+                seen.add((start, end))
+                entry: dict[str, Any] = {"start": start, "end": end, "rank": rank}
+                if chunk_id is not None:
+                    entry["chunk_id"] = chunk_id
+                out.append(entry)
+                if len(out) == MAX_EVIDENCE:
+                    break
+            return out
+        rank_at: dict[tuple[int, int], int] = {}
+        for start, end, rank, _ in pool:
+            rank_at.setdefault((start, end), rank)
+        lo, hi = self.chunk_bounds[g]
+        return [{"chunk_id": c.chunk_id, "start": c.start, "end": c.end,
+                 "rank": rank_at.get((c.start, c.end))}
+                for c in self.chunks[lo:min(hi, lo + MAX_EVIDENCE)]]
+
+
+def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """Per-query rows; a query failing complete grounding at k has its label at k
+    (``failure``) and lists the gold spans below tau (``missing_spans``); what decided the
+    label of each failing span is listed once, whatever the k (``failure_evidence``)."""
+    rows = []
+    gold_pos = 0
+    labels = report.labels
+    evidence = _Evidence(report)
+    shown: dict[int, list[dict[str, Any]]] = {}
+    for i, q in enumerate(report.evalset.queries):
+        n_gold = len(q.gold_spans)
+        row: dict[str, Any] = {
+            "id": q.id,
+            "query": q.query,
+            "in_run": bool(report.in_run[i]),
+            "metrics": {n: float(arr[i]) for n, arr in values.items()},
+        }
+        document = query_document(q)
+        if document is not None:
+            row["doc_id"] = document
+        if q.tags:
+            row["tags"] = q.tags
+        missing: dict[str, Any] = {}
+        failure: dict[str, str] = {}
+        for k in report.ks:
+            if values[format_name("complete_grounding", k)][i] >= 1.0:
+                continue
+            failure[str(k)] = LABELS[labels.query[k][i]]
+            frac = report.scores.gold_fraction[k][gold_pos: gold_pos + n_gold]
+            spans = []
+            for j, (span, f) in enumerate(zip(q.gold_spans, frac)):
+                if f >= report.tau:
+                    continue
+                g = gold_pos + j
+                entry: dict[str, Any] = {
+                    "doc_id": span.doc_id, "start": span.start, "end": span.end,
+                    "covered": float(f),
+                }
+                if report.corpus is not None:
+                    entry["text"] = report.corpus.text(span.doc_id)[span.start: span.end]
+                if g not in shown:
+                    shown[g] = evidence.entry(g, span)
+                spans.append(entry)
+            missing[str(k)] = spans
+        if missing:
+            row["missing_spans"] = missing
+            row["failure"] = failure
+            row["failure_evidence"] = [shown[g] for g in range(gold_pos, gold_pos + n_gold)
+                                       if g in shown]
+        rows.append(row)
+        gold_pos += n_gold
+    return rows
+
+
+def query_document(q: Any) -> str | None:
+    """The document a query asks about: its scope ``doc_id``, else the one document of its
+    gold spans, else its gold documents joined by ``+`` (None without either)."""
+    if q.doc_id:
+        return str(q.doc_id)
+    docs = sorted({s.doc_id for s in q.gold_spans})
+    return "+".join(docs) if docs else None
+
+
+def documents_summary(report: SpanReport) -> dict[str, Any]:
+    """How many documents the corpus holds (None when scored without ``--corpus``) and how
+    many the eval set asks about: what the gate's default sampling unit is decided from."""
+    asked = {d for q in report.evalset.queries if (d := query_document(q)) is not None}
+    return {"corpus": len(report.corpus) if report.corpus is not None else None,
+            "asked": len(asked)}
+
+
+def failure_summary(report: SpanReport) -> dict[str, Any]:
+    """The failure labels counted per k, the lever each points at, the labels no manifest
+    let decide, and the depth of the ranked pool (the longest run row)."""
+    labels = report.labels
+    offsets = report.run.spans.offsets
+    return {
+        "by_k": {str(k): labels.counts(k) for k in labels.ks},
+        "levers": dict(LEVERS),
+        "undecided": list(labels.undecided),
+        "pool_depth": int(np.diff(offsets).max(initial=0)),
+    }
+
+
+def inputs_of(report: SpanReport) -> list[InputRef]:
+    refs = [InputRef("eval_set", report.evalset.path, report.evalset.sha256),
+            InputRef("run", report.run.path, report.run.sha256)]
+    if report.corpus is not None:
+        refs.append(InputRef("corpus", report.corpus.path, report.corpus.sha256))
+    if report.manifest is not None:
+        refs.append(InputRef("chunks", report.manifest.path, report.manifest.sha256))
+    return refs
+
+
+def _doc_metrics(doc: DocScores, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The doc-level metric names and, per query of ``ids`` (the eval set's order), the row
+    of ``doc``'s values (-1 when the doc view left the query out)."""
+    pos = {q: i for i, q in enumerate(doc.qids)}
+    return doc.metric_names(), np.fromiter((pos.get(q, -1) for q in ids), dtype=np.int64,
+                                           count=len(ids))
+
+
+def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
+    """The ``score.span`` report: the span metrics of ``report`` and, when given, the
+    doc-level view ``doc`` of the same queries (``doclevel.span_doc_projection``)."""
+    values = report.values()
+    names = report.metric_names()
+    metrics = {n: _mean(values[n]) for n in names}
+    rows = _rows(report, values)
+    parameters: dict[str, Any] = {
+        "k": list(report.ks),
+        "grounding_threshold": report.tau,
+        "level": "span",
+        "first_stage": report.first_stage is not None,
+    }
+    if doc is not None:
+        doc_names, where = _doc_metrics(doc, [q.id for q in report.evalset.queries])
+        metrics.update({n: float(doc.values[n].mean()) if doc.qids else 0.0
+                        for n in doc_names})
+        for row, i in zip(rows, where.tolist()):
+            if i >= 0:
+                row["metrics"].update({n: float(doc.values[n][i]) for n in doc_names})
+        parameters["relevance_level"] = doc.level
+    if report.run.config is not None:
+        parameters["run_config"] = report.run.config
+    summary: dict[str, Any] = {
+        "queries": len(report.evalset.queries),
+        "queries_without_run_row": int((~report.in_run).sum()),
+        "run_rows_without_query": len(report.unmatched_run_ids),
+        "metrics": metrics,
+        "retrieved_chars": {
+            str(k): distribution(values[format_name("retrieved_chars", k)]) for k in report.ks
+        },
+    }
+    summary["failure_labels"] = failure_summary(report)
+    summary["documents"] = documents_summary(report)
+    missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())
+               if not present]
+    twins = twins_note(normalization_twins(missing, report.unmatched_run_ids), "run ids")
+    if twins is not None:
+        summary["ids_differing_by_normalization"] = twins
+    if report.manifest is not None:
+        from ragspan.scoring.chunking import chunking_summary
+
+        parameters["chunks"] = True
+        summary["chunking"] = chunking_summary(
+            report.evalset, report.manifest, tuple(report.ks), report.tau,
+            {k: metrics[format_name("precision", k)] for k in report.ks})
+    if report.run.latency_ms is not None:
+        lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
+        summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),
+                                 "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
+    details: dict[str, Any] = {
+        "queries": rows,
+        "slices": slices(report.evalset, values, report.labels),
+        "run_rows_without_query": report.unmatched_run_ids[:MAX_LISTED_IDS],
+    }
+    return ReportBody(kind="score.span",
+                      subject=(InputRef("run", report.run.path, report.run.sha256),),
+                      inputs=tuple(inputs_of(report)), parameters=parameters,
+                      summary=summary, details=details)
+
+
+def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
+             qrels_format: str, run_format: str) -> ReportBody:
+    """The ``score.doc`` report of doc-level scores."""
+    names = scores.metric_names()
+    n = len(scores.qids)
+    summary: dict[str, Any] = {
+        "queries": n,
+        "metrics": {m: float(scores.values[m].mean()) if n else 0.0 for m in names},
+        **scores.counts,
+    }
+    rows = [
+        {"id": q, "in_run": bool(scores.in_run[i]),
+         "metrics": {m: float(scores.values[m][i]) for m in names}}
+        for i, q in enumerate(scores.qids)
+    ]
+    parameters = {
+        "k": list(scores.ks),
+        "level": "doc",
+        "relevance_level": scores.level,
+        "judged_only": scores.judged_only,
+        "qrels_format": qrels_format,
+        "run_format": run_format,
+        "trec_eval_equivalents": {
+            "doc_precision": "P_k", "doc_recall": "recall_k", "doc_ndcg": "ndcg_cut_k",
+            "doc_map": "map_cut_k", "doc_mrr": "recip_rank (top k)", "doc_hit_rate": "success_k",
+        },
+    }
+    return ReportBody(kind="score.doc", subject=(subject,), inputs=tuple(inputs),
+                      parameters=parameters, summary=summary, details={"queries": rows})

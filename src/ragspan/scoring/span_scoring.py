@@ -1,0 +1,211 @@
+"""Span scoring: eval set + span run (+ corpus) -> per-query span metrics (``SpanReport``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragspan.base.errors import InputError
+from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalSet
+from ragspan.io.runs import SpanList, SpanRun
+from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failures, span_facts
+from ragspan.scoring.metrics.registry import SPAN_METRICS, format_name, parse_name
+from ragspan.scoring.metrics.span import GoldColumns, RankedColumns, SpanScores, score_spans
+
+DEFAULT_KS = (5, 10)
+DEFAULT_TAU = 0.5
+
+
+@dataclass
+class DocCodes:
+    """Dense integer codes for document ids (for array arithmetic)."""
+
+    codes: dict[str, int] = field(default_factory=dict)
+
+    def code(self, doc_id: str) -> int:
+        c = self.codes.get(doc_id)
+        if c is None:
+            c = self.codes[doc_id] = len(self.codes)
+        return c
+
+    def many(self, doc_ids: Sequence[str]) -> np.ndarray:
+        get = self.code
+        return np.fromiter((get(d) for d in doc_ids), dtype=np.int64, count=len(doc_ids))
+
+
+def gold_columns(evalset: EvalSet, codes: DocCodes) -> GoldColumns:
+    q, d, s, e = [], [], [], []
+    for i, query in enumerate(evalset.queries):
+        if not query.gold_spans:
+            raise InputError(f"query '{query.id}' has no gold spans", evalset.path, query.line)
+        for span in query.gold_spans:
+            q.append(i)
+            d.append(codes.code(span.doc_id))
+            s.append(span.start)
+            e.append(span.end)
+    return GoldColumns(
+        query=np.asarray(q, dtype=np.int64),
+        doc=np.asarray(d, dtype=np.int64),
+        start=np.asarray(s, dtype=np.int64),
+        end=np.asarray(e, dtype=np.int64),
+        match_any=np.asarray([x.match == "any" for x in evalset.queries], dtype=bool),
+        n_queries=len(evalset.queries),
+    )
+
+
+def ranked_columns(spans: SpanList, row_to_query: np.ndarray, codes: DocCodes) -> RankedColumns:
+    """Columns of the rows that map to an eval query (``row_to_query[row] >= 0``)."""
+    counts = np.diff(spans.offsets)
+    row_of_span = np.repeat(np.arange(len(spans.ids)), counts)
+    rank = np.arange(spans.start.size) - np.repeat(spans.offsets[:-1], counts)
+    query = row_to_query[row_of_span]
+    sel = query >= 0
+    doc = codes.many(spans.doc_names)[spans.doc_code] if spans.doc_code.size else spans.doc_code
+    return RankedColumns(query[sel], doc[sel], spans.start[sel], spans.end[sel], rank[sel],
+                         np.flatnonzero(sel))
+
+
+def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None:
+    """Every span must name a corpus document and end inside it; what the eval set recorded
+    about the documents must hold: the sha256 of each text in its ``_header`` (a corpus
+    re-saved with other line endings shifts every span) and each gold span's ``text``."""
+    recorded = (evalset.header or {}).get("documents") or {}
+    for doc_id, digest in sorted(recorded.items()):
+        doc = corpus.documents.get(doc_id)
+        if doc is not None and doc.sha256 != digest:
+            raise InputError(f"document '{doc_id}' is not the text the offsets were made on "
+                             f"(its sha256 differs from the eval set's _header; re-saved with "
+                             f"other line endings?)", evalset.path, 1)
+    lengths = corpus.lengths()
+    for query in evalset.queries:
+        for i, span in enumerate(query.gold_spans):
+            _check_one(span.doc_id, span.end, lengths, evalset.path, query.line, "gold span")
+            if span.text is not None and corpus.text(span.doc_id)[span.start:span.end] != span.text:
+                raise InputError(f"gold_spans[{i}]: '{span.doc_id}'[{span.start}:{span.end}] "
+                                 f"does not slice back to its text {span.text[:40]!r}",
+                                 evalset.path, query.line)
+    for stage in (run.spans, run.first_stage):
+        if stage is None:
+            continue
+        doc_len = np.fromiter((lengths.get(d, -1) for d in stage.doc_id), dtype=np.int64,
+                              count=len(stage.doc_id))
+        bad = np.flatnonzero((doc_len < 0) | (stage.end > doc_len))
+        if bad.size:
+            i = int(bad[0])
+            row = int(np.searchsorted(stage.offsets, i, side="right")) - 1
+            _check_one(stage.doc_id[i], int(stage.end[i]), lengths, run.path, run.lines[row],
+                       f"retrieved span {i - int(stage.offsets[row])}")
+
+
+def _check_one(doc_id: str, end: int, lengths: dict[str, int], path: str, line: int,
+               what: str) -> None:
+    if doc_id not in lengths:
+        raise InputError(f"{what} names doc_id '{doc_id}', absent from the corpus", path, line)
+    if end > lengths[doc_id]:
+        raise InputError(
+            f"{what} end={end} is past the end of '{doc_id}' ({lengths[doc_id]} characters)",
+            path, line,
+        )
+
+
+def chunk_columns(manifest: ChunkManifest, codes: DocCodes) -> ChunkColumns:
+    chunks = manifest.chunks
+    return ChunkColumns(codes.many([c.doc_id for c in chunks]),
+                        np.fromiter((c.start for c in chunks), np.int64, len(chunks)),
+                        np.fromiter((c.end for c in chunks), np.int64, len(chunks)),
+                        tuple(c.chunk_id for c in chunks))
+
+
+def check_manifest(manifest: ChunkManifest, run: SpanRun, corpus: Corpus | None) -> None:
+    """The manifest must be the run's chunking (same pipeline digest when both record one)
+    and lie inside the corpus's documents when a corpus is given."""
+    made = (manifest.header or {}).get("config_digest")
+    used = (run.config or {}).get("config_digest")
+    if made and used and made != used:
+        raise InputError(f"the chunk manifest was made by pipeline {made[:12]}, the run by "
+                         f"{used[:12]}: it is not the run's chunking", manifest.path)
+    if corpus is None:
+        return
+    chunks_outside_documents(manifest, corpus)
+
+
+@dataclass(frozen=True)
+class SpanReport:
+    """Everything the span scoring computed (``scorereport.span_body`` makes it a report)."""
+
+    evalset: EvalSet
+    run: SpanRun
+    corpus: Corpus | None
+    ks: tuple[int, ...]
+    tau: float
+    scores: SpanScores
+    first_stage: SpanScores | None
+    in_run: np.ndarray
+    unmatched_run_ids: list[str]
+    labels: Labels
+    ranked: RankedColumns
+    manifest: ChunkManifest | None = None
+
+    def metric_names(self) -> list[str]:
+        names = [format_name(b, k) for b in SPAN_METRICS for k in self.ks]
+        if self.first_stage is not None:
+            names += [format_name(b, k, True) for b in SPAN_METRICS for k in self.ks]
+        return names
+
+    def values(self) -> dict[str, np.ndarray]:
+        out = dict(self.scores.values)
+        if self.first_stage is not None:
+            for name, arr in self.first_stage.values.items():
+                parsed = parse_name(name)
+                out[format_name(parsed.base, parsed.k, True)] = arr
+        return out
+
+
+def _map_rows(evalset: EvalSet, spans: SpanList) -> tuple[np.ndarray, list[str]]:
+    index = {q.id: i for i, q in enumerate(evalset.queries)}
+    row_to_query = np.fromiter((index.get(r, -1) for r in spans.ids), dtype=np.int64,
+                               count=len(spans.ids))
+    unmatched = [r for r, i in zip(spans.ids, row_to_query) if i < 0]
+    return row_to_query, unmatched
+
+
+def compute_span_report(
+    evalset: EvalSet,
+    run: SpanRun,
+    corpus: Corpus | None = None,
+    ks: Sequence[int] = DEFAULT_KS,
+    tau: float = DEFAULT_TAU,
+    manifest: ChunkManifest | None = None,
+) -> SpanReport:
+    """Score a span run against an eval set (see ``metrics.span`` for the conventions), and
+    label every query failing complete grounding (``metrics.failures``; the two labels that
+    need the chunking only with ``manifest``)."""
+    if corpus is not None:
+        check_against_corpus(evalset, run, corpus)
+    if manifest is not None:
+        check_manifest(manifest, run, corpus)
+    ks = tuple(sorted(set(ks)))
+    codes = DocCodes()
+    gold = gold_columns(evalset, codes)
+    row_to_query, unmatched = _map_rows(evalset, run.spans)
+    in_run = np.zeros(len(evalset.queries), dtype=bool)
+    in_run[row_to_query[row_to_query >= 0]] = True
+    ranked = ranked_columns(run.spans, row_to_query, codes)
+    try:
+        scores = score_spans(gold, ranked, ks, tau)
+        first = None
+        if run.first_stage is not None:
+            first = score_spans(gold, ranked_columns(run.first_stage, row_to_query, codes), ks,
+                                tau)
+    except OverflowError as exc:  # offsets x groups beyond one int64 line (spans.make_line)
+        raise InputError(f"offsets too large to score together: {exc}", run.path) from None
+    facts = span_facts(gold, ranked, None if manifest is None
+                       else chunk_columns(manifest, codes))
+    grounded = {k: scores.values[format_name("complete_grounding", k)] >= 1.0 for k in ks}
+    labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau)
+    return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
+                      ranked, manifest)
