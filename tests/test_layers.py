@@ -113,3 +113,56 @@ def test_cli_imports_only_the_commands():
 @pytest.mark.parametrize("module", sorted(m for m in GRAPH if not m.startswith(FRONTS)))
 def test_the_core_never_imports_commands_or_cli(module):
     assert not {d for d in GRAPH[module] if d.startswith(("ragspan.app", "ragspan.cli"))}
+
+
+# ---- the folders are the layers (the table in docs/architecture.md) --------------------------
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _layer_table() -> dict[str, int]:
+    """Folder (or top-level module file) -> layer, from the table between the markers."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    block = text.split("<!-- layers: read by tests/test_layers.py -->")[1].split("<!-- end layers -->")[0]
+    table: dict[str, int] = {}
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not cells[1].isdigit():
+            continue
+        for name in cells[0].replace("`", "").split(","):
+            table[name.strip().removesuffix(".py")] = int(cells[1])
+    return table
+
+
+LAYERS = _layer_table()
+
+
+def _unit(module: str) -> str:
+    """The folder (or top-level module) a module belongs to; the package root is ``base``."""
+    parts = module.split(".")
+    return "base" if len(parts) == 1 else parts[1]
+
+
+def test_the_table_is_read():
+    assert LAYERS["base"] == 0 and LAYERS["app"] > LAYERS["gate"] > LAYERS["scoring"]
+    assert LAYERS["cli"] == LAYERS["api"]
+
+
+def test_every_folder_is_described_and_every_described_folder_exists():
+    package = SRC / "ragspan"
+    present = {p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    present |= {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    assert present == set(LAYERS)
+
+
+def test_imports_go_down_only():
+    climbs = sorted(f"{m} -> {d}" for m, deps in GRAPH.items() for d in deps
+                    if _unit(m) != _unit(d) and LAYERS[_unit(d)] >= LAYERS[_unit(m)])
+    assert climbs == []
+
+
+def test_a_climbing_import_is_seen():
+    """The rule above fails on a real climb: scoring importing the gate would be listed."""
+    fake = {"ragspan.scoring.spans": {"ragspan.gate.stats"}}
+    assert [f"{m} -> {d}" for m, deps in fake.items() for d in deps
+            if LAYERS[_unit(d)] >= LAYERS[_unit(m)]] == ["ragspan.scoring.spans -> ragspan.gate.stats"]
