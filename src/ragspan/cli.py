@@ -132,7 +132,7 @@ def shown_format(fmt: str | None) -> str:
 
 
 def emit(result: Any, out: str | None, fmt: str | None) -> None:
-    """Deliver a command's result (``commands.output.deliver``) and exit with its code."""
+    """Deliver a command's result (``app.output.deliver``) and exit with its code."""
     from ragspan.app.output import deliver
 
     code = deliver(result, out, shown_format(fmt))

@@ -12,7 +12,7 @@ log = logging.getLogger("ragspan")
 
 def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
                  inputs: list[Any], parameters: dict[str, Any]) -> CommandResult:
-    """The report of ``build`` (an ``evalbuild.EvalBuild``) with its files (eval set at
+    """The report of ``build`` (an ``evalsets.build.EvalBuild``) with its files (eval set at
     ``out``, corpus at ``corpus_out``), to be written together with the report or not at
     all; None parameters are left out."""
     from ragspan.base.records import InputRef

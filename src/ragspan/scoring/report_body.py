@@ -436,7 +436,7 @@ def _doc_metrics(doc: DocScores, ids: Sequence[str]) -> tuple[list[str], np.ndar
 
 def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     """The ``score.span`` report: the span metrics of ``report`` and, when given, the
-    doc-level view ``doc`` of the same queries (``doclevel.span_doc_projection``)."""
+    doc-level view ``doc`` of the same queries (``doc_scoring.span_doc_projection``)."""
     values = report.values()
     names = report.metric_names()
     metrics = {n: _mean(values[n]) for n in names}

@@ -135,7 +135,7 @@ def check_manifest(manifest: ChunkManifest, run: SpanRun, corpus: Corpus | None)
 
 @dataclass(frozen=True)
 class SpanReport:
-    """Everything the span scoring computed (``scorereport.span_body`` makes it a report)."""
+    """Everything the span scoring computed (``report_body.span_body`` makes it a report)."""
 
     evalset: EvalSet
     run: SpanRun
