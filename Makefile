@@ -48,10 +48,12 @@ install-browser:
 
 lint: install-dev
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/zizmor --offline --min-severity low action.yml .github/workflows/ examples/workflows/*.yml
 
 test: install-test install-browser
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/zizmor --offline --min-severity low action.yml .github/workflows/ examples/workflows/*.yml
 	bash .ci/release-check $(PY)
 	$(PY) -m pytest -q

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.app.output import CommandResult
-from ragspan.base.errors import InputError, UsageError
-from ragspan.base.options import GATE_OPTIONS
+from ragspan.base.errors import InputError, UsageError, present
+from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
 from ragspan.gate.budgets import Budget
 
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "Sources", "merge_budgets", "run", "verify_scored"]
@@ -91,11 +91,13 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
                              f"without a {key.replace('_', ' ')}", path)
     ks = tuple(params["k"])
     if "qrels" in recorded:
-        body = qrels_body(sources.qrels, run, params.get("qrels_format", "auto"),
-                           params.get("run_format", "auto"), ks,
-                           params.get("relevance_level", 1), params.get("judged_only", False))
+        body = qrels_body(present(sources.qrels, "--qrels"), present(run, flag["run"]),
+                          params.get("qrels_format", "auto"),
+                          params.get("run_format", "auto"), ks,
+                          params.get("relevance_level", 1), params.get("judged_only", False))
     else:
-        body = eval_set_body(sources.eval_set, run, sources.corpus,
+        body = eval_set_body(present(sources.eval_set, "--eval-set"), present(run, flag["run"]),
+                             sources.corpus,
                              "span" if pred["kind"] == "score.span" else "auto", ks,
                              params.get("grounding_threshold", 0.5),
                              params.get("relevance_level", 1),
@@ -163,7 +165,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     if config_origin is not None and config is None:
         raise UsageError("--config-origin says where --config came from: give --config")
     table, config_path = ({}, None) if no_config else load_tool_config(config)
-    settings = {**gate.GATE_DEFAULTS, **table}
+    settings = {**GATE_DEFAULTS, **table}
     for key, value in cli.items():
         if value is not None and value != () and value is not False:
             settings[key] = tuple(value) if isinstance(value, (list, tuple)) else value
@@ -185,10 +187,10 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
             verify_scored(doc, str(path), role, sources)
     base, cand = reports
     extra = {}
-    for path, role in ((anchor, "anchor"), (noise, "noise")):
-        if path is not None:
-            doc, sha = load_report(path)
-            extra[role] = score_report_of(doc, sha, str(path), role)
+    for extra_path, role in ((anchor, "anchor"), (noise, "noise")):
+        if extra_path is not None:
+            doc, sha = load_report(extra_path)
+            extra[role] = score_report_of(doc, sha, str(extra_path), role)
     result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
                           allow_identical=allow_identical, anchor=extra.get("anchor"),
                           noise=extra.get("noise"))
@@ -207,7 +209,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     }
     refs = [InputRef("baseline", baseline, base.sha256),
             InputRef("candidate", candidate, cand.sha256)]
-    refs += [InputRef(role, path, extra[role].sha256)
+    refs += [InputRef(role, present(path, role), extra[role].sha256)
              for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
     if sources.given:  # the files both sides were re-scored from, by their recorded digests
         for role, side, key in (("eval_set", base, "eval_set"), ("qrels", base, "qrels"),

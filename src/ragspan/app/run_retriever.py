@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragspan.app.output import CommandResult
-from ragspan.base.errors import InputError, UsageError
+from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import RUN_RETRIEVER_OPTIONS
 
 __all__ = ["RUN_RETRIEVER_OPTIONS", "run"]
@@ -105,7 +105,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     else:
         from ragspan.retrieval.user import load_retriever, run_user_retriever
 
-        obj = load_retriever(retriever)
+        obj = load_retriever(present(retriever, "--retriever"))
         rows = run_user_retriever(obj, queries, corp, bar)
         header["retriever"] = retriever
         parameters = {"retriever": retriever}

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 
 from ragspan.app.output import CommandResult
-from ragspan.base.errors import UsageError
+from ragspan.base.errors import UsageError, present
 from ragspan.base.options import MAX_K, MAX_KS
 
 __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
@@ -36,8 +36,8 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
                            judged_only)
     else:
-        body = eval_set_body(eval_set, run, corpus, run_format, ks, tau, relevance_level,
-                              judged_only, chunks)
+        body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
+                             relevance_level, judged_only, chunks)
     return CommandResult(statement_of(body))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import TypeVar
 
 
 class ExitCode(enum.IntEnum):
@@ -53,3 +54,14 @@ class MissingExtraError(UsageError):
         super().__init__(
             f"this needs the optional dependency '{module}': pip install 'ragspan[{extra}]'"
         )
+
+
+T = TypeVar("T")
+
+
+def present(value: T | None, what: str) -> T:
+    """``value``, which the caller's invariant says is set; ``None`` is a bug (exit 1) naming
+    ``what``, never a silent default."""
+    if value is None:
+        raise RagspanError(f"internal error: {what} is not set")
+    return value

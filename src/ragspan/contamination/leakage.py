@@ -169,7 +169,7 @@ def exact_leaks(items: list[Item], corpus: Corpus, n: int, threshold: float
 
 
 def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model: str,
-                    chunk_size: int, cache_dir: str | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                    chunk_size: int, cache_dir: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Cosine similarity of each item with every corpus chunk (sentence chunks up to
     ``chunk_size`` characters) with a sentence-transformers model. Approximate and slower."""
     from pathlib import Path
@@ -193,10 +193,10 @@ def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model:
         best = int(np.argmax(sims))
         if sims[best] >= similarity:
             c = chunks[best]
-            row = {"id": it.id, "field": it.field, "document": c.doc_id,
-                   "similarity": round(float(sims[best]), 6),
-                   "passage": {"start": c.start, "end": c.end,
-                               "text": corpus.text(c.doc_id)[c.start:c.end][:300]}}
+            passage: dict[str, Any] = {"start": c.start, "end": c.end,
+                                       "text": corpus.text(c.doc_id)[c.start:c.end][:300]}
+            row: dict[str, Any] = {"id": it.id, "field": it.field, "document": c.doc_id,
+                                   "similarity": round(float(sims[best]), 6), "passage": passage}
             if it.field == "gold":
                 row["gold_span"] = it.index
             findings.append(row)

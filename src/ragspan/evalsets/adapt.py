@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragspan import __version__
-from ragspan.base.errors import InputError
+from ragspan.base.errors import InputError, present
 from ragspan.evalsets.build import EvalBuild
 from ragspan.evalsets.locate import locate_once
 from ragspan.io.corpus import Corpus, directory_files, read_corpus
@@ -34,7 +34,7 @@ PASSTHROUGH = ("tags", "filters", "relevant_ids", "relevance")
 
 def provenance(corpus: Corpus, source: str, **extra: Any) -> dict[str, Any]:
     """The eval set header: who made it, from what, and the digest of every document text."""
-    extractor = {"text": "utf-8 (newline untranslated)"}
+    extractor: dict[str, Any] = {"text": "utf-8 (newline untranslated)"}
     if corpus.extractor:
         extractor["pdf"] = corpus.extractor
     return {
@@ -134,7 +134,8 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
         for doc_raw, needle in _texts(obj, way, path, line):
             if doc_raw is None and scope is None:
                 raise InputError(f"'{way}' needs the row's 'doc_id' (or per-text doc_id)", path, line)
-            doc_id = scope if doc_raw is None else resolve_doc(corpus, doc_raw, path, line, "doc_id")
+            doc_id = (present(scope, "the row's scope") if doc_raw is None
+                      else resolve_doc(corpus, doc_raw, path, line, "doc_id"))
             text = corpus.text(doc_id)
             start, end = locate_once(text, needle, doc_id=doc_id,
                                      normalize_whitespace=normalize_whitespace, path=path, line=line)
@@ -169,7 +170,8 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     qtext = decode_records(read_bytes(queries), qpath)
     counts = {"spans": 0, "duplicate_spans": 0, "via_gold_spans": 0, "via_gold_texts": 0,
               "via_expected": 0}
-    rows, seen = [], {}
+    rows: list[dict[str, Any]] = []
+    seen: dict[Any, Any] = {}
     for line, obj in iter_json_records(qtext, qpath):
         unique_row_id(obj, seen, qpath, line)
         rows.append(adapt_row(obj, corpus, qpath, line, normalize_whitespace, counts))

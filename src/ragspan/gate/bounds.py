@@ -25,6 +25,7 @@ whose deltas are all equal has a zero-width interval at that value.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,7 @@ def _midp_at_least(x: int, m: int, pi: float) -> float:
     return above + at / 2
 
 
-def _root(f, target: float) -> float:
+def _root(f: Callable[[float], float], target: float) -> float:
     """The pi in [0, 1] with ``f(pi) = target`` for an increasing ``f`` (bisection, 1e-15)."""
     lo, hi = 0.0, 1.0
     for _ in range(55):
@@ -139,8 +140,8 @@ def drop_bounds(base: np.ndarray, cand: np.ndarray, binary: list[bool],
             broken, fixed = int((b1 & ~c1).sum()), int((~b1 & c1).sum())
             if not higher_is_better[j]:
                 broken, fixed = fixed, broken
-            lo, hi = paired_binary_drop(broken, fixed, n, alpha)
-            low[j], high[j] = (lo, hi) if n >= 2 else (drops[:, j].mean(),) * 2
+            b_lo, b_hi = paired_binary_drop(broken, fixed, n, alpha)
+            low[j], high[j] = (b_lo, b_hi) if n >= 2 else (drops[:, j].mean(),) * 2
             methods.append("mid-p-mcnemar")
         else:
             methods.append("bootstrap-t")

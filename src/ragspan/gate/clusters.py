@@ -62,7 +62,8 @@ def robust_se(drops: np.ndarray, index: np.ndarray) -> np.ndarray:
     if c < 2 or n == 0:
         return np.zeros(d.shape[1])
     resid = cluster_sums(d - d.mean(axis=0), index)
-    return np.sqrt(c / (c - 1) * (resid ** 2).sum(axis=0)) / n
+    se: np.ndarray = np.sqrt(c / (c - 1) * (resid ** 2).sum(axis=0)) / n
+    return se
 
 
 def design_effect(drops: np.ndarray, index: np.ndarray) -> np.ndarray:

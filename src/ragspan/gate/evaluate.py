@@ -271,7 +271,7 @@ def _level(o: MetricOutcome) -> str:
 def uncertain_reason(o: MetricOutcome, where: str = "") -> str:
     """Why an interval-mode metric is inconclusive: its bounds, its budget."""
     moved = "rose" if o.delta > 0 else "dropped"
-    if o.drop_low is None or o.drop_low == o.drop_high:
+    if o.drop_low is None or o.drop_high is None or o.drop_low == o.drop_high:
         return f"{where}{o.name} {moved} {_pts(o)}: fewer than 2 queries give no bounds"
     return (f"{where}{o.name} {moved} {_pts(o)}: the one-sided {_level(o)} bounds of the "
             f"drop, [{_amount(o, o.drop_low)}, {_amount(o, o.drop_high)}], neither show a "
@@ -370,7 +370,8 @@ def align(base: ScoreReport, cand: ScoreReport) -> Comparison:
     c_pos = {q: i for i, q in enumerate(cand.ids)}
     c_rows = np.array([c_pos[q] for q in base.ids], dtype=np.int64)
     return Comparison(
-        list(base.ids), names, base.values[:, b_cols], cand.values[np.ix_(c_rows, c_cols)],
+        list(base.ids), names, base.values[:, b_cols],
+        cand.values[np.ix_(c_rows, np.asarray(c_cols, dtype=np.int64))],
         dict(zip(base.ids, base.rows)), dict(zip(cand.ids, cand.rows)), base.kind, base.ks)
 
 
@@ -591,8 +592,8 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         drop = -delta if higher else delta
         allowed = budgets[j].allowed_drop(b_mean)
         over = budgets[j].gated and drop > allowed + 1e-12
-        p = p_values[j]
-        p_used = adjusted.get(j, p)
+        p_j = p_values[j]
+        p_used = adjusted.get(j, p_j)
         up = float(upper_down[j] if higher else upper_up[j])
         decision = None
         if opts.mode == "interval":
@@ -611,7 +612,7 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         out.append(MetricOutcome(
             name=name, baseline=b_mean, candidate=c_mean, delta=delta,
             ci_low=float(ci_low[j]), ci_high=float(ci_high[j]),
-            p_value=p, p_adjusted=adjusted.get(j), test=test_name, budget=str(budgets[j]),
+            p_value=p_j, p_adjusted=adjusted.get(j), test=test_name, budget=str(budgets[j]),
             allowed_drop=allowed, gated=budgets[j].gated, over_budget=bool(over),
             significant=significant, upper_drop=up if opts.mode == "non-inferiority" else None,
             failed=failed, worse=int((d < -1e-12).sum()), better=int((d > 1e-12).sum()),
@@ -661,7 +662,8 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
             rows = np.asarray(idx)
             gated = len(idx) >= opts.min_slice_size
             sub = None if clusters is None else renumber(clusters[rows])
-            outs = evaluate(cmp.base[np.ix_(rows, gated_cols)], cmp.cand[np.ix_(rows, gated_cols)],
+            cols = np.asarray(gated_cols, dtype=np.int64)
+            outs = evaluate(cmp.base[np.ix_(rows, cols)], cmp.cand[np.ix_(rows, cols)],
                             names, opts, defaults, level, sub)
             if not gated:
                 outs = [MetricOutcome(**{**o.__dict__, "gated": False, "failed": False,

@@ -47,14 +47,17 @@ class TestResult:
 
 def tie_tolerance(d: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """Per column: how close a null mean must be to the observed mean to count as a tie."""
-    return np.maximum(np.abs(100 * np.finfo(float).eps * observed), 1e-12 * np.abs(d).mean(axis=0))
+    tol: np.ndarray = np.maximum(np.abs(100 * np.finfo(float).eps * observed),
+                                 1e-12 * np.abs(d).mean(axis=0))
+    return tol
 
 
 def _tail_p(null: np.ndarray, observed: np.ndarray, count: int, adjustment: int,
             gamma: np.ndarray) -> np.ndarray:
     less = ((null <= observed + gamma).sum(axis=0) + adjustment) / (count + adjustment)
     greater = ((null >= observed - gamma).sum(axis=0) + adjustment) / (count + adjustment)
-    return np.clip(2 * np.minimum(less, greater), 0, 1)
+    p: np.ndarray = np.clip(2 * np.minimum(less, greater), 0, 1)
+    return p
 
 
 def sign_flip_test(
@@ -185,7 +188,8 @@ def one_sided_upper_drop(deltas: np.ndarray, level: float = 0.95) -> np.ndarray:
     if n < 2:
         return mean
     se = d.std(axis=0, ddof=1) / math.sqrt(n)
-    return mean + stdtrit(n - 1, level) * se
+    bound: np.ndarray = mean + stdtrit(n - 1, level) * se
+    return bound
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:

@@ -82,7 +82,7 @@ def _floats(tokens: list[str]) -> np.ndarray | None:
 
 
 def _parse_trec_block(block: str, first_line: int, path: str,
-                      out: list[tuple[np.ndarray, ...]]) -> None:
+                      out: list[tuple[Any, ...]]) -> None:
     """Parse whole lines of a TREC run into (qid strings, doc strings, scores, line numbers);
     a fast path for clean 6-column blocks, a line-by-line path that names bad lines."""
     tokens = split_rows(block, 6) if "#" not in block else None
@@ -217,14 +217,14 @@ def _numpy_trec(data: bytes, name: str, sha: str, keys: bool = True) -> RawRun |
         ends = np.append(ends, buf.size)
     starts = np.concatenate([[0], ends[:-1] + 1])
     n = starts.size
-    sep = np.flatnonzero((buf == 32) | (buf == 9))
-    if sep.size != 5 * n:
+    cut = np.flatnonzero((buf == 32) | (buf == 9))
+    if cut.size != 5 * n:
         return None
-    sep = sep.reshape(n, 5)
-    if not ((sep[:, 0] > starts).all() and (sep[:, 4] < ends - 1).all()
-            and (np.diff(sep, axis=1) > 1).all()):
+    cut = cut.reshape(n, 5)  # type: ignore[assignment]  # one row of 5 cutarators per line
+    if not ((cut[:, 0] > starts).all() and (cut[:, 4] < ends - 1).all()
+            and (np.diff(cut, axis=1) > 1).all()):
         return None  # a blank line, an empty field, or a line with more or fewer fields
-    s_raw = _field_strings(buf, sep[:, 3] + 1, sep[:, 4])
+    s_raw = _field_strings(buf, cut[:, 3] + 1, cut[:, 4])
     s = _decimals(s_raw)
     if s is None:
         try:
@@ -233,13 +233,13 @@ def _numpy_trec(data: bytes, name: str, sha: str, keys: bool = True) -> RawRun |
             return None
     if not np.isfinite(s).all():
         return None
-    q_len = sep[:, 0] - starts
+    q_len = cut[:, 0] - starts
     if int(q_len.max()) <= 8:
         qnames, q = key_codes(byte_keys(buf, starts, q_len))
     else:
-        q_names, q = code_column(_field_strings(buf, starts, sep[:, 0]))
+        q_names, q = code_column(_field_strings(buf, starts, cut[:, 0]))
         qnames = [x.decode("ascii") for x in q_names]
-    d_lo, d_hi = sep[:, 1] + 1, sep[:, 2]
+    d_lo, d_hi = cut[:, 1] + 1, cut[:, 2]
     if keys and int((d_hi - d_lo).max()) <= 8:
         return RawRun(name, sha, "trec", qnames, s, "score", query=q,
                       doc_keys=byte_keys(buf, d_lo, d_hi - d_lo))
@@ -484,15 +484,15 @@ def _json_row(obj: dict[str, Any], fmt: str, qid: str, name: str, line: int
         if not isinstance(spans, list) or not all(isinstance(x, dict) and "doc_id" in x
                                                   for x in spans):
             raise InputError("'retrieved' must be a list of spans with 'doc_id'", name, line)
-        ids = list(dict.fromkeys(parse_id(x["doc_id"], name, line, "doc_id") for x in spans))
+        ids: Any = list(dict.fromkeys(parse_id(x["doc_id"], name, line, "doc_id")
+                                      for x in spans))
     else:
-        ids = obj.get("retrieved_ids")
+        ids = obj.get("retrieved_ids")  # checked to be a list below
     if not isinstance(ids, list):
         raise InputError("'retrieved_ids' must be a list of doc ids", name, line)
     docs = _json_ids(ids, name, line, "retrieved_ids[]")
     if len(set(docs)) != len(docs):
-        seen: set[str] = set()
-        repeated = next(d for d in docs if d in seen or seen.add(d))
+        repeated = _first_repeat(docs)
         raise InputError(f"document '{repeated}' listed twice for query '{qid}' "
                          f"(first on line {line})", name, line)
     if "scores" not in obj:
@@ -540,3 +540,13 @@ def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:
             value = repr(float(s[r])) if keep else str(len(docs) - r)
             lines.append(f"{q} Q0 {d} {r + 1} {value} {tag}\n")
     return "".join(lines)
+
+
+def _first_repeat(items: list[str]) -> str:
+    """The first item of ``items`` that an earlier one equals (one must)."""
+    seen: set[str] = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    raise ValueError("no item repeats")

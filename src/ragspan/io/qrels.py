@@ -128,17 +128,17 @@ def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
             return Qrels(name, sha256_hex(data), fmt, fast)
         width = 4 if fmt == "trec" else 3
         for number, raw in enumerate(text.split("\n"), start=1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
+            stripped = raw.strip()
+            if not stripped or stripped.startswith("#"):
                 continue
-            parts = line.split("\t") if fmt == "beir" else line.split()
+            parts = stripped.split("\t") if fmt == "beir" else stripped.split()
             parts = [p.strip() for p in parts]
             if fmt == "beir" and number == 1 and parts[0].lower() == "query-id":
                 continue
             if len(parts) != width:
                 raise InputError(f"expected {width} columns, found {len(parts)}", name, number)
-            qid, doc, grade = (parts[0], parts[2], parts[3]) if fmt == "trec" else parts
-            _add(judgments, qid, doc, _grade(grade, name, number), name, number, seen)
+            qid, doc, grade_text = (parts[0], parts[2], parts[3]) if fmt == "trec" else parts
+            _add(judgments, qid, doc, _grade(grade_text, name, number), name, number, seen)
     if not judgments:
         raise InputError("the qrels file holds no judgments", name)
     return Qrels(name, sha256_hex(data), fmt, judgments)

@@ -52,8 +52,9 @@ def sorted_codes(names: list[str]) -> tuple[list[str], np.ndarray]:
     return [names[i] for i in order], remap
 
 
-def code_column(values: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """``(distinct ids in code-point order, codes)``; ``np.unique`` orders unicode arrays by
+def code_column(values: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """``(distinct ids in code-point order, codes)``: ``str`` ids for a unicode array, ``bytes``
+    for an ``S`` array; ``np.unique`` orders unicode arrays by
     code point, trec_eval's byte order for UTF-8. Runs of one id (a run's query column) are
     coded by their first element only."""
     if values.size == 0:
@@ -161,8 +162,14 @@ def assemble(raw: RawRun, top: int | None = None) -> DocRun:
     order (or the listed order), with their ranks; with ``top``, only each query's first
     ``top`` entries and the documents they name."""
     n = raw.score.size
-    if raw.docs is None:  # ids are byte keys
-        groups = raw.groups if raw.groups is not None else group_by_query(raw.query)
+    if raw.docs is None:  # ids are byte keys, with their query codes
+        if raw.doc_keys is None:
+            raise ValueError("a run without document ids needs their byte keys")
+        groups = raw.groups
+        if groups is None:
+            if raw.query is None:
+                raise ValueError("a run needs its query codes or its query groups")
+            groups = group_by_query(raw.query)
         if (raw.ranked_by == "score" and top is not None
                 and selects_per_query(n, groups.starts.size, top)):
             run = _top_by_keys(raw, groups, top)
@@ -170,15 +177,34 @@ def assemble(raw: RawRun, top: int | None = None) -> DocRun:
                 return run
         docs, doc = key_codes(raw.doc_keys)  # a repeat is then named with its lines
         raw = dataclasses.replace(raw, docs=docs, doc=doc, doc_keys=None, groups=groups)
-    q = raw.query if raw.query is not None else raw.groups.entry_queries(n)
+    q = raw.query if raw.query is not None else _groups(raw).entry_queries(n)
     ln = raw.line if raw.line is not None else np.arange(1, n + 1, dtype=np.int64)
     if not raw.repeats_checked:
         _refuse_repeats(raw, q, ln)
-    return _ordered(raw, q, raw.doc, raw.score, ln, top)
+    return _ordered(raw, q, _doc(raw), raw.score, ln, top)
+
+
+def _groups(raw: RawRun) -> Groups:
+    if raw.groups is None:
+        raise ValueError("a run without query codes needs its query groups")
+    return raw.groups
+
+
+def _docs(raw: RawRun) -> list[str]:
+    if raw.docs is None:
+        raise ValueError("the run's document ids are not decoded yet")
+    return raw.docs
+
+
+def _doc(raw: RawRun) -> np.ndarray:
+    if raw.doc is None:
+        raise ValueError("the run's document codes are not assigned yet")
+    return raw.doc
 
 
 def _refuse_repeats(raw: RawRun, q: np.ndarray, ln: np.ndarray) -> None:
-    pair = q * max(len(raw.docs), 1) + raw.doc
+    docs, doc = _docs(raw), _doc(raw)
+    pair = q * max(len(docs), 1) + doc
     sorted_pairs = np.sort(pair)
     if not (sorted_pairs[1:] == sorted_pairs[:-1]).any():
         return
@@ -186,7 +212,7 @@ def _refuse_repeats(raw: RawRun, q: np.ndarray, ln: np.ndarray) -> None:
     dup = np.flatnonzero(pair[srt][1:] == pair[srt][:-1])
     i, j = srt[dup[0]], srt[dup[0] + 1]
     first, second = sorted((int(ln[i]), int(ln[j])))
-    raise InputError(f"document '{raw.docs[raw.doc[i]]}' listed twice for query "
+    raise InputError(f"document '{docs[doc[i]]}' listed twice for query "
                      f"'{raw.qids[q[i]]}' (first on line {first})", raw.path, second)
 
 
@@ -206,7 +232,7 @@ def _ordered(raw: RawRun, q: np.ndarray, d: np.ndarray, s: np.ndarray, ln: np.nd
         order = np.lexsort((ln, q))
     q, d, s, ln = q[order], d[order], s[order], ln[order]
     rank = _ranks(q)
-    docs = raw.docs
+    docs = _docs(raw)
     if top is not None and raw.ranked_by != "score":
         keep = rank < top
         q, d, s, ln, rank = q[keep], d[keep], s[keep], ln[keep], rank[keep]

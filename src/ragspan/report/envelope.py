@@ -86,7 +86,7 @@ def statement_of(body: ReportBody) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    text = resources.files("ragspan").joinpath("schemas", SCHEMA_FILE).read_text("utf-8")
+    text = resources.files("ragspan").joinpath("schemas").joinpath(SCHEMA_FILE).read_text("utf-8")
     return json.loads(text)
 
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.base.errors import InputError, UsageError
+from ragspan.base.errors import InputError, UsageError, present
 from ragspan.io.outputs import current_umask
 
 log = logging.getLogger("ragspan")
@@ -280,7 +280,8 @@ class EmbeddingCache:
         if self.dir is None or not keys:
             return
         key_matrix = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32)
-        meta = json.dumps({"format": CACHE_FORMAT, "identity": self.identity.digest,
+        identity = present(self.identity, "the model identity")
+        meta = json.dumps({"format": CACHE_FORMAT, "identity": identity.digest,
                            "normalisation": NORMALISATION, "dim": int(vectors.shape[1]),
                            "dtype": "float32", "count": len(keys),
                            "sha256": checksum(key_matrix, vectors)}, sort_keys=True)

@@ -141,7 +141,7 @@ def recursive(text: str, size: int, lo: int = 0, hi: int | None = None,
 
 def headers(text: str) -> list[int]:
     """Start offsets of legal section headers (the header text itself, indentation excluded)."""
-    starts = []
+    starts: list[int] = []
     for m in HEADER.finditer(text):
         pos = m.start("h1") if m.group("h1") is not None else m.start("h2")
         if not starts or pos > starts[-1]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragspan.base.errors import InputError
+from ragspan.base.errors import InputError, present
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.chunkers import Chunk, chunk_document
@@ -111,12 +111,15 @@ class Pipeline:
         scores: dict[str, dict[int, float]] = {}
         if self.dense is not None:
             if qvec is None:
-                qvec = self.embedder.embed([query.query], "queries")[0]
-            idx, sc = self.dense.search(qvec, cfg.dense.depth, allowed, filters)
+                qvec = present(self.embedder, "the query embedder").embed([query.query],
+                                                                           "queries")[0]
+            idx, sc = self.dense.search(qvec, present(cfg.dense, "the dense settings").depth,
+                                        allowed, filters)
             rankings["dense"] = idx.tolist()
             scores["dense"] = dict(zip(idx.tolist(), sc.tolist()))
         if self.sparse is not None:
-            idx, sc = self.sparse.search(query.query, cfg.sparse.depth, allowed)
+            idx, sc = self.sparse.search(query.query,
+                                         present(cfg.sparse, "the BM25 settings").depth, allowed)
             rankings["bm25"] = idx.tolist()
             scores["bm25"] = dict(zip(idx.tolist(), sc.tolist()))
         if len(rankings) == 1:
@@ -127,7 +130,7 @@ class Pipeline:
             fused = rrf(rankings, cfg.fusion_k)
         if self.reranker is None:
             return fused[:cfg.depth], None
-        pool = fused[:cfg.rerank.depth]
+        pool = fused[:present(cfg.rerank, "the rerank settings").depth]
         rs = self.reranker.scores(query.query, [self.table.texts[c.index] for c in pool])
         order = sorted(range(len(pool)), key=lambda j: (-rs[j], j))
         final = [Candidate(pool[j].index, float(rs[j]), {**pool[j].sources, "rerank": r})

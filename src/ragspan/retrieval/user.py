@@ -44,7 +44,7 @@ def load_retriever(spec: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"cannot import '{module_name}': {exc}") from None
-    obj = module
+    obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise UsageError(f"'{module_name}' has no attribute '{attr}'")

@@ -89,8 +89,9 @@ def relevant_chunks(evalset: EvalSet, manifest: ChunkManifest) -> list[int]:
                        np.zeros(len(evalset.queries), dtype=bool), len(evalset.queries))
     g, c = chunk_pairs(gold, chunk_columns(manifest, codes))
     pairs = np.unique(gold.query[g] * max(len(manifest.chunks), 1) + c)
-    return np.bincount(pairs // max(len(manifest.chunks), 1),
-                       minlength=gold.n_queries).tolist()
+    counts: list[int] = np.bincount(pairs // max(len(manifest.chunks), 1),
+                                    minlength=gold.n_queries).tolist()
+    return counts
 
 
 def chunking_diagnostics(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],

@@ -28,7 +28,7 @@ class DocScores:
     qids: list[str]  # evaluated queries, in judgment order
     values: dict[str, np.ndarray]
     in_run: np.ndarray
-    counts: dict[str, int]
+    counts: dict[str, Any]  # JSON: query counts, and the normalisation-twins note
     ks: tuple[int, ...]
     level: int
     judged_only: bool

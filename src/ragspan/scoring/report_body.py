@@ -43,7 +43,8 @@ class QueryRow:
     tags: dict[str, str]
     missing_spans: dict[str, list[dict[str, Any]]]
     failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
-    evidence: dict[tuple[str, int, int], list[dict[str, Any]]]  # failing span -> its chunks
+    # failing span (doc_id, start, end) -> its chunks; looked up with what a row's span holds
+    evidence: dict[tuple[Any, Any, Any], list[dict[str, Any]]]
     doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
 
     def lost(self, k: str) -> list[dict[str, Any]]:
@@ -87,7 +88,8 @@ class ScoreReport:
 def _digest(pred: dict[str, Any], *roles: str) -> str | None:
     for ref in pred["inputs"]:
         if ref["role"] in roles:
-            return ref["digest"].get("sha256")
+            sha: str | None = ref["digest"].get("sha256")
+            return sha
     return None
 
 
@@ -272,11 +274,12 @@ class _Evidence:
         g, r = g[order], r[order]
         self.pool_bounds = self._bounds(g, n_gold)
         chunk_ids = report.run.spans.chunk_id
+        ids = ([chunk_ids[i] for i in ranked.source[r].tolist()] if ranked.source is not None
+               else [None] * r.size)  # no source: the chunk ids are not known
         self.pool = list(zip(ranked.start[r].tolist(), ranked.end[r].tolist(),
-                             (ranked.rank[r] + 1).tolist(),
-                             [chunk_ids[i] for i in ranked.source[r].tolist()]))
+                             (ranked.rank[r] + 1).tolist(), ids))
         self.chunks = None
-        if facts.chunk_pairs is not None:
+        if facts.chunk_pairs is not None and report.manifest is not None:
             g, c = facts.chunk_pairs
             chunks = report.manifest.chunks
             starts = np.fromiter((chunks[i].start for i in c.tolist()), np.int64, c.size)
@@ -302,7 +305,7 @@ class _Evidence:
         out: dict[str, Any] = {"doc_id": span.doc_id, "start": span.start, "end": span.end,
                                "first_rank": None if first == NOT_IN_POOL else first + 1,
                                "chunks": self.of(g)}
-        if facts.ceiling is not None:
+        if facts.ceiling is not None and facts.largest_piece is not None:
             out["chunk_ceiling"] = float(facts.ceiling[g])
             out["whole_in_one_chunk"] = bool(facts.largest_piece[g] >= 1.0)
         return out
@@ -340,7 +343,7 @@ def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, A
     gold_pos = 0
     labels = report.labels
     evidence = _Evidence(report)
-    shown: dict[int, list[dict[str, Any]]] = {}
+    shown: dict[int, dict[str, Any]] = {}
     for i, q in enumerate(report.evalset.queries):
         n_gold = len(q.gold_spans)
         row: dict[str, Any] = {

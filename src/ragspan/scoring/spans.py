@@ -14,27 +14,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 INT = np.int64
+IntArray = npt.NDArray[np.int64]
+"""An int64 array: offsets, lengths and positions on the shared line."""
 
 
 @dataclass(frozen=True)
 class Union:
     """Disjoint intervals sorted by start; ``before[i]`` is the total length of intervals ``< i``."""
 
-    start: np.ndarray
-    end: np.ndarray
-    before: np.ndarray
+    start: IntArray
+    end: IntArray
+    before: IntArray
 
     @property
-    def lengths(self) -> np.ndarray:
+    def lengths(self) -> IntArray:
         return self.end - self.start
 
     def __len__(self) -> int:
         return int(self.start.size)
 
 
-def union(starts: np.ndarray, ends: np.ndarray) -> Union:
+def union(starts: IntArray, ends: IntArray) -> Union:
     """Merge intervals (any order, overlapping or touching) into a disjoint sorted union.
 
     Empty input gives an empty union. Touching intervals (``a.end == b.start``) are merged.
@@ -60,7 +63,7 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Union:
     return Union(us, ue, before)
 
 
-def measure_below(u: Union, x: np.ndarray) -> np.ndarray:
+def measure_below(u: Union, x: IntArray) -> IntArray:
     """Length of ``u`` lying in ``(-inf, x)``, for each point of ``x``."""
     x = np.asarray(x, dtype=INT)
     if len(u) == 0:
@@ -72,7 +75,7 @@ def measure_below(u: Union, x: np.ndarray) -> np.ndarray:
     return np.where(inside, u.before[jj] + partial, 0)
 
 
-def covered(u: Union, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def covered(u: Union, starts: IntArray, ends: IntArray) -> IntArray:
     """For each interval ``[starts[i], ends[i])``, the number of its positions inside ``u``."""
     return measure_below(u, ends) - measure_below(u, starts)
 
@@ -85,14 +88,14 @@ class Pile:
     positions *relative to each group's base*, so that sums never overflow int64.
     """
 
-    starts: np.ndarray
-    ends: np.ndarray
-    start_sum: np.ndarray
-    end_sum: np.ndarray
+    starts: IntArray
+    ends: IntArray
+    start_sum: IntArray
+    end_sum: IntArray
     width: int
 
 
-def pile(starts: np.ndarray, ends: np.ndarray, width: int) -> Pile:
+def pile(starts: IntArray, ends: IntArray, width: int) -> Pile:
     s = np.sort(np.asarray(starts, dtype=INT))
     e = np.sort(np.asarray(ends, dtype=INT))
     ssum = np.zeros(s.size + 1, dtype=INT)
@@ -102,7 +105,7 @@ def pile(starts: np.ndarray, ends: np.ndarray, width: int) -> Pile:
     return Pile(s, e, ssum, esum, width)
 
 
-def _mass_below(p: Pile, x: np.ndarray, base: np.ndarray) -> np.ndarray:
+def _mass_below(p: Pile, x: IntArray, base: IntArray) -> IntArray:
     """Sum over the group's intervals r of ``|r ∩ [base, x)|`` (x and base on the shared line)."""
     local = x - base
     s_hi = np.searchsorted(p.starts, x, side="left")
@@ -111,10 +114,11 @@ def _mass_below(p: Pile, x: np.ndarray, base: np.ndarray) -> np.ndarray:
     e_lo = np.searchsorted(p.ends, base, side="left")
     opened = (s_hi - s_lo) * local - (p.start_sum[s_hi] - p.start_sum[s_lo])
     closed = (e_hi - e_lo) * local - (p.end_sum[e_hi] - p.end_sum[e_lo])
-    return opened - closed
+    mass: IntArray = opened - closed
+    return mass
 
 
-def pairwise_overlap(p: Pile, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def pairwise_overlap(p: Pile, starts: IntArray, ends: IntArray) -> IntArray:
     """For each interval ``[starts[i], ends[i])``: the sum of its overlaps with every interval of
     the pile in the same group, counted once per pile interval (no merging)."""
     starts = np.asarray(starts, dtype=INT)
@@ -131,11 +135,11 @@ class Line:
 
     width: int
 
-    def place(self, group: np.ndarray, offset: np.ndarray) -> np.ndarray:
-        return np.asarray(group, dtype=INT) * INT(self.width) + np.asarray(offset, dtype=INT)
+    def place(self, group: IntArray, offset: IntArray) -> IntArray:
+        return np.asarray(group, dtype=INT) * self.width + np.asarray(offset, dtype=INT)
 
-    def group_of(self, position: np.ndarray) -> np.ndarray:
-        return np.asarray(position, dtype=INT) // INT(self.width)
+    def group_of(self, position: IntArray) -> IntArray:
+        return np.asarray(position, dtype=INT) // self.width
 
 
 def make_line(n_groups: int, max_offset: int) -> Line:

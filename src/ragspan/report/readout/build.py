@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.base.errors import InputError, UsageError
+from ragspan.base.errors import InputError, UsageError, present
 from ragspan.gate.evaluate import GateOptions, GateResult, MetricOutcome, compare
 from ragspan.report.readout.levers import LABELS_OF, LEVERS, Pair, lever_values, pairs
 from ragspan.scoring.report_body import ScoreReport
@@ -52,6 +52,10 @@ class Config:
 
     def metric(self, name: str) -> float:
         return float(self.predicate["summary"]["metrics"][name])
+
+    def lever(self, name: str) -> str | None:
+        """This configuration's setting of lever ``name`` (one an effect compares has levers)."""
+        return present(self.levers, f"the levers of configuration '{self.name}'")[name]
 
 
 def config_of(report: ScoreReport, predicate: dict[str, Any]) -> Config:

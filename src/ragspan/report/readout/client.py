@@ -15,7 +15,7 @@ from __future__ import annotations
 from ragspan.io.corpus import Corpus
 from ragspan.report.readout.build import Readout
 from ragspan.report.readout.developer import f3, pval, signed
-from ragspan.report.readout.document import Document, Para, Quote, Section, Table
+from ragspan.report.readout.document import Block, Document, Para, Quote, Section, Table
 from ragspan.report.readout.levers import LEVERS
 
 QUOTE_CHARS = 600
@@ -80,7 +80,7 @@ def patterns(r: Readout, corpus: Corpus) -> Section:
     if not top:
         return Section("Top failure patterns", [Para(
             f"No question failed at {plural(int(k), 'result')} with today's configuration.")])
-    blocks: list = []
+    blocks: list[Block] = []
     for label, count in top:
         blocks.append(Para(f"{label} ({plural(count, 'question')}): {SAID[label]}."))
         for row in [x for x in rows if x.failure.get(k) == label][:EXAMPLES]:
@@ -101,7 +101,7 @@ def fix_backlog(r: Readout) -> Section:
         for e in row.effects:
             a, b = r.configs[e.pair.a], r.configs[e.pair.b]
             o = e.outcome(r.cg)
-            effects.append(f"{b.levers[row.lever]} instead of {a.levers[row.lever]}: complete "
+            effects.append(f"{b.lever(row.lever)} instead of {a.lever(row.lever)}: complete "
                            f"grounding {f3(o.baseline)} → {f3(o.candidate)} ({signed(o.delta)}, "
                            f"p = {pval(o.p_value)}; {o.fixed} fixed, {o.broken} broken)")
         rows.append([str(rank), LEVER_SAID[row.lever], str(row.accounts_for),
@@ -119,7 +119,7 @@ def scope(r: Readout, corpus: Corpus) -> Section:
     n = base.report.values.shape[0]
     measured = [row.lever for row in r.backlog if row.effects]
     in_mixed = {lv for p in r.pairs if not p.isolates for lv in p.levers}
-    blocks = [Para(
+    blocks: list[Block] = [Para(
         f"Measured: {plural(n, 'question')} of {eval_name} over "
         f"{plural(len(corpus), 'document')}, retrieval only (the first "
         f"{plural(r.k, 'result')}), with {plural(len(r.configs), 'configuration')}: "

@@ -10,7 +10,7 @@ from ragspan import __version__
 from ragspan.base.options import GATE_DEFAULTS
 from ragspan.report.readout import svg
 from ragspan.report.readout.build import CI_RESAMPLES, Config, Effect, Readout
-from ragspan.report.readout.document import Document, Para, Plot, Section, Table
+from ragspan.report.readout.document import Block, Document, Para, Plot, Section, Table
 from ragspan.report.readout.levers import OTHER, differing, settings_change
 from ragspan.scoring.metrics.failures import LABELS, LEVERS
 
@@ -239,7 +239,7 @@ def backlog_rows(r: Readout) -> list[list[str]]:
             a, b = r.configs[e.pair.a], r.configs[e.pair.b]
             o = e.outcome(r.cg)
             rows.append([row.lever, moved, f"{a.name} → {b.name}",
-                         f"{a.levers[row.lever]} → {b.levers[row.lever]}", signed(o.delta),
+                         f"{a.lever(row.lever)} → {b.lever(row.lever)}", signed(o.delta),
                          pval(o.p_value), str(o.fixed), str(o.broken)])
     return rows
 
@@ -285,7 +285,7 @@ def document(r: Readout, title: str | None = None) -> Document:
     eval_name = r.eval_name
     n = base.report.values.shape[0]
     tau = base.predicate["parameters"]["grounding_threshold"]
-    intro = [Para(f"{len(r.configs)} configurations scored on {eval_name} ({n} queries) at "
+    intro: list[Block] = [Para(f"{len(r.configs)} configurations scored on {eval_name} ({n} queries) at "
                   f"k = {r.k}; baseline: {base.name}. Complete grounding@{r.k} is the share "
                   f"of questions whose every gold span is covered to at least {tau} by the "
                   f"top {r.k} results.")]

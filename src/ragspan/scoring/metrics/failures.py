@@ -159,7 +159,7 @@ def label_failures(gold: GoldColumns, facts: SpanFacts, fractions: dict[int, np.
         failing = (frac < tau) & ~grounded[k][gold.query]
         code = np.where(facts.first_rank == NOT_IN_POOL, 2,
                         np.where(facts.first_rank >= k, 3, 4))
-        if manifest:
+        if facts.ceiling is not None and facts.largest_piece is not None:
             code = np.where(facts.largest_piece < 1.0, 1, code)
             code = np.where(facts.ceiling < tau, 0, code)
         per_query = np.full(gold.n_queries, len(LABELS), dtype=np.int64)

@@ -50,7 +50,8 @@ def _group_cumsum(values: np.ndarray, group: np.ndarray) -> np.ndarray:
     start[1:] = group[1:] != group[:-1]
     first = np.flatnonzero(start)
     offset = np.repeat(total[first] - values[first], np.diff(np.append(first, values.size)))
-    return total - offset
+    restarted: np.ndarray = total - offset
+    return restarted
 
 
 def rank_metrics(
