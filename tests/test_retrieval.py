@@ -114,11 +114,13 @@ def write_config(path, text):
 def test_bm25_pipeline_end_to_end_with_manifest(small):
     tmp, corpus, evalset = small
     cfg = write_config(tmp / "c.toml", 'name = "b"\ndepth = 3\n[chunker]\nkind = "fixed"\nsize = 30\n'
-                       '[sparse]\nbackend = "bm25s"\n[filter]\nscope = "doc_id"\n')
+                       '[sparse]\nbackend = "bm25s"\n[filter]\nscope = "doc_id-or-all"\n')
     res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config", cfg,
                   "--out", tmp / "run.jsonl", "--chunks-out", tmp / "chunks.jsonl",
                   "--report", tmp / "r.json")
     assert res.exit_code == 0, res.stderr
+    assert "1 of 2 queries have no doc_id" in res.stderr  # q2, searched corpus-wide: counted
+    assert json.loads((tmp / "r.json").read_text())["predicate"]["summary"]["unscoped_queries"] == 1
     lines = [json.loads(x) for x in (tmp / "run.jsonl").read_text().splitlines()]
     header, q1, q2 = lines
     assert header["_header"]["config"]["name"] == "b" and len(header["_header"]["config_digest"]) == 64
@@ -171,11 +173,23 @@ def test_bad_configs(small, body, fragment):
     assert_input_error(res, "bad.toml", fragment)
 
 
+def test_scope_doc_id_on_a_row_without_doc_id_is_refused(small):
+    """A scoped search never silently becomes a corpus-wide one: the row is named, with the
+    count, before any chunk is embedded or searched."""
+    tmp, corpus, evalset = small
+    cfg = write_config(tmp / "c.toml", 'name = "b"\n[sparse]\n[filter]\nscope = "doc_id"\n')
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config", cfg,
+                  "--out", tmp / "run.jsonl")
+    assert_input_error(res, "eval.jsonl", "query 'q2' has no 'doc_id'", "(1 of 2 rows lack one)",
+                       "doc_id-or-all")
+    assert not (tmp / "run.jsonl").exists()
+
+
 def test_filter_on_unknown_field_names_the_query(small):
     tmp, corpus, _ = small
     evalset = write_jsonl(tmp / "e2.jsonl", [{"id": "qx", "query": "law", "gold_spans": [],
                                               "filters": {"lang": "en"}}])
-    cfg = write_config(tmp / "c.toml", 'name = "b"\n[sparse]\n')
+    cfg = write_config(tmp / "c.toml", 'name = "b"\n[sparse]\n[filter]\nscope = "filters"\n')
     res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config", cfg,
                   "--out", tmp / "run.jsonl")
     assert_input_error(res, "query 'qx'", "'lang'")

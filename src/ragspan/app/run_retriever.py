@@ -60,11 +60,17 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     if config is not None:
         from ragspan.retrieval.config import load_config
         from ragspan.retrieval.embed import default_cache_dir
+        from ragspan.retrieval.filters import unscoped_rows
         from ragspan.retrieval.pipeline import Pipeline, manifest_rows
 
         cfg = load_config(config)
         if depth is not None:
             cfg = dataclasses.replace(cfg, depth=depth)
+        unscoped = unscoped_rows(cfg.scope, queries, eval_set)
+        if unscoped:
+            summary["unscoped_queries"] = unscoped
+            log.warning("%d of %d queries have no doc_id: searched corpus-wide "
+                        "(scope = \"doc_id-or-all\")", unscoped, len(queries))
         if cfg.dense is not None and (qdrant_path or qdrant_url):
             cfg = dataclasses.replace(cfg, dense=dataclasses.replace(
                 cfg.dense, backend="qdrant", qdrant_path=qdrant_path, qdrant_url=qdrant_url))

@@ -234,8 +234,10 @@ PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
                       high=MAX_FUSION_K),
                Option("method", "enum", "rrf", "Fusion method.", choices=("rrf",))),
     "filter": (Option("scope", "enum", "doc_id", "doc_id: the query's document and its "
-                      "filters; filters: its filters only; none: corpus-wide.",
-                      choices=("doc_id", "filters", "none")),),
+                      "filters (a row without doc_id is an error); doc_id-or-all: the same, "
+                      "rows without doc_id searched corpus-wide and counted; filters: its "
+                      "filters only; none: corpus-wide.",
+                      choices=("doc_id", "doc_id-or-all", "filters", "none")),),
 }
 
 

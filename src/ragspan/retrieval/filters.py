@@ -11,14 +11,31 @@ from ragspan.base.errors import InputError
 
 
 def query_filters(scope: str, doc_id: str | None, filters: dict[str, Any]) -> dict[str, Any]:
-    """``doc_id``: the query's own document plus its filters; ``filters``: its filters only;
-    ``none``: corpus-wide."""
+    """``doc_id`` (and ``doc_id-or-all``): the query's own document plus its filters;
+    ``filters``: its filters only; ``none``: corpus-wide. A query without a document under
+    ``doc_id`` is refused before any search (``unscoped_rows``)."""
     if scope == "none":
         return {}
     out = dict(filters)
-    if scope == "doc_id" and doc_id is not None:
+    if scope in ("doc_id", "doc_id-or-all") and doc_id is not None:
         out["doc_id"] = doc_id
     return out
+
+
+def unscoped_rows(scope: str, queries: list[Any], path: str | None = None) -> int:
+    """How many queries have no ``doc_id`` to scope by. Under ``scope = "doc_id"`` one is an
+    InputError naming the first (and the count): a scoped search must never silently
+    become a corpus-wide one; under ``doc_id-or-all`` they are counted (and searched
+    corpus-wide); other scopes do not use the document (0)."""
+    if scope not in ("doc_id", "doc_id-or-all"):
+        return 0
+    missing = [q.id for q in queries if q.doc_id is None]
+    if missing and scope == "doc_id":
+        raise InputError(f"query '{missing[0]}' has no 'doc_id' but the config's scope is "
+                         f"\"doc_id\" ({len(missing)} of {len(queries)} rows lack one): give "
+                         "each row its doc_id, or set scope = \"doc_id-or-all\" to search those "
+                         "rows corpus-wide", path)
+    return len(missing)
 
 
 class PayloadTable:
