@@ -232,13 +232,25 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Doc level: minimum grade that counts as relevant.")
 @click.option("--judged-only", is_flag=True,
               help="Doc level: average over queries in both qrels and run (trec_eval without -c).")
+@click.option("--align", is_flag=True,
+              help="A retrieved text that its offsets do not slice back to is placed by its "
+                   "text (recorded) instead of refused.")
+@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
+              show_default=True, help="A retrieved text with several equally good places: "
+                                      "refuse it, or take the first (counted).")
+@click.option("--unplaced", type=click.Choice(["error", "drop"]), default="error",
+              show_default=True, help="A retrieved text that cannot be placed: refuse it, or "
+                                      "score it as retrieving nothing (counted).")
+@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
+              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
 @guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",))
 def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None,
           qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
-          tau: float, relevance_level: int, judged_only: bool, out: str | None,
+          tau: float, relevance_level: int, judged_only: bool, align: bool,
+          on_ambiguous: str, unplaced: str, fuzzy_threshold: float, out: str | None,
           fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
     from ragspan.app import score as command
@@ -246,7 +258,9 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
     emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels,
                      qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
                      relevance_level=relevance_level, judged_only=judged_only,
-                     chunks=chunks), out, fmt)
+                     chunks=chunks, anchoring={"align": align, "on_ambiguous": on_ambiguous,
+                                               "unplaced": unplaced,
+                                               "threshold": fuzzy_threshold}), out, fmt)
 
 
 @cli.command("validate-report")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError, present
@@ -18,11 +19,13 @@ log = logging.getLogger("ragspan")
 def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str | None = None,
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
-        chunks: str | None = None) -> CommandResult:
+        chunks: str | None = None, anchoring: dict[str, Any] | None = None) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
     a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
-    chunking be decided (span level only)."""
+    chunking be decided (span level only). ``anchoring``: how the run's texts are checked
+    and placed (``io.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
+    ``threshold``)."""
     from ragspan.report.envelope import statement_of
     from ragspan.scoring.span_scoring import DEFAULT_KS
 
@@ -37,7 +40,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
                            judged_only)
     else:
         body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
-                             relevance_level, judged_only, chunks)
+                             relevance_level, judged_only, chunks, anchoring)
     return CommandResult(statement_of(body))
 
 
@@ -55,11 +58,13 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
 
 def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
-                  chunks: str | None):  # -> ReportBody
+                  chunks: str | None, anchoring: dict[str, Any] | None = None
+                  ):  # -> ReportBody
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label), doc level otherwise
     (``sweep`` scores its configurations through this too)."""
     from ragspan.base.records import InputRef
+    from ragspan.io.anchoring import Anchor
     from ragspan.io.chunks import read_chunks
     from ragspan.io.corpus import read_corpus
     from ragspan.io.docruns import detect_run_format, read_doc_run
@@ -94,8 +99,10 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
         raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
                          "span report scores every query of the eval set, so its doc-level "
                          "view does too")
-    span_run = read_span_run(run)
     corp = read_corpus(corpus) if corpus else None
+    # a text without doc_id is placed in its query's scope document (never its gold's)
+    anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))
+    span_run = read_span_run(run, anchor)
     manifest = read_chunks(chunks) if chunks else None
     report = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
     doc_view = span_doc_projection(report, ks, relevance_level, judged_only)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError
+from ragspan.io.anchoring import Anchor
 from ragspan.io.evalset import (
     MAX_OFFSET,
     header_record,
@@ -64,13 +65,17 @@ class SpanRun:
     first_stage: SpanList | None = None
     latency_ms: np.ndarray | None = None
     config: dict[str, Any] | None = field(default=None)
+    # items that carried their text: how each was checked or placed (None: none carried one)
+    placement: dict[str, Any] | None = None
+    placement_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 class _Columns:
     """Accumulates spans of one field (``retrieved`` or ``retrieved_first_stage``)."""
 
-    def __init__(self, key: str):
+    def __init__(self, key: str, anchor: Anchor | None = None):
         self.key = key
+        self.anchor = anchor
         self.offsets = [0]
         self.doc: list[str] = []
         self.start: list[Any] = []
@@ -80,24 +85,39 @@ class _Columns:
         self.sources: list[dict[str, int] | None] = []
         self.line_of_span: list[int] = []
 
-    def add(self, raw: Any, path: str, line: int) -> None:
+    def add(self, raw: Any, path: str, line: int, qid: str = "") -> None:
         if not isinstance(raw, list):
             raise InputError(f"'{self.key}' must be a list", path, line)
+        kept = 0
         for rank, item in enumerate(raw):
             if not isinstance(item, dict):
                 raise InputError(f"{self.key}[{rank}]: expected an object", path, line)
             doc = item.get("doc_id")
+            text = item.get("text")
+            if doc is None and text is None:
+                raise InputError(f"{self.key}[{rank}]: missing 'doc_id'", path, line)
+            if doc is not None and not isinstance(doc, str):
+                doc = parse_id(doc, path, line, f"{self.key}[{rank}].doc_id")
+            start, end = item.get("start"), item.get("end")
+            if text is not None and self.anchor is None and (start is None or end is None):
+                raise InputError(f"query '{qid}': {self.key}[{rank}] gives its text but no "
+                                 "offsets: score it with --corpus to place the text", path, line)
+            if text is not None and self.anchor is not None:
+                placed = self.anchor.resolve(self.key, rank, qid, doc, start, end, text, path,
+                                             line)
+                if placed is None:  # unplaced, and --unplaced drop
+                    continue
+                doc, start, end = placed
             if doc is None:
                 raise InputError(f"{self.key}[{rank}]: missing 'doc_id'", path, line)
-            if not isinstance(doc, str):
-                doc = parse_id(doc, path, line, f"{self.key}[{rank}].doc_id")
             self.doc.append(doc)
-            self.start.append(item.get("start"))
-            self.end.append(item.get("end"))
+            self.start.append(start)
+            self.end.append(end)
             self.score.append(item.get("score"))
             self.chunk.append(item.get("chunk_id"))
             self.sources.append(item.get("sources"))
-        self.line_of_span.extend([line] * len(raw))
+            kept += 1
+        self.line_of_span.extend([line] * kept)
         self.offsets.append(len(self.doc))
 
     def skip(self) -> None:
@@ -168,14 +188,16 @@ def _score_column(values: list[Any], cols: _Columns, path: str) -> np.ndarray:
     return out
 
 
-def read_span_run(path: str | os.PathLike[str]) -> SpanRun:
+def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None) -> SpanRun:
     """Read a span run (JSONL). Query ids must be unique; offsets ``0 <= start < end``;
-    scores, where given, finite. A row may carry ``retrieved_first_stage`` and ``latency_ms``."""
+    scores, where given, finite. A row may carry ``retrieved_first_stage`` and ``latency_ms``.
+    An item may carry its ``text``, with or without offsets: ``anchor`` checks it against the
+    corpus or places it there (``io.anchoring``); without ``anchor`` a text is refused."""
     name = str(path)
     data = read_bytes(path)
     text = decode_records(data, name)
-    main = _Columns("retrieved")
-    first = _Columns("retrieved_first_stage")
+    main = _Columns("retrieved", anchor)
+    first = _Columns("retrieved_first_stage", anchor)
     ids: list[str] = []
     lines: list[int] = []
     latency: list[float] = []
@@ -191,10 +213,10 @@ def read_span_run(path: str | os.PathLike[str]) -> SpanRun:
             raise InputError("missing 'retrieved'", name, line)
         ids.append(qid)
         lines.append(line)
-        main.add(obj["retrieved"], name, line)
+        main.add(obj["retrieved"], name, line, qid)
         if "retrieved_first_stage" in obj:
             any_first = True
-            first.add(obj["retrieved_first_stage"], name, line)
+            first.add(obj["retrieved_first_stage"], name, line, qid)
         else:
             first.skip()
         lat = obj.get("latency_ms")
@@ -215,4 +237,6 @@ def read_span_run(path: str | os.PathLike[str]) -> SpanRun:
         first_stage=first.finish(ids, name) if any_first else None,
         latency_ms=lat_arr if np.isfinite(lat_arr).any() else None,
         config=config,
+        placement=anchor.summary() if anchor is not None else None,
+        placement_records=anchor.records if anchor is not None else {},
     )

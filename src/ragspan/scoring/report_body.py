@@ -28,6 +28,8 @@ from ragspan.scoring.metrics.failures import LABELS, LEVERS, NOT_IN_POOL, Labels
 from ragspan.scoring.metrics.registry import format_name, parse_name
 from ragspan.scoring.span_scoring import SpanReport
 
+ANCHOR_SETTINGS = ("align", "on_ambiguous", "unplaced", "threshold")
+
 SCORE_KINDS = ("score.span", "score.doc")
 SUMMARY_TOLERANCE = 1e-9
 MAX_LISTED_IDS = 100
@@ -460,6 +462,13 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         parameters["relevance_level"] = doc.level
     if report.run.config is not None:
         parameters["run_config"] = report.run.config
+    placement = report.run.placement
+    if placement is not None:  # the run carried texts: how they were checked and placed
+        parameters["anchoring"] = {k: placement[k] for k in ANCHOR_SETTINGS}
+        records = report.run.placement_records
+        for row in rows:
+            if row["id"] in records:
+                row["placed"] = records[row["id"]]
     summary: dict[str, Any] = {
         "queries": len(report.evalset.queries),
         "queries_without_run_row": int((~report.in_run).sum()),
@@ -469,6 +478,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
             str(k): distribution(values[format_name("retrieved_chars", k)]) for k in report.ks
         },
     }
+    if placement is not None:
+        summary["placement"] = {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS}
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())

@@ -1,0 +1,126 @@
+"""Runs anchored by text: the retrieved items of a span run that carry their ``text``.
+
+An item ``{"doc_id", "start", "end", "text"}`` is checked: ``corpus[doc_id][start:end]`` must
+equal ``text`` (a mismatch is an InputError naming the query, the rank and both texts,
+unless ``align``, which places the text as if it had no offsets). An item without offsets
+(``{"doc_id"?, "text"}``) is placed (``io.placement``) in its ``doc_id``, else its query's
+scope document, else the whole corpus. A text that cannot be placed, or that has several
+equally good places, is an InputError, unless ``unplaced = "drop"`` (the item is left out:
+it retrieves nothing and the items after it move up one rank) or ``on_ambiguous = "first"``
+(the first place, in document order then offset, is taken). Every outcome is counted
+(``summary``) and every placed item recorded (``records``: per query, its rank, method and
+similarity), so nothing is decided silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragspan.base.errors import InputError, present
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import is_offset
+from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
+
+ON_AMBIGUOUS = ("error", "first")
+ON_UNPLACED = ("error", "drop")
+OUTCOMES = ("checked", "unchecked", "exact", "normalized", "fuzzy", "realigned",
+            "ambiguous_first", "dropped")
+
+
+@dataclass
+class Anchor:
+    """How a run's texts are checked and placed, and what happened to each (``counts``,
+    ``records``). ``corpus`` None: texts with offsets are counted ``unchecked``, texts without
+    offsets are refused."""
+
+    corpus: Corpus | None
+    scope_of: dict[str, str | None] = field(default_factory=dict)
+    align: bool = False
+    on_ambiguous: str = "error"
+    unplaced: str = "error"
+    threshold: float = DEFAULT_THRESHOLD
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _placer: Placer | None = None
+
+    def __post_init__(self) -> None:
+        if self.corpus is not None:
+            self._placer = Placer(self.corpus, self.threshold)
+
+    def resolve(self, key: str, rank: int, qid: str, doc: str | None, start: Any, end: Any,
+                text: Any, path: str, line: int) -> tuple[str, Any, Any] | None:
+        """Item ``rank`` (0-based) of field ``key`` of query ``qid``: its ``(doc_id, start,
+        end)``, checked or placed; None when it is dropped."""
+        where = f"query '{qid}': {key}[{rank}]"
+        if not isinstance(text, str):
+            raise InputError(f"{where}: 'text' must be a string", path, line)
+        has_offsets = start is not None or end is not None
+        if has_offsets and doc is None:
+            raise InputError(f"{where}: offsets need the item's 'doc_id'", path, line)
+        if self.corpus is None or self._placer is None:
+            if not has_offsets:
+                raise InputError(f"{where} gives its text but no offsets: give --corpus to "
+                                 "place the text", path, line)
+            self.counts["unchecked"] += 1
+            return present(doc, "the item's doc_id"), start, end
+        if doc is not None and doc not in self.corpus.documents:
+            raise InputError(f"{where} names doc_id '{doc}', absent from the corpus", path, line)
+        realign = False
+        if has_offsets:
+            doc = present(doc, "the item's doc_id")
+            if not (is_offset(start) and is_offset(end)):
+                return doc, start, end  # the reader names the bad offset
+            actual = self.corpus.text(doc)[start:end]
+            if actual == text and start < end:
+                self.counts["checked"] += 1
+                return doc, start, end
+            if not self.align:
+                raise InputError(
+                    f"{where}: the text does not match '{doc}' [{start}, {end}): the run has "
+                    f"{preview(text)}, the corpus has {preview(actual)} (give --align to "
+                    "place it by its text)", path, line)
+            realign = True
+        scope = self.scope_of.get(qid)
+        docs = [doc] if doc is not None else [scope] if scope is not None \
+            else sorted(self.corpus.documents)
+        inside = f"'{docs[0]}'" if len(docs) == 1 else f"the corpus ({len(docs)} documents)"
+        try:
+            placed = self._placer.place(text, docs, first=self.on_ambiguous == "first")
+        except Unplaced as exc:
+            if self.unplaced == "drop" and not exc.places:
+                self.counts["dropped"] += 1
+                self._record(qid, key, rank, None, realign)
+                return None
+            hint = ("--on-ambiguous first takes the first" if exc.places
+                    else "--unplaced drop scores it as retrieving nothing")
+            raise InputError(f"{where}: cannot place the text {preview(text)} in {inside}: "
+                             f"{exc.reason} ({hint})", path, line) from None
+        self.counts[placed.method] += 1
+        if placed.ambiguous:
+            self.counts["ambiguous_first"] += 1
+        if realign:
+            self.counts["realigned"] += 1
+        self._record(qid, key, rank, placed, realign)
+        return placed.doc_id, placed.start, placed.end
+
+    def _record(self, qid: str, key: str, rank: int, placed: Placed | None,
+                realign: bool) -> None:
+        rec: dict[str, Any] = {"field": key, "rank": rank + 1}
+        if placed is None:
+            rec["method"] = "dropped"
+        else:
+            rec.update(method=placed.method, similarity=placed.similarity,
+                       doc_id=placed.doc_id, start=placed.start, end=placed.end)
+            if placed.ambiguous:
+                rec["ambiguous_places"] = placed.ambiguous
+        if realign:
+            rec["realigned"] = True
+        self.records.setdefault(qid, []).append(rec)
+
+    def summary(self) -> dict[str, Any] | None:
+        """The counts, with the settings that decided them; None when no item had a text."""
+        if not any(self.counts.values()):
+            return None
+        return {**self.counts, "align": self.align, "on_ambiguous": self.on_ambiguous,
+                "unplaced": self.unplaced, "threshold": self.threshold}

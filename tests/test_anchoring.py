@@ -1,0 +1,319 @@
+"""Runs anchored by text: retrieved items that carry their text are checked against the corpus
+or placed in it (``io.placement``, ``io.anchoring``), never taken on trust.
+
+A run rewritten as text only must score exactly as the run with offsets (the bundled CUAD
+example and the shared CUAD contracts); rewritten the way extractors and loggers change text
+(whitespace collapsed, NFKC, line-break hyphenation) its complete grounding stays within
+0.5pt. Offsets that disagree with their text are refused unless ``--align``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_input_error, assert_valid_report, run_cli, shared, write_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "cuad"
+
+
+def read_texts(corpus: Path) -> dict[str, str]:
+    out = {}
+    with open(corpus, encoding="utf-8", newline="") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            if "id" in obj:
+                out[obj["id"]] = obj["text"]
+    return out
+
+
+def windows_run(evalset: Path, texts: dict[str, str], seed: int = 0) -> list[dict]:
+    """Per query: windows around its gold spans and seeded windows elsewhere in its document,
+    in a shuffled order (so that some queries fail complete grounding at small k)."""
+    rng = random.Random(seed)
+    rows = []
+    for line in evalset.read_text("utf-8").splitlines():
+        q = json.loads(line)
+        if "_header" in q:
+            continue
+        doc = q.get("doc_id") or q["gold_spans"][0]["doc_id"]
+        n = len(texts[doc])
+        items = []
+        for s in q["gold_spans"]:
+            start, end = (s[0], s[1]) if isinstance(s, list) else (s["start"], s["end"])
+            lo = max(0, start - rng.randint(0, 300))
+            hi = min(n, end + rng.randint(-min(40, end - start - 1), 300))
+            items.append({"doc_id": doc, "start": lo, "end": hi})
+        for _ in range(6):
+            lo = rng.randrange(0, max(1, n - 800))
+            items.append({"doc_id": doc, "start": lo, "end": min(n, lo + rng.randint(300, 800))})
+        rng.shuffle(items)
+        rows.append({"id": q["id"], "retrieved": items})
+    return rows
+
+
+def unique(texts: dict[str, str], item: dict) -> bool:
+    """Whether the item's text occurs once in its document (overlapping copies count)."""
+    doc = texts[item["doc_id"]]
+    piece = doc[item["start"]:item["end"]]
+    return doc.find(piece, doc.find(piece) + 1) == -1
+
+
+def as_text(rows: list[dict], texts: dict[str, str], change=lambda t: t, keep_doc=True,
+            keep_offsets=False) -> list[dict]:
+    out = []
+    for row in rows:
+        items = []
+        for s in row["retrieved"]:
+            item = {"doc_id": s["doc_id"]} if keep_doc else {}
+            if keep_offsets:
+                item.update(start=s["start"], end=s["end"])
+            item["text"] = change(texts[s["doc_id"]][s["start"]:s["end"]])
+            items.append(item)
+        out.append({"id": row["id"], "retrieved": items})
+    return out
+
+
+def mangle(text: str) -> str:
+    """What a PDF extractor or a logger does to a chunk: NFKC, whitespace runs collapsed, a
+    word now and then hyphenated across a line break."""
+    words = " ".join(unicodedata.normalize("NFKC", text).split()).split(" ")
+    for i in range(3, len(words), 11):
+        w = words[i]
+        if len(w) > 6 and w.isalpha():
+            words[i] = f"{w[:3]}-\n{w[3:]}"
+    return " ".join(words)
+
+
+def score(tmp: Path, evalset: Path, corpus: Path, run: list[dict], name: str, *extra: str):
+    path = write_jsonl(tmp / name, run)
+    res = run_cli("score", "--eval-set", evalset, "--run", path, "--corpus", corpus,
+                  "--k", "1", "--k", "3", "--k", "10", "--format", "json", *extra)
+    return res
+
+
+def metrics(res) -> dict[str, float]:
+    assert res.exit_code == 0, res.stderr
+    return res.json()["predicate"]["summary"]["metrics"]
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("anchor")
+    evalset, corpus = EXAMPLE / "eval.jsonl", EXAMPLE / "corpus.jsonl"
+    texts = read_texts(corpus)
+    rows = windows_run(evalset, texts)
+    return tmp, evalset, corpus, texts, rows, metrics(score(tmp, evalset, corpus, rows, "o.jsonl"))
+
+
+def test_text_only_scores_as_the_offsets(example):
+    tmp, evalset, corpus, texts, rows, original = example
+    for keep_doc in (True, False):  # without doc_id: placed in the query's scope document
+        res = score(tmp, evalset, corpus, as_text(rows, texts, keep_doc=keep_doc), "t.jsonl")
+        assert metrics(res) == original
+        assert_valid_report(res.json())
+        pred = res.json()["predicate"]
+        placement = pred["summary"]["placement"]
+        n = sum(len(r["retrieved"]) for r in rows)
+        assert placement["exact"] == n and placement["normalized"] == placement["fuzzy"] == 0
+        assert pred["parameters"]["anchoring"] == {"align": False, "on_ambiguous": "error",
+                                                   "unplaced": "error", "threshold": 0.9}
+        row = pred["details"]["queries"][0]
+        assert [p["rank"] for p in row["placed"]] == list(range(1, len(rows[0]["retrieved"]) + 1))
+        assert {p["method"] for p in row["placed"]} == {"exact"}
+
+
+def test_checked_offsets_score_as_before_and_are_counted(example):
+    tmp, evalset, corpus, texts, rows, original = example
+    res = score(tmp, evalset, corpus, as_text(rows, texts, keep_offsets=True), "c.jsonl")
+    assert metrics(res) == original
+    assert res.json()["predicate"]["summary"]["placement"]["checked"] == \
+        sum(len(r["retrieved"]) for r in rows)
+
+
+def test_mangled_text_keeps_complete_grounding_within_half_a_point(example):
+    tmp, evalset, corpus, texts, rows, original = example
+    res = score(tmp, evalset, corpus, as_text(rows, texts, mangle), "m.jsonl")
+    got = metrics(res)
+    for k in (1, 3, 10):
+        assert abs(got[f"complete_grounding@{k}"] - original[f"complete_grounding@{k}"]) <= 0.005
+    placement = res.json()["predicate"]["summary"]["placement"]
+    assert placement["normalized"] > 0.9 * sum(len(r["retrieved"]) for r in rows)
+
+
+def test_offsets_that_disagree_with_their_text_are_refused_unless_align(example):
+    tmp, evalset, corpus, texts, rows, _ = example
+    run = as_text(rows[:3], texts, keep_offsets=True)
+    item = run[1]["retrieved"][2]
+    item["start"], item["end"] = item["start"] + 100, item["end"] + 100  # page-relative, say
+    res = score(tmp, evalset, corpus, run, "bad.jsonl")
+    assert_input_error(res, "bad.jsonl:2", f"query '{run[1]['id']}': retrieved[2]",
+                       "the text does not match", "the run has '", "the corpus has '",
+                       "--align")
+    res = score(tmp, evalset, corpus, run, "bad.jsonl", "--align")
+    assert res.exit_code == 0, res.stderr
+    pred = res.json()["predicate"]
+    assert pred["summary"]["placement"]["realigned"] == 1
+    placed = [p for p in pred["details"]["queries"][1]["placed"] if p.get("realigned")]
+    assert placed[0]["start"] == item["start"] - 100 and placed[0]["end"] == item["end"] - 100
+
+
+def test_unplaced_and_ambiguous_texts(example, tmp_path):
+    _, evalset, corpus, texts, rows, _ = example
+    run = as_text(rows[:2], texts)
+    run[0]["retrieved"][1]["text"] = "a sentence that no contract in this corpus holds at all"
+    res = score(tmp_path, evalset, corpus, run, "u.jsonl")
+    assert_input_error(res, f"query '{run[0]['id']}': retrieved[1]", "cannot place the text",
+                       "--unplaced drop")
+    res = score(tmp_path, evalset, corpus, run, "u.jsonl", "--unplaced", "drop")
+    assert res.exit_code == 0, res.stderr
+    pred = res.json()["predicate"]
+    assert pred["summary"]["placement"]["dropped"] == 1
+    assert {"field": "retrieved", "rank": 2, "method": "dropped"} in \
+        pred["details"]["queries"][0]["placed"]
+    run = as_text(rows[:2], texts)
+    run[1]["retrieved"][0]["text"] = "the"  # everywhere
+    res = score(tmp_path, evalset, corpus, run, "a.jsonl")
+    assert_input_error(res, f"query '{run[1]['id']}': retrieved[0]", "occurs", "times",
+                       "--on-ambiguous first")
+    res = score(tmp_path, evalset, corpus, run, "a.jsonl", "--on-ambiguous", "first",
+                "--unplaced", "drop")  # drop never hides an ambiguity
+    assert res.exit_code == 0, res.stderr
+    assert res.json()["predicate"]["summary"]["placement"]["ambiguous_first"] == 1
+
+
+def test_text_without_offsets_needs_the_corpus(example, tmp_path):
+    _, evalset, _, texts, rows, _ = example
+    run = write_jsonl(tmp_path / "t.jsonl", as_text(rows[:1], texts))
+    res = run_cli("score", "--eval-set", evalset, "--run", run)
+    assert_input_error(res, "t.jsonl:1", "gives its text but no offsets", "--corpus")
+
+
+def test_unknown_document_and_non_string_text(example, tmp_path):
+    _, evalset, corpus, texts, rows, _ = example
+    run = as_text(rows[:1], texts)
+    run[0]["retrieved"][0]["doc_id"] = "nope"
+    assert_input_error(score(tmp_path, evalset, corpus, run, "n.jsonl"), "'nope'",
+                       "absent from the corpus")
+    run = as_text(rows[:1], texts)
+    run[0]["retrieved"][0]["text"] = 5
+    assert_input_error(score(tmp_path, evalset, corpus, run, "s.jsonl"),
+                       "'text' must be a string")
+
+
+def test_on_the_shared_cuad_contracts(tmp_path):
+    base = shared("cuad_dev")
+    spans = [json.loads(x) for x in (base / "clause_spans.jsonl").read_text("utf-8").splitlines()]
+    texts = {}
+    for path in sorted((base / "contracts").glob("*.txt")):
+        with open(path, encoding="utf-8", newline="") as fh:
+            texts[path.name] = fh.read()
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": d, "text": t} for d, t in texts.items()])
+    groups: dict = {}
+    for s in spans:
+        if s["unique"]:
+            groups.setdefault((s["doc_id"], s["category"]), []).append([s["start"], s["end"]])
+    rows = [{"id": f"q{i}", "query": cat, "doc_id": doc, "gold_spans": sp}
+            for i, ((doc, cat), sp) in enumerate(sorted(groups.items()))]
+    evalset = write_jsonl(tmp_path / "eval.jsonl", rows)
+    run = windows_run(evalset, texts, seed=1)
+    # a window of repeated boilerplate ("Confidential Information has been omitted ...") has
+    # no one place: text alone cannot say which copy was retrieved, and it is refused
+    repeated = [(r, s) for r in run for s in r["retrieved"] if not unique(texts, s)]
+    assert 0 < len(repeated) < 0.05 * sum(len(r["retrieved"]) for r in run)
+    one = [{"id": repeated[0][0]["id"], "retrieved": [repeated[0][1]]}]
+    assert_input_error(score(tmp_path, evalset, corpus, as_text(one, texts), "r.jsonl"),
+                       "occurs", "times")
+    run = [{"id": r["id"], "retrieved": [s for s in r["retrieved"] if unique(texts, s)]}
+           for r in run]
+    original = metrics(score(tmp_path, evalset, corpus, run, "o.jsonl"))
+    assert metrics(score(tmp_path, evalset, corpus, as_text(run, texts), "t.jsonl")) == original
+    got = metrics(score(tmp_path, evalset, corpus, as_text(run, texts, mangle), "m.jsonl"))
+    for k in (1, 3, 10):
+        assert abs(got[f"complete_grounding@{k}"] - original[f"complete_grounding@{k}"]) <= 0.005
+
+
+# --- the placement itself (``io.placement``) ---------------------------------------------
+
+def placer(**docs: str):
+    from ragspan.io.corpus import Corpus, Document
+    from ragspan.io.placement import Placer
+
+    return Placer(Corpus("c", "0" * 64, {d: Document(d, t) for d, t in docs.items()}))
+
+
+@pytest.mark.parametrize("doc, needle, expect, method", [
+    ("The Licensee shall pay royalties.", "shall pay", "shall pay", "exact"),
+    ("The Licensee shall\n   pay royalties.", "shall pay royalties", "shall\n   pay royalties",
+     "normalized"),
+    ("under this agree-\nment the parties", "this agreement", "this agree-\nment", "normalized"),
+    ("the \ufb01nal payment", "final payment", "\ufb01nal payment", "normalized"),
+    ("the \u201cLicensed Product\u201d means", '"Licensed Product"',
+     "\u201cLicensed Product\u201d", "normalized"),
+    ("term \u2014 five years", "term - five years", "term \u2014 five years", "normalized"),
+    ("co\u00adoperation of both", "cooperation of both", "co\u00adoperation of both",
+     "normalized"),
+    ("  padded text here  ", "  padded text here", "  padded text here", "exact"),
+    ("The Licensee shall pay all royalties due under this Agreement within thirty days.",
+     "Licensee shal pay all royaltes due under this Agreement", None, "fuzzy"),
+])
+def test_placement_methods_map_back_to_the_original(doc, needle, expect, method):
+    p = placer(d=doc + " and some unrelated words to pad it out a little further")
+    got = p.place(needle, ["d"])
+    assert got.method == method
+    text = p.corpus.text("d")[got.start:got.end]
+    if expect is not None:
+        assert text == expect
+    else:  # the alignment is as long as the text: its ends may be off by the edits
+        full = p.corpus.text("d").index("Licensee shall pay all royalties due under this Agreement")
+        assert abs(got.start - full) <= 2 and "shall pay all royalties due under this" in text
+        assert 0.9 <= got.similarity < 1.0
+
+
+def test_ambiguity_counts_overlapping_copies_and_first_takes_the_first():
+    from ragspan.io.placement import Unplaced
+
+    p = placer(a="aaaa", b="xx aaa yy")
+    with pytest.raises(Unplaced, match="occurs 3 times"):
+        p.place("aaa", ["a", "b"])
+    got = p.place("aaa", ["a", "b"], first=True)
+    assert (got.doc_id, got.start, got.end, got.ambiguous) == ("a", 0, 3, 3)
+
+
+def test_fuzzy_search_is_bounded():
+    from ragspan.io import placement
+
+    p = placer(d="x" * 100)
+    old = placement.MAX_FUZZY_CHARS
+    placement.MAX_FUZZY_CHARS = 50
+    try:
+        with pytest.raises(placement.Unplaced, match="past its bound of 50"):
+            p.place("nothing like it", ["d"])
+    finally:
+        placement.MAX_FUZZY_CHARS = old
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_any_unique_slice_is_placed_where_it_was_cut(seed):
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "gamma\n", "delta  ", "\u201cquote\u201d", "e\ufb03cient", "x-\ny"]
+    doc = " ".join(rng.choice(words) + str(rng.randrange(10_000)) for _ in range(200))
+    p = placer(d=doc)
+    lo = rng.randrange(0, len(doc) - 60)
+    hi = lo + rng.randint(20, 60)
+    piece = doc[lo:hi]
+    if doc.find(piece, doc.find(piece) + 1) != -1:
+        pytest.skip("the slice repeats")
+    got = p.place(piece, ["d"])
+    assert (got.start, got.end, got.method) == (lo, hi, "exact")
+    # NFKC and runs of spaces collapsed (a line break is kept: "x-\ny" joined is "xy", and
+    # "x- y" is another text)
+    got = p.place(re.sub(" +", " ", unicodedata.normalize("NFKC", piece)), ["d"])
+    assert got.method in ("exact", "normalized", "fuzzy")
+    assert lo - 2 <= got.start and got.end <= hi + 2  # the trimmed ends at most
