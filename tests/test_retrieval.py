@@ -219,6 +219,10 @@ def inf_score(query):
 
 def factory():
     return spans
+
+def keyed(query):
+    return [{"contract": "d1", "start": 0, "end": 9}, {"contract": "d1", "start": 0, "end": 9},
+            {"contract": "d2", "start": 3, "end": 8}]
 '''
 
 
@@ -245,6 +249,19 @@ def test_user_callable(user_module, spec):
                   "--out", tmp / "timed.jsonl", "--record-latency")
     rows = [json.loads(x) for x in (tmp / "timed.jsonl").read_text().splitlines()][1:]
     assert all("latency_ms" in r for r in rows)
+
+
+def test_id_key_and_depth_for_user_retrievers(user_module):
+    tmp, corpus, evalset = user_module
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever",
+                  "my_retrievers:keyed", "--id-key", "contract", "--depth", "1",
+                  "--out", tmp / "run.jsonl")
+    assert res.exit_code == 0, res.stderr
+    rows = [json.loads(x) for x in (tmp / "run.jsonl").read_text().splitlines()][1:]
+    assert [r["retrieved"] for r in rows] == [[{"doc_id": "d1", "start": 0, "end": 9}]] * 2
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever",
+                  "my_retrievers:keyed", "--out", tmp / "run2.jsonl")
+    assert_input_error(res, "query 'q1': result 1 has no doc id")
 
 
 @pytest.mark.parametrize("spec, fragment", [
@@ -277,18 +294,60 @@ def test_langchain_retriever(small):
             return [Document(page_content=TEXTS[5][10:40], metadata={"source": "d5", "start_index": 10}),
                     Document(page_content=TEXTS[1][:15], metadata={"doc_id": "d1", "start_index": 0})]
 
-    rows = run_user_retriever(Splitter(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+    rows, placement = run_user_retriever(Splitter(), list(read_eval_set(evalset).queries),
+                                         read_corpus(corpus))
     assert rows[0]["retrieved"][:2] == [{"doc_id": "d5", "start": 10, "end": 40},
                                         {"doc_id": "d1", "start": 0, "end": 15}]
+    assert placement["checked"] == 4 and "placed" not in rows[0]  # texts checked, all match
 
     class NoStart(BaseRetriever):
         def _get_relevant_documents(self, query, *, run_manager=None):
-            return [Document(page_content="x", metadata={"source": "d5"})]
+            return [Document(page_content="no such text in d5", metadata={"source": "d5"})]
 
     from ragspan.base.errors import InputError
 
-    with pytest.raises(InputError, match="query 'q1'.*no character offsets"):
+    with pytest.raises(InputError, match="query 'q1'.*cannot place the text"):
         run_user_retriever(NoStart(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+
+
+def test_langchain_page_relative_start_index_is_placed_by_text(tmp_path):
+    """PyPDFLoader + RecursiveCharacterTextSplitter(add_start_index=True) give start_index
+    relative to the page: the span [100, 600) of a chunk whose text lies at [5100, 5600) would
+    be accepted today. The text decides: it is placed at [5100, 5600), recorded."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    from ragspan.io.corpus import read_corpus
+    from ragspan.io.evalset import read_eval_set
+    from ragspan.retrieval.user import run_user_retriever
+
+    rng = np.random.default_rng(0)
+    words = ["clause", "party", "term", "licence", "royalty", "notice", "breach", "cure"]
+    text = " ".join(f"{words[i]}{j}" for j, i in enumerate(rng.integers(0, 8, 1400)))
+    assert len(text) > 6000
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "contract.pdf", "text": text}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q1", "query": "royalty", "doc_id":
+                                                  "contract.pdf", "gold_spans": [[5100, 5600]]}])
+
+    class PageSplitter(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager=None):
+            return [Document(page_content=text[5100:5600], id="contract.pdf",
+                             metadata={"page": 5, "start_index": 100}),
+                    Document(page_content=text[5100:5600], id="contract.pdf",
+                             metadata={"page": 5, "start_index": 100}),  # a duplicate
+                    Document(page_content=text[0:300], metadata={"start_index": 0})]
+
+    rows, placement = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
+                                         read_corpus(corpus), depth=1)
+    assert rows[0]["retrieved"] == [{"doc_id": "contract.pdf", "start": 5100, "end": 5600}]
+    assert rows[0]["placed"][0] | {"similarity": 1.0} == {
+        "field": "retrieved", "rank": 1, "method": "exact", "similarity": 1.0,
+        "doc_id": "contract.pdf", "start": 5100, "end": 5600, "realigned": True}
+    assert placement["realigned"] == 3 and placement["checked"] == 0  # the third: no doc id
+    rows, _ = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
+                                 read_corpus(corpus))
+    assert [s["start"] for s in rows[0]["retrieved"]] == [5100, 0]  # first occurrence wins
 
 
 def test_llamaindex_retriever(small):
@@ -308,8 +367,10 @@ def test_llamaindex_retriever(small):
                             metadata={"doc_id": "d3"})
             return [NodeWithScore(node=node, score=0.5)]
 
-    rows = run_user_retriever(Nodes(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+    rows, placement = run_user_retriever(Nodes(), list(read_eval_set(evalset).queries),
+                                         read_corpus(corpus))
     assert rows[0]["retrieved"] == [{"doc_id": "d3", "start": 4, "end": 20, "score": 0.5}]
+    assert placement["checked"] == 2  # one per query, its text checked
 
 
 @pytest.mark.slow

@@ -31,7 +31,8 @@ def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         retriever: str | None = None, chunks_out: str | None = None,
         cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
-        qdrant_url: str | None = None, depth: int | None = None, strict_cache: bool = False,
+        qdrant_url: str | None = None, depth: int | None = None, id_key: str | None = None,
+        strict_cache: bool = False,
         record_latency: bool = False, progress: bool | None = None) -> CommandResult:
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
     writes together with the report or not at all."""
@@ -47,6 +48,9 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         raise UsageError("give exactly one of --config (a pipeline) or --retriever (your own)")
     if chunks_out and retriever:
         raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
+    if id_key and config:
+        raise UsageError("--id-key names the doc id key of --retriever's results: a pipeline's "
+                         "chunks carry their doc ids")
     t0 = time.perf_counter()
     bar = Progress(progress)
     corp = read_corpus(corpus)
@@ -112,7 +116,9 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         from ragspan.retrieval.user import load_retriever, run_user_retriever
 
         obj = load_retriever(present(retriever, "--retriever"))
-        rows = run_user_retriever(obj, queries, corp, bar)
+        rows, placement = run_user_retriever(obj, queries, corp, bar, depth, id_key)
+        if placement:
+            summary["placement"] = placement
         header["retriever"] = retriever
         parameters = {"retriever": retriever}
     summary["latency_ms"] = latency_summary(rows)

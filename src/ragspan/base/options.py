@@ -263,8 +263,12 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
     Option("qdrant-path", "str", None, "Dense search in a local on-disk Qdrant store.",
            nullable=True),
     Option("qdrant-url", "str", None, "Dense search on a Qdrant server.", nullable=True),
-    Option("depth", "int", None, "Override the config's depth (results per query).", low=1,
+    Option("depth", "int", None, "Override the config's depth (results per query); with "
+           "--retriever, keep each query's first depth distinct results.", low=1,
            high=MAX_DEPTH, nullable=True),
+    Option("id-key", "str", None, "With --retriever: the metadata (or result) key that holds "
+           "the doc id (default doc_id, source, id, then Document.id / ref_doc_id / node_id).",
+           nullable=True),
     Option("strict-cache", "bool", False, "An unusable embedding cache shard (another "
            "model's, changed, truncated, non-finite) is an error, not a warning."),
     Option("record-latency", "bool", False, "Write each query's latency into the run (it "

@@ -49,15 +49,18 @@ class Anchor:
             self._placer = Placer(self.corpus, self.threshold)
 
     def resolve(self, key: str, rank: int, qid: str, doc: str | None, start: Any, end: Any,
-                text: Any, path: str, line: int) -> tuple[str, Any, Any] | None:
+                text: Any, path: str | None, line: int | None) -> tuple[str, Any, Any] | None:
         """Item ``rank`` (0-based) of field ``key`` of query ``qid``: its ``(doc_id, start,
         end)``, checked or placed; None when it is dropped."""
         where = f"query '{qid}': {key}[{rank}]"
         if not isinstance(text, str):
             raise InputError(f"{where}: 'text' must be a string", path, line)
         has_offsets = start is not None or end is not None
+        realign = False
         if has_offsets and doc is None:
-            raise InputError(f"{where}: offsets need the item's 'doc_id'", path, line)
+            if not self.align or self.corpus is None:
+                raise InputError(f"{where}: offsets need the item's 'doc_id'", path, line)
+            has_offsets, realign = False, True  # offsets into an unnamed text: placed by text
         if self.corpus is None or self._placer is None:
             if not has_offsets:
                 raise InputError(f"{where} gives its text but no offsets: give --corpus to "
@@ -66,7 +69,6 @@ class Anchor:
             return present(doc, "the item's doc_id"), start, end
         if doc is not None and doc not in self.corpus.documents:
             raise InputError(f"{where} names doc_id '{doc}', absent from the corpus", path, line)
-        realign = False
         if has_offsets:
             doc = present(doc, "the item's doc_id")
             if not (is_offset(start) and is_offset(end)):
