@@ -380,7 +380,7 @@ def adapt(report: str | None, fmt: str, **kwargs: Any) -> None:
 
 @cli.group("import")
 def import_group() -> None:
-    """Import a public benchmark (CUAD, LegalBench-RAG, BEIR) as an eval set."""
+    """Import a public benchmark (CUAD, LegalBench-RAG, BEIR, Chroma) as an eval set."""
 
 
 @import_group.command("cuad")
@@ -437,6 +437,20 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
     from ragspan.app import import_benchmark as command
 
     emit(command.run("beir", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@import_group.command("chroma")
+@click.option("--root", required=True, type=str,
+              help="Folder with questions_df.csv and corpora/<corpus_id>.md.")
+@output_options
+@common_options
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
+def import_chroma(report: str | None, fmt: str, out: str, corpus_out: str | None,
+                  **opts: Any) -> None:
+    """Chroma's chunking evaluation: questions with references, every one checked."""
+    from ragspan.app import import_benchmark as command
+
+    emit(command.run("chroma", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
 
 @cli.command()

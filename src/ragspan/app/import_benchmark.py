@@ -1,4 +1,4 @@
-"""``ragspan import cuad|legalbench-rag|beir``: a public benchmark as an eval set."""
+"""``ragspan import cuad|legalbench-rag|beir|chroma``: a public benchmark as an eval set."""
 
 from __future__ import annotations
 
@@ -44,6 +44,12 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
         inputs = [input_ref("benchmark", f"{opts['root']}/benchmarks/{s}.json")
                   for s in build.header["subsets"]]
         params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"]}
+    elif source == "chroma":
+        from ragspan.evalsets.importers.chroma import import_chroma
+
+        build = import_chroma(opts["root"])
+        inputs = [input_ref("questions", f"{opts['root']}/questions_df.csv")]
+        params = {}
     else:
         from ragspan.evalsets.importers.beir import import_beir
 
