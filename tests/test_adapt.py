@@ -87,6 +87,11 @@ def test_normalize_whitespace_spans_point_at_original_text(tmp_path, docs):
     ({"gold_texts": ["The Supplier"], "gold_spans": [[0, 1]], "doc_id": "a"}, ["exactly one of"]),
     ({"expected": ["Goods"], "match": "some", "doc_id": "a"}, ["'match'"]),
     ({"gold_texts": [], "doc_id": "a"}, ["non-empty list"]),
+    ({"expected": ["Goods", "invoice"], "expected_sources": ["a"]},
+     ["'expected_sources' must list the document of each of the 2"]),
+    ({"expected": ["may terminate"], "expected_sources": ["sub/b"]}, ["found 2 times"]),
+    ({"expected": ["Goods"], "expected_sources": ["a"], "tags": {"kind": "x"}, "kind": 1},
+     ["field 'kind' is also a tag"]),
 ])
 def test_bad_rows(tmp_path, docs, row, fragments):
     res = adapt(tmp_path, docs, [{"id": "q1", "query": "?", **row}])
@@ -143,3 +148,31 @@ def test_pdf_without_text_is_named(tmp_path, docs):
         writer.write(fh)
     res = adapt(tmp_path, docs, [{"id": "q", "query": "?", "doc_id": "a", "gold_texts": ["Goods"]}])
     assert_input_error(res, "scan.pdf", "no extractable text")
+
+
+def test_planted_facts_and_unknown_fields_kept_as_tags(tmp_path, docs):
+    """A planted-fact gold set: each expected string located once in its named document; the
+    fields an eval set has no place for are kept as tags (nested ones flattened), and the
+    report says which."""
+    res = adapt(tmp_path, docs, [
+        {"id": "f1", "question": "Deliver and pay?", "expected": ["deliver the Goods", "thirty days"],
+         "expected_sources": ["a.txt", "a.txt"], "match": "all",
+         "dimensions": {"requires_crossref": True, "hops": 2, "where": {"page": None}},
+         "verification": "manual"},
+        {"id": "f2", "query": "Notice?", "expected": ["on notice"], "expected_sources": ["sub/b.md"],
+         "match": "any", "clause_type": "termination", "tags": {"owner": "legal"}},
+    ])
+    assert res.exit_code == 0, res.stderr
+    rows = read_rows(tmp_path / "eval.jsonl")[1:]
+    assert rows[0]["query"] == "Deliver and pay?"
+    assert [(s["doc_id"], s["text"]) for s in rows[0]["gold_spans"]] == [
+        ("a", "deliver the Goods"), ("a", "thirty days")]
+    assert rows[0]["tags"] == {"dimensions.requires_crossref": "true", "dimensions.hops": "2",
+                               "dimensions.where.page": "null", "verification": "manual"}
+    assert rows[1]["match"] == "any"
+    assert rows[1]["tags"] == {"owner": "legal", "clause_type": "termination"}
+    kept = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]["kept_as_tags"]
+    assert kept == {"clause_type": 1, "dimensions.hops": 1, "dimensions.requires_crossref": 1,
+                    "dimensions.where.page": 1, "verification": 1}
+    val = run_cli("validate", "--eval-set", tmp_path / "eval.jsonl", "--corpus", tmp_path / "corpus.jsonl")
+    assert val.exit_code == 0, val.stdout

@@ -6,7 +6,14 @@ A query row gives its gold evidence one of three ways (docs/datasets.md):
 - ``gold_texts``: answer texts, each located exactly once in its document (zero or several
   occurrences is an error naming the document, the text and the count);
 - ``expected`` + ``match`` (``any``/``all``): answer-bearing substrings located the same way;
-  ``any`` means one grounded substring suffices.
+  ``any`` means one grounded substring suffices. ``expected_sources`` (a planted-fact gold
+  set) names the document of each expected string, in the same order.
+
+A field the eval set has no place for (``clause_type``, ``dimensions``, ``verification``) is
+kept as a tag, never dropped: nested objects flattened with dots
+(``dimensions.requires_crossref``), values written as strings (JSON for numbers, booleans,
+null and lists); the report says which fields were kept. ``question`` is read as ``query``
+where a row has no ``query``.
 
 The eval set's ``_header`` records the extractor and the sha256 of every document text the
 offsets were made on, so ``ragspan validate`` can tell when a document changed underneath.
@@ -30,6 +37,24 @@ from ragspan.io.writers import span_json
 DEFAULT_MAX_DOCS = 10_000
 DEFAULT_MAX_BYTES = 2_000_000_000
 PASSTHROUGH = ("tags", "filters", "relevant_ids", "relevance")
+KNOWN = ("id", "query", "question", "doc_id", "gold_spans", "gold_texts", "expected",
+         "expected_sources", "match", *PASSTHROUGH)
+
+
+def flatten_tags(obj: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"dimensions": {"requires_crossref": True}}`` -> ``{"dimensions.requires_crossref":
+    "true"}``: nested objects joined with dots, a string as is, any other value as JSON."""
+    import json
+
+    out: dict[str, str] = {}
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten_tags(value, f"{name}."))
+        else:
+            out[name] = value if isinstance(value, str) else json.dumps(
+                value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return out
 
 
 def provenance(corpus: Corpus, source: str, **extra: Any) -> dict[str, Any]:
@@ -91,12 +116,12 @@ def _texts(obj: dict[str, Any], key: str, path: str, line: int) -> list[tuple[An
 
 
 def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
-              normalize_whitespace: bool, counts: dict[str, int]) -> dict[str, Any]:
+              normalize_whitespace: bool, counts: dict[str, Any]) -> dict[str, Any]:
     """Turn one query row into an eval-set row whose every span slices back to its text."""
     qid = parse_id(obj.get("id"), path, line)
-    query = obj.get("query")
+    query = obj.get("query", obj.get("question"))
     if not isinstance(query, str) or not query.strip():
-        raise InputError("'query' must be a non-empty string", path, line)
+        raise InputError("'query' (or 'question') must be a non-empty string", path, line)
     scope = resolve_doc(corpus, obj["doc_id"], path, line, "doc_id") if "doc_id" in obj else None
     ways = [k for k in ("gold_spans", "gold_texts", "expected") if k in obj]
     if len(ways) != 1:
@@ -131,7 +156,15 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
                                  f"[{start}, {end})", path, line)
             spans.append(span_json(doc_id, start, end, text[start:end]))
     else:
-        for doc_raw, needle in _texts(obj, way, path, line):
+        texts = _texts(obj, way, path, line)
+        if "expected_sources" in obj:
+            sources = obj["expected_sources"]
+            if way != "expected" or not isinstance(sources, list) or len(sources) != len(texts):
+                raise InputError(f"'expected_sources' must list the document of each of the "
+                                 f"{len(texts)} 'expected' strings", path, line)
+            texts = [(src if doc is None else doc, needle)
+                     for (doc, needle), src in zip(texts, sources)]
+        for doc_raw, needle in texts:
             if doc_raw is None and scope is None:
                 raise InputError(f"'{way}' needs the row's 'doc_id' (or per-text doc_id)", path, line)
             doc_id = (present(scope, "the row's scope") if doc_raw is None
@@ -155,6 +188,16 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
             row[key] = obj[key]
     if "tags" in row:
         parse_tags(row["tags"], path, line)
+    extra = {k: v for k, v in obj.items() if k not in KNOWN}
+    if extra:
+        kept = flatten_tags(extra)
+        clash = sorted(set(kept) & set(row.get("tags", {})))
+        if clash:
+            raise InputError(f"field '{clash[0]}' is also a tag: rename one", path, line)
+        row["tags"] = {**row.get("tags", {}), **kept}
+        counts.setdefault("kept_as_tags", {})
+        for key in kept:
+            counts["kept_as_tags"][key] = counts["kept_as_tags"].get(key, 0) + 1
     return row
 
 
@@ -168,8 +211,8 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     corpus = read_corpus(docs, max_records=max_docs, pdf_cap=pdf_cap)
     qpath = str(queries)
     qtext = decode_records(read_bytes(queries), qpath)
-    counts = {"spans": 0, "duplicate_spans": 0, "via_gold_spans": 0, "via_gold_texts": 0,
-              "via_expected": 0}
+    counts: dict[str, Any] = {"spans": 0, "duplicate_spans": 0, "via_gold_spans": 0,
+                              "via_gold_texts": 0, "via_expected": 0}
     rows: list[dict[str, Any]] = []
     seen: dict[Any, Any] = {}
     for line, obj in iter_json_records(qtext, qpath):
