@@ -45,6 +45,15 @@ def ws(tmp_path: Path) -> dict[str, Path]:
     config = tmp_path / "bm25.toml"
     config.write_text('name = "bm25"\ndepth = 3\n[chunker]\nkind = "fixed"\nsize = 400\n'
                       '[sparse]\nbackend = "rank-bm25"\n', encoding="utf-8")
+    ragas = write_jsonl(tmp_path / "ragas.jsonl", [
+        {"user_input": "Which law?", "reference_contexts": ["the law of Delaware"],
+         "retrieved_contexts": ["Payment is due.", "The governing law"]}])
+    chroma = tmp_path / "chroma"
+    (chroma / "corpora").mkdir(parents=True)
+    (chroma / "corpora" / "a.md").write_text("The governing law is Delaware.", encoding="utf-8")
+    (chroma / "questions_df.csv").write_text(
+        'question,references,corpus_id\nWhich law?,"[{""content"": ""Delaware"", '
+        '""start_index"": 21, ""end_index"": 29}]",a\n', encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
     return {
@@ -52,7 +61,7 @@ def ws(tmp_path: Path) -> dict[str, Path]:
         "corpus": tmp_path / "corpus.jsonl", "run": tmp_path / "run-baseline.jsonl",
         "base": tmp_path / "baseline.json", "cand": tmp_path / "candidate-fail.json",
         "docs": docs, "queries": queries, "trec": trec, "qrels": qrels, "beir": beir,
-        "config": config,
+        "config": config, "ragas": ragas, "chroma": chroma,
     }
 
 
@@ -75,6 +84,13 @@ COMMANDS: dict[str, tuple[list[str], tuple[str, ...], tuple[str, ...]]] = {
     "import-beir": (["import", "beir", "--root", "{beir}", "--out", "{out}/e.jsonl",
                      "--corpus-out", "{out}/c.jsonl", "--report", "{out}/r.json"],
                     ("--root",), ("--out", "--corpus-out", "--report")),
+    "import-ragas": (["import", "ragas", "--rows", "{ragas}", "--corpus", "{docs}",
+                      "--out", "{out}/e.jsonl", "--run-out", "{out}/run.jsonl",
+                      "--report", "{out}/r.json"],
+                     ("--rows", "--corpus"), ("--out", "--run-out", "--report")),
+    "import-chroma": (["import", "chroma", "--root", "{chroma}", "--out", "{out}/e.jsonl",
+                       "--corpus-out", "{out}/c.jsonl", "--report", "{out}/r.json"],
+                      ("--root",), ("--out", "--corpus-out", "--report")),
     "run-retriever": (["run-retriever", "--corpus", "{corpus}", "--eval-set", "{eval}",
                        "--config", "{config}", "--no-cache", "--out", "{out}/run.jsonl",
                        "--chunks-out", "{out}/chunks.jsonl", "--report", "{out}/r.json"],

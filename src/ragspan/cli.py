@@ -439,6 +439,29 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
     emit(command.run("beir", out=out, corpus_out=corpus_out, **opts), report, fmt)
 
 
+@import_group.command("ragas")
+@click.option("--rows", required=True, type=str,
+              help="Ragas-style rows (JSONL or JSON array): user_input, reference_contexts, "
+                   "retrieved_contexts[, reference].")
+@click.option("--corpus", required=True, type=str,
+              help="The corpus the contexts come from (JSONL or directory).")
+@click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")
+@click.option("--run-out", required=True, type=str, help="Span run to write (JSONL).")
+@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
+              show_default=True, help="A context with several equally good places.")
+@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
+              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
+@common_options
+@guard(inputs=("rows", "corpus"), outputs=("out", "run_out", "report"))
+def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
+    """Ragas rows: reference contexts placed as gold spans, retrieved contexts as a run."""
+    from ragspan.app import import_benchmark as command
+
+    emit(command.run("ragas", out=out, corpus_out=None, **opts), report, fmt)
+
+
 @import_group.command("chroma")
 @click.option("--root", required=True, type=str,
               help="Folder with questions_df.csv and corpora/<corpus_id>.md.")

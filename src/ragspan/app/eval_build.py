@@ -11,21 +11,26 @@ log = logging.getLogger("ragspan")
 
 
 def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
-                 inputs: list[Any], parameters: dict[str, Any]) -> CommandResult:
+                 inputs: list[Any], parameters: dict[str, Any],
+                 extra: dict[str, tuple[str, str]] | None = None) -> CommandResult:
     """The report of ``build`` (an ``evalsets.build.EvalBuild``) with its files (eval set at
-    ``out``, corpus at ``corpus_out``), to be written together with the report or not at
-    all; None parameters are left out."""
+    ``out``, corpus at ``corpus_out``, and ``extra``: path -> (role, text), such as a run),
+    to be written together with the report or not at all; None parameters are left out."""
     from ragspan.base.records import InputRef
     from ragspan.evalsets.build import build_files, sha256_of
     from ragspan.report.envelope import statement
 
     files = build_files(build, out, corpus_out)
+    for path, (_, text) in (extra or {}).items():
+        files[path] = text
     log.info("writing %s (%d queries)%s", out, len(build.rows),
              f" and {corpus_out} ({len(build.documents)} documents)" if corpus_out else "")
     digests = sha256_of(files)
     subject = [InputRef("eval_set", out, digests[out])]
     if corpus_out:
         subject.append(InputRef("corpus", corpus_out, digests[corpus_out]))
+    for path, (role, _) in (extra or {}).items():
+        subject.append(InputRef(role, path, digests[path]))
     summary = {"queries": len(build.rows), "documents": len(build.documents), **build.counts}
     doc = statement(kind=kind, subject=subject, inputs=inputs,
                     parameters={k: v for k, v in parameters.items() if v is not None},

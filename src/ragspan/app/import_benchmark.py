@@ -1,4 +1,4 @@
-"""``ragspan import cuad|legalbench-rag|beir|chroma``: a public benchmark as an eval set."""
+"""``ragspan import cuad|legalbench-rag|beir|chroma|ragas``: a public benchmark as an eval set."""
 
 from __future__ import annotations
 
@@ -44,6 +44,21 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
         inputs = [input_ref("benchmark", f"{opts['root']}/benchmarks/{s}.json")
                   for s in build.header["subsets"]]
         params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"]}
+    elif source == "ragas":
+        from ragspan.base.records import InputRef
+        from ragspan.evalsets.importers.ragas import import_ragas
+        from ragspan.io.corpus import read_corpus
+        from ragspan.io.writers import jsonl
+
+        corpus = read_corpus(opts["corpus"])
+        build, run_rows = import_ragas(opts["rows"], corpus, on_ambiguous=opts["on_ambiguous"],
+                                       threshold=opts["fuzzy_threshold"])
+        inputs = [input_ref("rows", opts["rows"]),
+                  InputRef("corpus", opts["corpus"], corpus.sha256)]
+        params = {"on_ambiguous": opts["on_ambiguous"], "threshold": opts["fuzzy_threshold"]}
+        return build_result("import", build, out=out, corpus_out=None, inputs=inputs,
+                            parameters={"source": source, **params},
+                            extra={opts["run_out"]: ("run", jsonl(run_rows))})
     elif source == "chroma":
         from ragspan.evalsets.importers.chroma import import_chroma
 
