@@ -203,7 +203,10 @@ def with_row(query, row):
     return [(row["doc_id"] or "d1", 0, 10)]
 
 def no_offsets(query):
-    return [{"doc_id": "d1"}]
+    return [{"doc_id": "d1"}, ("d2", 0, 5)]
+
+def ids_only(query):
+    return ["d3", ("d1", 0.5), "d3", {"doc_id": "d2"}]
 
 def outside(query):
     return [("d1", 0, 10_000)]
@@ -264,8 +267,38 @@ def test_id_key_and_depth_for_user_retrievers(user_module):
     assert_input_error(res, "query 'q1': result 1 has no doc id")
 
 
+def test_a_retriever_of_doc_ids_gives_a_doc_level_run(user_module):
+    """BEIR-style: doc ids alone give a doc-level run (first occurrence wins, then --depth),
+    as JSONL or TREC with its tag, limited to the judged queries with --qrels; it scores."""
+    tmp, corpus, evalset = user_module
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever",
+                  "my_retrievers:ids_only", "--out", tmp / "run.jsonl", "--report", tmp / "r.json")
+    assert res.exit_code == 0, res.stderr
+    rows = [json.loads(x) for x in (tmp / "run.jsonl").read_text().splitlines()]
+    assert rows == [{"id": "q1", "retrieved_ids": ["d3", "d1", "d2"]},
+                    {"id": "q2", "retrieved_ids": ["d3", "d1", "d2"]}]
+    assert json.loads((tmp / "r.json").read_text())["predicate"]["summary"]["level"] == "doc"
+    qrels = tmp / "qrels.trec"
+    qrels.write_text("q2 0 d1 1\n", encoding="utf-8")
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever",
+                  "my_retrievers:ids_only", "--qrels", qrels, "--to", "trec", "--tag", "mine",
+                  "--depth", "2", "--out", tmp / "run.trec")
+    assert res.exit_code == 0, res.stderr
+    assert (tmp / "run.trec").read_text() == "q2 Q0 d3 1 2 mine\nq2 Q0 d1 2 1 mine\n"
+    score = run_cli("score", "--qrels", qrels, "--run", tmp / "run.trec", "--k", "2",
+                    "--format", "json")
+    assert score.exit_code == 0, score.stderr
+    assert score.json()["predicate"]["summary"]["metrics"]["doc_recall@2"] == 1.0
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever",
+                  "my_retrievers:spans", "--to", "trec", "--out", tmp / "x.trec")
+    assert_input_error(res, "returned spans")
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever",
+                  "my_retrievers:ids_only", "--tag", "x", "--out", tmp / "y.jsonl")
+    assert res.exit_code == 2 and "--to trec" in res.stderr
+
+
 @pytest.mark.parametrize("spec, fragment", [
-    ("my_retrievers:no_offsets", "has no character offsets"),
+    ("my_retrievers:no_offsets", "result 1 is a doc id alone, while other results carry spans"),
     ("my_retrievers:outside", "is not inside 'd1'"),
     ("my_retrievers:unknown_doc", "'nope' is not a document"),
     ("my_retrievers:nan_score", "result 2 has the score nan"),
@@ -294,8 +327,8 @@ def test_langchain_retriever(small):
             return [Document(page_content=TEXTS[5][10:40], metadata={"source": "d5", "start_index": 10}),
                     Document(page_content=TEXTS[1][:15], metadata={"doc_id": "d1", "start_index": 0})]
 
-    rows, placement = run_user_retriever(Splitter(), list(read_eval_set(evalset).queries),
-                                         read_corpus(corpus))
+    res = run_user_retriever(Splitter(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+    rows, placement = res.rows, res.placement
     assert rows[0]["retrieved"][:2] == [{"doc_id": "d5", "start": 10, "end": 40},
                                         {"doc_id": "d1", "start": 0, "end": 15}]
     assert placement["checked"] == 4 and "placed" not in rows[0]  # texts checked, all match
@@ -338,15 +371,16 @@ def test_langchain_page_relative_start_index_is_placed_by_text(tmp_path):
                              metadata={"page": 5, "start_index": 100}),  # a duplicate
                     Document(page_content=text[0:300], metadata={"start_index": 0})]
 
-    rows, placement = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
-                                         read_corpus(corpus), depth=1)
+    res = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
+                             read_corpus(corpus), depth=1)
+    rows, placement = res.rows, res.placement
     assert rows[0]["retrieved"] == [{"doc_id": "contract.pdf", "start": 5100, "end": 5600}]
     assert rows[0]["placed"][0] | {"similarity": 1.0} == {
         "field": "retrieved", "rank": 1, "method": "exact", "similarity": 1.0,
         "doc_id": "contract.pdf", "start": 5100, "end": 5600, "realigned": True}
     assert placement["realigned"] == 3 and placement["checked"] == 0  # the third: no doc id
-    rows, _ = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
-                                 read_corpus(corpus))
+    rows = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
+                              read_corpus(corpus)).rows
     assert [s["start"] for s in rows[0]["retrieved"]] == [5100, 0]  # first occurrence wins
 
 
@@ -367,8 +401,8 @@ def test_llamaindex_retriever(small):
                             metadata={"doc_id": "d3"})
             return [NodeWithScore(node=node, score=0.5)]
 
-    rows, placement = run_user_retriever(Nodes(), list(read_eval_set(evalset).queries),
-                                         read_corpus(corpus))
+    res = run_user_retriever(Nodes(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+    rows, placement = res.rows, res.placement
     assert rows[0]["retrieved"] == [{"doc_id": "d3", "start": 4, "end": 20, "score": 0.5}]
     assert placement["checked"] == 2  # one per query, its text checked
 

@@ -511,7 +511,7 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 @run_retriever_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help=FORMAT_HELP)
 @common_options
-@guard(inputs=("corpus", "eval_set", "config", "qdrant_path"),
+@guard(inputs=("corpus", "eval_set", "config", "qdrant_path", "qrels"),
        outputs=("out", "chunks_out", "report"))
 def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Run a retrieval pipeline (or your retriever) over an eval set's queries -> span run."""

@@ -32,6 +32,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         retriever: str | None = None, chunks_out: str | None = None,
         cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
         qdrant_url: str | None = None, depth: int | None = None, id_key: str | None = None,
+        qrels: str | None = None, to: str | None = None, tag: str | None = None,
         strict_cache: bool = False,
         record_latency: bool = False, progress: bool | None = None) -> CommandResult:
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
@@ -51,16 +52,35 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     if id_key and config:
         raise UsageError("--id-key names the doc id key of --retriever's results: a pipeline's "
                          "chunks carry their doc ids")
+    if to and config:
+        raise UsageError("--to writes a doc-level run, which a --retriever returning doc ids "
+                         "alone gives: a pipeline writes a span run")
+    if tag is not None and to != "trec":
+        raise UsageError("--tag names the run of a TREC file: give it with --to trec")
     t0 = time.perf_counter()
     bar = Progress(progress)
     corp = read_corpus(corpus)
     evalset = read_eval_set(eval_set)
     queries = list(evalset.queries)
     inputs = [InputRef("corpus", corpus, corp.sha256), InputRef("eval_set", eval_set, evalset.sha256)]
+    judged_skip = 0
+    if qrels is not None:
+        from ragspan.io.qrels import read_qrels
+
+        judged = read_qrels(qrels)
+        inputs.append(InputRef("qrels", qrels, judged.sha256))
+        kept = [q for q in queries if q.id in judged.judgments]
+        judged_skip = len(queries) - len(kept)
+        if not kept:
+            raise InputError("no query of the eval set is judged in the qrels", qrels)
+        queries = kept
     summary: dict[str, Any] = {"queries": len(queries), "documents": len(corp)}
+    if qrels is not None:
+        summary["queries_not_judged"] = judged_skip
     header: dict[str, Any] = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256}
     outputs: dict[str, str] = {}
     notes: dict[str, Any] = {}
+    doc_latency: list[float] = []  # a doc-level user run's per-query times
     if config is not None:
         from ragspan.retrieval.config import load_config
         from ragspan.retrieval.embed import default_cache_dir
@@ -116,15 +136,29 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         from ragspan.retrieval.user import load_retriever, run_user_retriever
 
         obj = load_retriever(present(retriever, "--retriever"))
-        rows, placement = run_user_retriever(obj, queries, corp, bar, depth, id_key)
-        if placement:
-            summary["placement"] = placement
+        result = run_user_retriever(obj, queries, corp, bar, depth, id_key)
+        doc_latency = result.latency_ms if result.level == "doc" else []
+        if result.placement:
+            summary["placement"] = result.placement
         header["retriever"] = retriever
         parameters = {"retriever": retriever}
-    summary["latency_ms"] = latency_summary(rows)
+        if result.level == "doc":
+            from ragspan.io.docruns import write_doc_rows
+
+            fmt = to or "jsonl"
+            parameters.update(level="doc", format=fmt, **({"tag": tag} if tag else {}))
+            outputs[out] = write_doc_rows(result.doc_rows, fmt, tag or "ragspan")
+            summary["level"] = "doc"
+        elif to:
+            raise InputError(f"--to {to} writes a doc-level run, but '{retriever}' returned "
+                             "spans: leave --to out for a span run")
+        rows = result.rows
+    summary["latency_ms"] = latency_summary(rows or [{"latency_ms": round(x, 3)}
+                                                     for x in doc_latency])
     if not record_latency:  # a wall time in the run would change every digest downstream
         rows = [{k: v for k, v in row.items() if k != "latency_ms"} for row in rows]
-    outputs[out] = jsonl([{"_header": header}, *rows])
+    if out not in outputs:
+        outputs[out] = jsonl([{"_header": header}, *rows])
     elapsed = time.perf_counter() - t0
     summary["elapsed_s"] = round(elapsed, 3)
     log.info("%s chunks, %d queries, %.1f s -> %s",

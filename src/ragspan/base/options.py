@@ -269,6 +269,12 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
     Option("id-key", "str", None, "With --retriever: the metadata (or result) key that holds "
            "the doc id (default doc_id, source, id, then Document.id / ref_doc_id / node_id).",
            nullable=True),
+    Option("qrels", "str", None, "Run only the queries these judgments judge (TREC, BEIR TSV "
+           "or JSONL qrels).", nullable=True),
+    Option("to", "enum", None, "The format of a doc-level run (a --retriever returning doc "
+           "ids alone): jsonl (retrieved_ids) or trec.", choices=("jsonl", "trec"),
+           nullable=True),
+    Option("tag", "str", "ragspan", "The run tag of a TREC run (--to trec).", nullable=True),
     Option("strict-cache", "bool", False, "An unusable embedding cache shard (another "
            "model's, changed, truncated, non-finite) is an error, not a warning."),
     Option("record-latency", "bool", False, "Write each query's latency into the run (it "

@@ -511,27 +511,32 @@ def _json_row(obj: dict[str, Any], fmt: str, qid: str, name: str, line: int
 
 
 def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:
-    """Serialise a doc run. TREC output gets strictly decreasing scores when the run has none
-    (or has ties), so trec_eval reproduces the order exactly."""
-    per_query = run.per_query()
+    """Serialise a doc run (``write_doc_rows``)."""
+    rows, pos = [], 0
+    for q, docs in run.per_query().items():
+        rows.append((q, docs, run.score[pos: pos + len(docs)]))
+        pos += len(docs)
+    return write_doc_rows(rows, fmt, tag)
+
+
+def write_doc_rows(rows: list[tuple[str, list[str], np.ndarray]], fmt: str,
+                   tag: str = "ragspan") -> str:
+    """Serialise ranked ``(qid, doc ids, scores)`` rows (a score NaN where there is none) as
+    JSONL (``scores`` only when every one is finite) or TREC; TREC output gets strictly
+    decreasing scores when the row has none (or has ties), so trec_eval reproduces the order
+    exactly."""
     if fmt == "jsonl":
-        rows, pos = [], 0
-        for q, docs in per_query.items():
+        out = []
+        for q, docs, s in rows:
             row: dict[str, object] = {"id": q, "retrieved_ids": docs}
-            s = run.score[pos: pos + len(docs)]
-            pos += len(docs)
             if s.size and np.isfinite(s).all():
                 row["scores"] = s.tolist()
-            rows.append(json.dumps(row, ensure_ascii=False) + "\n")
-        return "".join(rows)
+            out.append(json.dumps(row, ensure_ascii=False) + "\n")
+        return "".join(out)
     if fmt != "trec":
         raise ValueError(f"cannot write a run as {fmt!r}")
     lines = []
-    scores = run.score
-    pos = 0
-    for q, docs in per_query.items():
-        s = scores[pos: pos + len(docs)]
-        pos += len(docs)
+    for q, docs, s in rows:
         keep = bool(np.isfinite(s).all()) and all(
             s[r] > s[r + 1] or (s[r] == s[r + 1] and docs[r] > docs[r + 1])
             for r in range(len(docs) - 1)

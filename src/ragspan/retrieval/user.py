@@ -29,6 +29,7 @@ import inspect
 import math
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ragspan.base.errors import InputError, UsageError
@@ -103,31 +104,52 @@ def _spans_from(obj: Any, query: EvalQuery, id_key: str | None = None) -> list[R
     result = obj(query.query, row) if takes_row else obj(query.query)
     out = []
     for item in result or []:
-        if isinstance(item, dict):
+        if isinstance(item, str):  # a doc id alone (BEIR-style)
+            out.append((item, None, None, None, None))
+        elif isinstance(item, dict):
             doc = item.get(id_key) if id_key else item.get("doc_id")
             out.append((doc, item.get("start"), item.get("end"), item.get("score"),
                         item.get("text")))
+        elif isinstance(item, (tuple, list)) and len(item) == 2:  # (doc_id, score)
+            out.append((item[0], None, None, item[1], None))
         elif isinstance(item, (tuple, list)) and len(item) in (3, 4):
             out.append((*item, None, None) if len(item) == 3 else (*item, None))
         else:
-            raise InputError(f"query '{query.id}': a result must be a dict or "
-                             f"(doc_id, start, end[, score]), got {type(item).__name__}")
+            raise InputError(f"query '{query.id}': a result must be a doc id, a dict, "
+                             f"(doc_id, score) or (doc_id, start, end[, score]), got "
+                             f"{type(item).__name__}")
     return out
+
+
+@dataclass
+class UserRun:
+    """What a user retriever returned for every query: span rows (``retrieved``), or, when
+    every result of every query was a doc id alone, doc rows ``(qid, doc ids, scores)``
+    (a score NaN where none was given); ``placement``: the text placement counts."""
+
+    level: str  # "span" or "doc"
+    rows: list[dict[str, Any]]
+    doc_rows: list[tuple[str, list[str], Any]]
+    placement: dict[str, Any]
+    latency_ms: list[float]  # per query, the retriever's wall time
+
+
+def _id_only(r: Raw) -> bool:
+    return r[1] is None and r[2] is None and r[4] is None
 
 
 def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
                        progress: Any = None, depth: int | None = None,
-                       id_key: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One run row per query, and the placement counts (``io.anchoring``; empty when no
-    result carried its text). A result's text is checked against the corpus at its offsets,
-    and placed by its text where they disagree (a page-relative ``start_index``) or are
-    missing (recorded in the row's ``placed``), never taken as is. The same span twice keeps
-    its first rank; ``depth`` then keeps the first ``depth``."""
+                       id_key: str | None = None) -> UserRun:
+    """Run ``obj`` on every query. A result's text is checked against the corpus at its
+    offsets, and placed by its text where they disagree (a page-relative ``start_index``) or
+    are missing (recorded in the row's ``placed``), never taken as is. The same span (or, at
+    doc level, the same document) twice keeps its first rank; ``depth`` then keeps the first
+    ``depth``. Results that are doc ids alone, for every query, give a doc-level run; ids
+    alone mixed with spans are an error naming the first."""
     from ragspan.io.anchoring import Anchor
 
-    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, align=True)
-    rows = []
-    lengths = corpus.lengths()
+    results = []
     for n, q in enumerate(queries, start=1):
         t0 = time.perf_counter()
         try:
@@ -137,44 +159,93 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
         except Exception as exc:  # the user's code failed: say where, not a traceback
             raise InputError(f"query '{q.id}': the retriever raised {type(exc).__name__}: "
                              f"{exc}") from None
-        latency = (time.perf_counter() - t0) * 1000.0
-        spans: list[dict[str, Any]] = []
-        seen: set[tuple[str, int, int]] = set()
-        for rank, (doc, start, end, score, text) in enumerate(raw, start=1):
+        results.append((q, raw, (time.perf_counter() - t0) * 1000.0))
+        if progress:
+            progress("querying", n, len(queries))
+    every = [r for _, raw, _ in results for r in raw]
+    if every and all(_id_only(r) for r in every):
+        return UserRun("doc", [], _doc_rows(results, corpus, depth, id_key), {},
+                       [lat for _, _, lat in results])
+    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, align=True)
+    rows = [_span_row(q, raw, latency, corpus, anchor, depth, id_key, bool(every))
+            for q, raw, latency in results]
+    return UserRun("span", rows, [], anchor.summary() or {}, [lat for _, _, lat in results])
+
+
+def _doc_rows(results: list[tuple[EvalQuery, list[Raw], float]], corpus: Corpus,
+              depth: int | None, id_key: str | None) -> list[tuple[str, list[str], Any]]:
+    import numpy as np
+
+    out = []
+    for q, raw, _ in results:
+        docs: list[str] = []
+        scores: list[float] = []
+        for rank, (doc, _s, _e, score, _t) in enumerate(raw, start=1):
             where = f"query '{q.id}': result {rank}"
-            if text is not None:
-                placed = anchor.resolve("retrieved", rank - 1, q.id,
-                                        None if doc is None else str(doc), start, end, text,
-                                        None, None)
-                if placed is not None:
-                    doc, start, end = placed
             if doc is None:
                 raise InputError(f"{where} has no doc id (metadata "
                                  f"{id_key or 'doc_id/source/id'})")
             doc = str(doc)
-            if doc not in lengths:
+            if doc not in corpus.documents:
                 raise InputError(f"{where}: '{doc}' is not a document of the corpus")
-            if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
-                raise InputError(f"{where} has no character offsets (start_index / "
-                                 f"start_char_idx) and no text to place")
-            if not 0 <= start < end <= lengths[doc]:
-                raise InputError(f"{where}: [{start}, {end}) is not inside '{doc}' "
-                                 f"({lengths[doc]} characters)")
-            if (doc, start, end) in seen:
-                continue  # the same span again: its first rank counts
-            seen.add((doc, start, end))
-            item: dict[str, Any] = {"doc_id": doc, "start": start, "end": end}
-            if isinstance(score, (int, float)) and not isinstance(score, bool):
-                if not math.isfinite(score):
-                    raise InputError(f"{where} has the score {score!r}: a score must be a "
-                                     "finite number (or absent)")
-                item["score"] = float(score)
-            spans.append(item)
-        row: dict[str, Any] = {"id": q.id, "retrieved": spans[:depth] if depth else spans,
-                               "latency_ms": round(latency, 3)}
-        if q.id in anchor.records:
-            row["placed"] = anchor.records[q.id]
-        rows.append(row)
-        if progress:
-            progress("querying", n, len(queries))
-    return rows, anchor.summary() or {}
+            if doc in docs:
+                continue  # the same document again: its first rank counts
+            docs.append(doc)
+            scores.append(_score(score, where) if score is not None else math.nan)
+        keep = docs[:depth] if depth else docs
+        out.append((q.id, keep, np.asarray(scores[:len(keep)], dtype=float)))
+    return out
+
+
+def _score(score: Any, where: str) -> float:
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise InputError(f"{where} has the score {score!r}: a score must be a finite number "
+                         "(or absent)")
+    if not math.isfinite(score):
+        raise InputError(f"{where} has the score {score!r}: a score must be a finite number "
+                         "(or absent)")
+    return float(score)
+
+
+def _span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, anchor: Any,
+              depth: int | None, id_key: str | None, mixed_possible: bool) -> dict[str, Any]:
+    lengths = corpus.lengths()
+    spans: list[dict[str, Any]] = []
+    seen: set[tuple[str, int, int]] = set()
+    for rank, (doc, start, end, score, text) in enumerate(raw, start=1):
+        where = f"query '{q.id}': result {rank}"
+        if _id_only((doc, start, end, score, text)) and mixed_possible:
+            raise InputError(f"{where} is a doc id alone, while other results carry spans: "
+                             "return spans (offsets or text) for every result, or doc ids "
+                             "alone for every result (a doc-level run)")
+        if text is not None:
+            placed = anchor.resolve("retrieved", rank - 1, q.id,
+                                    None if doc is None else str(doc), start, end, text,
+                                    None, None)
+            if placed is not None:
+                doc, start, end = placed
+        if doc is None:
+            raise InputError(f"{where} has no doc id (metadata "
+                             f"{id_key or 'doc_id/source/id'})")
+        doc = str(doc)
+        if doc not in lengths:
+            raise InputError(f"{where}: '{doc}' is not a document of the corpus")
+        if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
+            raise InputError(f"{where} has no character offsets (start_index / "
+                             f"start_char_idx) and no text to place")
+        if not 0 <= start < end <= lengths[doc]:
+            raise InputError(f"{where}: [{start}, {end}) is not inside '{doc}' "
+                             f"({lengths[doc]} characters)")
+        if (doc, start, end) in seen:
+            continue  # the same span again: its first rank counts
+        seen.add((doc, start, end))
+        item: dict[str, Any] = {"doc_id": doc, "start": start, "end": end}
+        if score is not None and not (isinstance(score, bool)
+                                      or not isinstance(score, (int, float))):
+            item["score"] = _score(score, where)
+        spans.append(item)
+    row: dict[str, Any] = {"id": q.id, "retrieved": spans[:depth] if depth else spans,
+                           "latency_ms": round(latency, 3)}
+    if q.id in anchor.records:
+        row["placed"] = anchor.records[q.id]
+    return row
