@@ -317,3 +317,17 @@ def test_any_unique_slice_is_placed_where_it_was_cut(seed):
     got = p.place(re.sub(" +", " ", unicodedata.normalize("NFKC", piece)), ["d"])
     assert got.method in ("exact", "normalized", "fuzzy")
     assert lo - 2 <= got.start and got.end <= hi + 2  # the trimmed ends at most
+
+
+def test_the_api_takes_the_same_settings_and_refuses_bad_ones(example):
+    import ragspan
+    from ragspan.base.errors import UsageError
+
+    _, evalset, corpus, texts, rows, original = example
+    run = as_text(rows, texts)
+    got = ragspan.score(evalset, run, corpus, k=(1, 3, 10))
+    assert got.report["predicate"]["summary"]["metrics"] == original
+    with pytest.raises(UsageError, match="on_ambiguous must be one of error, first"):
+        ragspan.score(evalset, run, corpus, on_ambiguous="frist")
+    with pytest.raises(UsageError, match=r"threshold must be a number in \(0, 1\]"):
+        ragspan.score(evalset, run, corpus, fuzzy_threshold=0)

@@ -80,9 +80,12 @@ def _typed(report: dict[str, Any], name: str) -> ScoreReport:
 def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
           k: Sequence[int] = (), tau: float = 0.5, chunks: Source | None = None,
           qrels: Source | None = None, relevance_level: int = 1,
-          judged_only: bool = False) -> Scored:
+          judged_only: bool = False, align: bool = False, on_ambiguous: str = "error",
+          unplaced: str = "error", fuzzy_threshold: float = 0.9) -> Scored:
     """``ragspan score``: ``run`` against ``eval_set`` (span level for a span run) or
     ``qrels`` (doc level); ``k`` defaults to 5 and 10, ``tau`` is the grounding threshold.
+    A run whose items carry their text is checked or placed in ``corpus`` as ``score
+    --align/--on-ambiguous/--unplaced/--fuzzy-threshold`` do (docs/formats.md).
     docs/api.md has a worked example on in-memory rows."""
     from ragspan.app import score as command
 
@@ -94,7 +97,9 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
         result = command.run(eval_set=paths["eval_set"], run=paths["run"] or "",
                              corpus=paths["corpus"], qrels=paths["qrels"], ks=tuple(k),
                              tau=tau, relevance_level=relevance_level,
-                             judged_only=judged_only, chunks=paths["chunks"])
+                             judged_only=judged_only, chunks=paths["chunks"],
+                             anchoring={"align": align, "on_ambiguous": on_ambiguous,
+                                        "unplaced": unplaced, "threshold": fuzzy_threshold})
         report = json.loads(json.dumps(result.report))
     return Scored(report, _typed(report, "score"))
 

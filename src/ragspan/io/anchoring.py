@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragspan.base.errors import InputError, present
+from ragspan.base.errors import InputError, UsageError, present
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import is_offset
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
@@ -45,6 +45,16 @@ class Anchor:
     _placer: Placer | None = None
 
     def __post_init__(self) -> None:
+        if self.on_ambiguous not in ON_AMBIGUOUS:
+            raise UsageError(f"on_ambiguous must be one of {', '.join(ON_AMBIGUOUS)}, got "
+                             f"{self.on_ambiguous!r}")
+        if self.unplaced not in ON_UNPLACED:
+            raise UsageError(f"unplaced must be one of {', '.join(ON_UNPLACED)}, got "
+                             f"{self.unplaced!r}")
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
+                or not 0 < self.threshold <= 1:
+            raise UsageError(f"the fuzzy threshold must be a number in (0, 1], got "
+                             f"{self.threshold!r}")
         if self.corpus is not None:
             self._placer = Placer(self.corpus, self.threshold)
 
