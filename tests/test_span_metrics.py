@@ -185,3 +185,64 @@ def test_threshold_is_inclusive_and_configurable():
         "complete_grounding@1"][0] == 1.0
     assert compute_span_report(evalset, run, None, (1,), 0.51).scores.values[
         "complete_grounding@1"][0] == 0.0
+
+
+def truncate_to_budget(ranked, budget):
+    """The definition, written out: results in rank order while their lengths (as returned,
+    repeats counted) fit the budget; the crossing one cut at the budget; later ones dropped."""
+    out, used, first = [], 0, {}
+    for d, s, e in ranked:
+        if used >= budget:
+            break
+        keep = min(e - s, budget - used)
+        # a repeat uses up its budget and counts once: it stands as its first occurrence
+        out.append(first.setdefault((d, s, e), (d, s, s + keep)))
+        used += e - s
+    return out
+
+
+def brute_budget(gold, ranked, budget, tau, match_any=False):
+    """Every span metric at a character budget, by character sets: the budget's results are
+    the truncated list; the count-based reference then applies to all of them, except that
+    precision divides by the results the budget reaches."""
+    cut = truncate_to_budget(ranked, budget)
+    out = brute(gold, cut, len(cut), tau, match_any) if cut else {
+        name: 0.0 for name in ("span_coverage", "span_recall", "complete_grounding",
+                               "char_precision", "char_recall", "char_precision_merged",
+                               "retrieved_chars", "hit_rate", "mrr", "precision")}
+    return out
+
+
+@pytest.mark.parametrize("budget", [1, 25, 60, 150, 400])
+def test_character_budgets_match_the_definition(budget):
+    """Truncation at the budget, overlapping results, results in other documents, exact
+    repeats (which use up budget), a budget smaller than the first result."""
+    from ragspan.scoring.metrics.registry import Chars
+
+    rng = random.Random(7 + budget)
+    cases = [make_case(rng) for _ in range(500)]
+    match_any = [rng.random() < 0.3 for _ in cases]
+    evalset, run = build(cases, match_any)
+    k = Chars(budget)
+    report = compute_span_report(evalset, run, None, (3, k), 0.5)
+    values = report.scores.values
+    for i, (gold, ranked) in enumerate(cases):
+        expected = brute_budget(gold, ranked, budget, 0.5, match_any[i])
+        for name, value in expected.items():
+            assert values[f"{name}@{budget}c"][i] == pytest.approx(value, abs=1e-12), (name, i)
+        assert values[f"retrieved_chars@{budget}c"][i] <= budget
+
+
+def test_a_budget_is_never_the_count_of_the_same_number():
+    from ragspan.scoring.metrics.registry import Chars, cutoff_json, parse_cutoff, parse_name
+
+    assert Chars(5) != 5 and 5 != Chars(5) and len({5, Chars(5)}) == 2  # noqa: SIM300
+    assert str(Chars(2000)) == "2000c" and f"{Chars(2000)}" == "2000c"
+    assert parse_cutoff("2000c") == Chars(2000) and parse_cutoff("7") == 7
+    assert cutoff_json(Chars(3)) == "3c" and cutoff_json(3) == 3
+    assert parse_name("complete_grounding@2000c").k == Chars(2000)
+    with pytest.raises(ValueError, match="span metrics only"):
+        parse_name("doc_ndcg@2000c")
+    for bad in ("0c", "c", "5cc", "-5", "2.5c", True):
+        with pytest.raises(ValueError):
+            parse_cutoff(bad)

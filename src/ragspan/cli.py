@@ -34,6 +34,23 @@ class FiniteFloatRange(click.FloatRange):
         return super().convert(number, param, ctx)
 
 
+class CutoffParam(click.ParamType):
+    """``--k``: a count of results in [1, MAX_K], or a character budget ``2000c`` in
+    [1, MAX_CHARS_CUTOFF] (span metrics)."""
+
+    name = "cutoff"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ragspan.app.score import parse_k
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_k(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
@@ -212,6 +229,13 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="Cutoff; repeat for several (default 5 and 10).")(func)
 
 
+def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--k", "ks", type=CutoffParam(), multiple=True, callback=_few_ks,
+                        help="Cutoff: a count of results (5) or, for span metrics, a "
+                             "character budget (2000c); repeat for several (default 5 and "
+                             "10).")(func)
+
+
 @cli.command()
 @click.option("--eval-set", "eval_set", type=str, help="Eval set (JSONL or JSON array).")
 @click.option("--run", "run", type=str, required=True, help="Run: span JSONL, doc JSONL or TREC.")
@@ -224,7 +248,7 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
               default="auto", show_default=True)
 @click.option("--run-format", type=click.Choice(["auto", "span", "trec", "jsonl"]),
               default="auto", show_default=True)
-@k_option
+@cutoff_option
 @click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
               default=0.5, show_default=True, help="tau: share of a gold span that must be covered.")
 @click.option("--relevance-level", type=click.IntRange(-1_000, 1_000), default=1,

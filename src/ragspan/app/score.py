@@ -16,6 +16,24 @@ __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
 log = logging.getLogger("ragspan")
 
 
+def parse_k(text: str) -> int:
+    """A ``--k`` value: a count of results in [1, MAX_K], or a character budget ``2000c``
+    (``registry.Chars``) in [1, MAX_CHARS_CUTOFF]; ValueError says what is wrong."""
+    from ragspan.base.options import MAX_CHARS_CUTOFF
+    from ragspan.scoring.metrics.registry import Chars, parse_cutoff
+
+    try:
+        k = parse_cutoff(text.strip())
+    except ValueError:
+        raise ValueError(f"expected a count (5) or a character budget (2000c), got {text!r}"
+                         ) from None
+    high = MAX_CHARS_CUTOFF if isinstance(k, Chars) else MAX_K
+    if int(k) > high:
+        raise ValueError(f"{text} is past the largest "
+                         f"{'character budget' if isinstance(k, Chars) else 'k'}, {high}")
+    return k
+
+
 def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str | None = None,
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
@@ -72,6 +90,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     from ragspan.io.files import read_head
     from ragspan.io.runs import read_span_run
     from ragspan.scoring.doc_scoring import evalset_judgments, score_doc_run, span_doc_projection
+    from ragspan.scoring.metrics.registry import Chars
     from ragspan.scoring.report_body import doc_body, span_body
     from ragspan.scoring.span_scoring import compute_span_report
 
@@ -105,7 +124,9 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     span_run = read_span_run(run, anchor)
     manifest = read_chunks(chunks) if chunks else None
     report = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
-    doc_view = span_doc_projection(report, ks, relevance_level, judged_only)
+    counts = [k for k in ks if not isinstance(k, Chars)]  # doc metrics are cut by count
+    doc_view = span_doc_projection(report, counts, relevance_level, judged_only) if counts \
+        else None
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",
         len(evalset.queries), int((~report.in_run).sum()), len(report.unmatched_run_ids),

@@ -135,6 +135,7 @@ MAX_GATE_SLICES = 16  # tag keys gated (each value of each is a family member)
 MAX_QUERIES = 10_000_000
 MAX_K = 10_000  # a cutoff (--k), and the number of results a run row may be cut at
 MAX_KS = 32  # cutoffs in one command
+MAX_CHARS_CUTOFF = 1_000_000_000  # a character budget (--k 2000c)
 MAX_DEPTH = 10_000  # results per query and candidates per retriever
 MAX_CHUNK_CHARS = 10_000_000
 MAX_BATCH = 100_000

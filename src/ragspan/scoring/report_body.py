@@ -25,7 +25,7 @@ from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.evalset import EvalSet, normalization_twins, twins_note
 from ragspan.scoring.doc_scoring import DocScores
 from ragspan.scoring.metrics.failures import LABELS, LEVERS, NOT_IN_POOL, Labels
-from ragspan.scoring.metrics.registry import format_name, parse_name
+from ragspan.scoring.metrics.registry import Chars, cutoff_json, format_name, parse_cutoff, parse_name
 from ragspan.scoring.span_scoring import SpanReport
 
 ANCHOR_SETTINGS = ("align", "on_ambiguous", "unplaced", "threshold")
@@ -81,7 +81,8 @@ class ScoreReport:
 
     @property
     def ks(self) -> list[int]:
-        return list(self.parameters["k"])
+        """The cutoffs, counts and character budgets (``registry.Chars``)."""
+        return [parse_cutoff(k) for k in self.parameters["k"]]
 
     def column(self, name: str) -> np.ndarray:
         return self.values[:, self.names.index(name)]
@@ -447,7 +448,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     metrics = {n: _mean(values[n]) for n in names}
     rows = _rows(report, values)
     parameters: dict[str, Any] = {
-        "k": list(report.ks),
+        "k": [cutoff_json(k) for k in report.ks],
         "grounding_threshold": report.tau,
         "level": "span",
         "first_stage": report.first_stage is not None,
@@ -491,9 +492,10 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         from ragspan.scoring.chunking import chunking_summary
 
         parameters["chunks"] = True
+        counts = tuple(k for k in report.ks if not isinstance(k, Chars))  # a ceiling per count
         summary["chunking"] = chunking_summary(
-            report.evalset, report.manifest, tuple(report.ks), report.tau,
-            {k: metrics[format_name("precision", k)] for k in report.ks})
+            report.evalset, report.manifest, counts, report.tau,
+            {k: metrics[format_name("precision", k)] for k in counts})
     if report.run.latency_ms is not None:
         lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
         summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),

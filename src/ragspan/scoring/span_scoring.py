@@ -13,7 +13,7 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.runs import SpanList, SpanRun
 from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failures, span_facts
-from ragspan.scoring.metrics.registry import SPAN_METRICS, format_name, parse_name
+from ragspan.scoring.metrics.registry import SPAN_METRICS, format_name, parse_name, sorted_cutoffs
 from ragspan.scoring.metrics.span import GoldColumns, RankedColumns, SpanScores, score_spans
 
 DEFAULT_KS = (5, 10)
@@ -188,7 +188,7 @@ def compute_span_report(
         check_against_corpus(evalset, run, corpus)
     if manifest is not None:
         check_manifest(manifest, run, corpus)
-    ks = tuple(sorted(set(ks)))
+    ks = sorted_cutoffs(ks)
     codes = DocCodes()
     gold = gold_columns(evalset, codes)
     row_to_query, unmatched = _map_rows(evalset, run.spans)
@@ -206,6 +206,6 @@ def compute_span_report(
     facts = span_facts(gold, ranked, None if manifest is None
                        else chunk_columns(manifest, codes))
     grounded = {k: scores.values[format_name("complete_grounding", k)] >= 1.0 for k in ks}
-    labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau)
+    labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau, scores.slots)
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
                       ranked, manifest)

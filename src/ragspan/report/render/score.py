@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragspan.report.render.text import Markdown, aligned, md_table, metric_grid, ordered_metrics
+from ragspan.scoring.metrics.registry import cutoff_key, parse_cutoff
 
 
 def table(doc: dict[str, Any]) -> str:
@@ -39,7 +40,7 @@ def _labels(summary: dict[str, Any]) -> tuple[list[str], list[list[str]], str] |
     found = summary.get("failure_labels")
     if not found:
         return None
-    ks = sorted(found["by_k"], key=int)
+    ks = sorted(found["by_k"], key=lambda k: cutoff_key(parse_cutoff(k)))
     body = [[label, lever, *[str(found["by_k"][k][label]) for k in ks]]
             for label, lever in found["levers"].items()]
     order = ["ceiling-bound", "chunk-severance", "retrieval-miss", "rank-miss",

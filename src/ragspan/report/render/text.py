@@ -101,10 +101,10 @@ def fmt_number(value: float, base: str) -> str:
 
 def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tuple[str, list[str]]]]:
     """Rows ``(metric base, cells)`` and the k columns, in first-seen metric order."""
-    from ragspan.scoring.metrics.registry import parse_name
+    from ragspan.scoring.metrics.registry import parse_name, sorted_cutoffs
 
     parsed = [parse_name(n) for n in summary_metrics]
-    ks: list[int] = sorted({p.k for p in parsed})
+    ks: list[int] = list(sorted_cutoffs(p.k for p in parsed))  # counts, then budgets
     bases: list[str] = []
     for p in parsed:
         base = p.column
@@ -122,12 +122,12 @@ def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tupl
 
 def ordered_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """Summary metrics ordered by the registry (complete grounding first), then by name."""
-    from ragspan.scoring.metrics.registry import METRICS, parse_name
+    from ragspan.scoring.metrics.registry import METRICS, cutoff_key, parse_name
 
     order = {name: i for i, name in enumerate(METRICS)}
 
-    def key(name: str) -> tuple[bool, int, str]:
+    def key(name: str) -> tuple[bool, int, str, tuple[bool, int]]:
         p = parse_name(name)
-        return (p.first_stage, order[p.base], f"{p.base}@{p.k:09d}")
+        return (p.first_stage, order[p.base], p.base, cutoff_key(p.k))
 
     return {n: summary["metrics"][n] for n in sorted(summary["metrics"], key=key)}

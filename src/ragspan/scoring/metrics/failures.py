@@ -150,15 +150,19 @@ def span_facts(gold: GoldColumns, ranked: RankedColumns,
 
 
 def label_failures(gold: GoldColumns, facts: SpanFacts, fractions: dict[int, np.ndarray],
-                   grounded: dict[int, np.ndarray], tau: float) -> Labels:
+                   grounded: dict[int, np.ndarray], tau: float,
+                   slots: dict[int, np.ndarray] | None = None) -> Labels:
     """The labels at every k of ``fractions`` (each gold span's covered share at k) for the
-    queries not ``grounded`` at k (complete grounding < 1)."""
+    queries not ``grounded`` at k (complete grounding < 1). ``slots[k]``: per query, the
+    results within cutoff k (default k itself; at a character budget, those it reaches):
+    a first overlapping rank at or past it is "ranked below the cutoff"."""
     manifest = facts.ceiling is not None
     query_codes: dict[int, np.ndarray] = {}
     for k, frac in fractions.items():
         failing = (frac < tau) & ~grounded[k][gold.query]
+        cut = k if slots is None or k not in slots else slots[k][gold.query]
         code = np.where(facts.first_rank == NOT_IN_POOL, 2,
-                        np.where(facts.first_rank >= k, 3, 4))
+                        np.where(facts.first_rank >= cut, 3, 4))
         if facts.ceiling is not None and facts.largest_piece is not None:
             code = np.where(facts.largest_piece < 1.0, 1, code)
             code = np.where(facts.ceiling < tau, 0, code)

@@ -3,12 +3,16 @@ metric name is read: reports, budgets, renderers), ``ragspan metrics`` and the m
 of docs/metrics.md (``markdown_tables``, tested equal).
 
 Metric names follow the grammar ``name@k`` (``complete_grounding@5``, ``ndcg@10``); an
-optional suffix ``_first_stage`` names the same metric on a run's first-stage ranking.
+optional suffix ``_first_stage`` names the same metric on a run's first-stage ranking. A
+cutoff is a count of results (``@5``) or, for span metrics, a character budget (``@2000c``,
+``Chars``): the results in rank order until their lengths add up to the budget, the one that
+crosses it cut at the budget (docs/metrics.md, "Character cutoffs").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -73,7 +77,57 @@ METRICS: dict[str, MetricSpec] = {
 SPAN_METRICS = tuple(n for n, m in METRICS.items() if m.family == "span")
 DOC_METRICS = tuple(n for n, m in METRICS.items() if m.family == "doc")
 
-_NAME = re.compile(r"^(?P<base>[a-z_]+?)(?P<stage>_first_stage)?@(?P<k>[1-9][0-9]*)$")
+_NAME = re.compile(r"^(?P<base>[a-z_]+?)(?P<stage>_first_stage)?@(?P<k>[1-9][0-9]*c?)$")
+_CUTOFF = re.compile(r"^[1-9][0-9]*c?$")
+
+
+class Chars(int):
+    """A character budget used as a cutoff: ``Chars(2000)`` is written ``2000c``. It equals
+    (and hashes as) another budget of the same size only, never the count ``2000``."""
+
+    def __str__(self) -> str:
+        return f"{int(self)}c"
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec) if spec else str(self)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Chars and int(self) == int(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(("chars", int(self)))
+
+
+Cutoff = int  # a count of results, or ``Chars`` (a subclass): a character budget
+
+
+def parse_cutoff(value: object) -> Cutoff:
+    """``5`` or ``"5"`` -> 5; ``"2000c"`` -> ``Chars(2000)``; anything else is ValueError."""
+    if type(value) is int and value >= 1:
+        return value
+    if isinstance(value, str) and _CUTOFF.match(value):
+        return Chars(int(value[:-1])) if value.endswith("c") else int(value)
+    raise ValueError(f"a cutoff is a count (5) or a character budget (2000c), got {value!r}")
+
+
+def cutoff_json(k: Cutoff) -> int | str:
+    """A cutoff as a report writes it: a count as a number, a budget as ``"2000c"``."""
+    return str(k) if isinstance(k, Chars) else int(k)
+
+
+def cutoff_key(k: Cutoff) -> tuple[bool, int]:
+    """Sort order of cutoffs: counts ascending, then character budgets ascending."""
+    return isinstance(k, Chars), int(k)
+
+
+def sorted_cutoffs(ks: Iterable[Cutoff]) -> tuple[Cutoff, ...]:
+    """Distinct cutoffs in ``cutoff_key`` order."""
+    return tuple(sorted(set(ks), key=cutoff_key))
 
 
 @dataclass(frozen=True)
@@ -106,7 +160,10 @@ def parse_name(text: str) -> MetricName:
     if not m or m.group("base") not in METRICS:
         allowed = ", ".join(METRICS)
         raise ValueError(f"unknown metric '{text}' (expected NAME@K, NAME one of: {allowed})")
-    return MetricName(m.group("base"), int(m.group("k")), bool(m.group("stage")))
+    k = parse_cutoff(m.group("k"))
+    if isinstance(k, Chars) and METRICS[m.group("base")].family != "span":
+        raise ValueError(f"'{text}': a character budget is a cutoff of span metrics only")
+    return MetricName(m.group("base"), k, bool(m.group("stage")))
 
 
 def values_of(spec: MetricSpec) -> str:

@@ -8,6 +8,11 @@ Inputs are column arrays; no Python loop runs per (query, span) pair. Convention
 * ``match = any``: the gold spans are alternatives; ``complete_grounding`` needs one of them,
   and ``span_coverage`` / ``span_recall`` are those of the best-covered alternative.
 * A query with nothing retrieved scores 0 everywhere (``retrieved_chars`` 0).
+* At a character budget ``Bc`` (``registry.Chars``) ``R_B`` is the results in rank order while
+  their lengths (as returned: repeats and overlaps count each time) add up to at most ``B``;
+  the result that crosses ``B`` keeps its first characters up to ``B``, later ones are
+  dropped. Repeats are removed as at a count. ``precision`` divides by the results with a
+  non-empty kept part; a result is relevant when its kept part overlaps a gold span.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragspan.scoring import spans as sp
-from ragspan.scoring.metrics.registry import format_name
+from ragspan.scoring.metrics.registry import Chars, format_name
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,9 @@ class SpanScores:
     tau: float
     values: dict[str, np.ndarray]
     gold_fraction: dict[int, np.ndarray]
+    # per k, per query: the results within the cutoff (k itself for a count; at a budget
+    # those with a non-empty kept part): where "ranked below the cutoff" begins
+    slots: dict[int, np.ndarray] | None = None
 
 
 def dedup_mask(r: RankedColumns) -> np.ndarray:
@@ -108,6 +116,26 @@ def group_max(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def kept_lengths(ranked: RankedColumns, budget: int) -> np.ndarray:
+    """Per entry, how many of its characters are within the query's character ``budget``:
+    its length while the earlier results' lengths (rank order, repeats counted) leave room,
+    the rest of the budget for the one that crosses it, 0 after."""
+    length = (ranked.end - ranked.start).astype(np.int64)
+    order = np.lexsort((ranked.rank, ranked.query))
+    q, lens = ranked.query[order], length[order]
+    before = np.zeros(lens.size, dtype=np.int64)
+    if lens.size:
+        total = np.cumsum(lens)
+        start = np.ones(lens.size, dtype=bool)
+        start[1:] = q[1:] != q[:-1]
+        first = np.flatnonzero(start)
+        base = np.repeat(total[first] - lens[first], np.diff(np.append(first, lens.size)))
+        before = total - lens - base
+    kept = np.empty(lens.size, dtype=np.int64)
+    kept[order] = np.clip(budget - before, 0, lens)
+    return kept
+
+
 def score_spans(
     gold: GoldColumns, ranked: RankedColumns, ks: Sequence[int], tau: float
 ) -> SpanScores:
@@ -141,10 +169,25 @@ def score_spans(
 
     values: dict[str, np.ndarray] = {}
     fractions: dict[int, np.ndarray] = {}
+    slots: dict[int, np.ndarray] = {}
     for k in ks:
-        sel = keep & (ranked.rank < k)
+        if isinstance(k, Chars):
+            kept = kept_lengths(ranked, int(k))
+            within = kept > 0
+            sel = keep & within
+            cut_end = rs + kept
+            relevant_k = sel & (sp.covered(gold_union, rs, cut_end) > 0)
+            slots[k] = np.bincount(ranked.query[within], minlength=n)
+            first_k = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(first_k, ranked.query[relevant_k], ranked.rank[relevant_k])
+            s_sel, e_sel = rs[sel], cut_end[sel]
+        else:
+            sel = keep & (ranked.rank < k)
+            relevant_k = relevant & (ranked.rank < k)
+            slots[k] = np.full(n, k, dtype=np.int64)
+            first_k = first_rel
+            s_sel, e_sel = rs[sel], re_[sel]
         q_sel = ranked.query[sel]
-        s_sel, e_sel = rs[sel], re_[sel]
         r_union = sp.union(s_sel, e_sel)
         ru_query = group_query[line.group_of(r_union.start)]
         r_union_len = _sum_by(ru_query, r_union.lengths.astype(float), n)
@@ -162,8 +205,8 @@ def score_spans(
 
         pairs = sp.pairwise_overlap(sp.pile(s_sel, e_sel, line.width), gs, ge).astype(float)
         pair_sum = _sum_by(gold.query, pairs, n)
-        n_rel = np.bincount(ranked.query[relevant & (ranked.rank < k)], minlength=n)
-        hit = first_rel < k
+        n_rel = np.bincount(ranked.query[relevant_k], minlength=n)
+        hit = first_k < np.iinfo(np.int64).max if isinstance(k, Chars) else first_rel < k
 
         any_ = gold.match_any
         put = values.__setitem__
@@ -176,9 +219,9 @@ def score_spans(
         put(format_name("char_recall", k), _ratio(pair_sum, gold_len_sum))
         put(format_name("char_precision_merged", k), _ratio(covered_union, r_union_len))
         put(format_name("retrieved_chars", k), r_len)
-        put(format_name("precision", k), n_rel / float(k))
+        put(format_name("precision", k), _ratio(n_rel.astype(float), slots[k].astype(float)))
         put(format_name("hit_rate", k), hit.astype(float))
         mrr = np.zeros(n)
-        np.divide(1.0, first_rel + 1.0, out=mrr, where=hit)
+        np.divide(1.0, first_k + 1.0, out=mrr, where=hit)
         put(format_name("mrr", k), mrr)
-    return SpanScores(tuple(ks), tau, values, fractions)
+    return SpanScores(tuple(ks), tau, values, fractions, slots)
