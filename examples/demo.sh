@@ -21,7 +21,7 @@ for pair in baseline:dense-fixed candidate:hybrid-clause; do
     --chunks "$OUT/chunks-$name.jsonl" --out "$OUT/validate-$name.json" --format table \
     > "$OUT/validate-$name.txt" || exit $?
   "${RAGSPAN[@]}" -q score --eval-set "$EX/eval.jsonl" --run "$OUT/run-$name.jsonl" \
-    --corpus "$EX/corpus.jsonl" --chunks "$OUT/chunks-$name.jsonl" --k 3 --k 5 \
+    --corpus "$EX/corpus.jsonl" --chunks "$OUT/chunks-$name.jsonl" --k 3 --k 5 --budget-grid \
     --out "$OUT/score-$name.json" --format table \
     > "$OUT/score-$name.txt" || exit $?
 done

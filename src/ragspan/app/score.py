@@ -10,17 +10,21 @@ from typing import Any
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError, present
 from ragspan.base.options import MAX_K, MAX_KS
+from ragspan.scoring.metrics.registry import Chars
 
 __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
 
 log = logging.getLogger("ragspan")
 
 
+BUDGET_GRID = tuple(Chars(250 * 2 ** i) for i in range(8))  # 250c, 500c, ..., 32000c
+
+
 def parse_k(text: str) -> int:
     """A ``--k`` value: a count of results in [1, MAX_K], or a character budget ``2000c``
     (``registry.Chars``) in [1, MAX_CHARS_CUTOFF]; ValueError says what is wrong."""
     from ragspan.base.options import MAX_CHARS_CUTOFF
-    from ragspan.scoring.metrics.registry import Chars, parse_cutoff
+    from ragspan.scoring.metrics.registry import parse_cutoff
 
     try:
         k = parse_cutoff(text.strip())
@@ -37,7 +41,8 @@ def parse_k(text: str) -> int:
 def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str | None = None,
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
-        chunks: str | None = None, anchoring: dict[str, Any] | None = None) -> CommandResult:
+        chunks: str | None = None, anchoring: dict[str, Any] | None = None,
+        budget_grid: bool = False) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
     a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
@@ -48,6 +53,11 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     from ragspan.scoring.span_scoring import DEFAULT_KS
 
     ks = tuple(ks) or DEFAULT_KS
+    if budget_grid:
+        if qrels is not None:
+            raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
+                             "give it with --eval-set and a span run")
+        ks = ks + BUDGET_GRID
     if (eval_set is None) == (qrels is None):
         raise UsageError("give exactly one of --eval-set (span level) or --qrels (doc level)")
     if chunks is not None and qrels is not None:
@@ -90,7 +100,6 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     from ragspan.io.files import read_head
     from ragspan.io.runs import read_span_run
     from ragspan.scoring.doc_scoring import evalset_judgments, score_doc_run, span_doc_projection
-    from ragspan.scoring.metrics.registry import Chars
     from ragspan.scoring.report_body import doc_body, span_body
     from ragspan.scoring.span_scoring import compute_span_report
 

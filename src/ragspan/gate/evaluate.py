@@ -7,13 +7,19 @@ Order of questions (docs/gate.md):
    when both recorded one; same query set; same k values, grounding threshold and relevance
    level.
 2. Retrieval budget: the candidate's mean ``retrieved_chars@k`` may differ from the
-   baseline's by at most ``budget_tolerance`` at every k, unless ``allow_budget_change``.
+   baseline's by at most ``budget_tolerance`` at every count k, unless
+   ``allow_budget_change``. Where it differs and the reports carry character cutoffs
+   (``--k 2000c``, ``--budget-grid``), the gated metrics at that k are decided at the
+   character cutoff nearest the baseline's budget instead (like with like,
+   ``equal_budget_plan``); a budget increase that gains nothing there is the retrieval
+   budget trap, and fails. Character cutoffs are budget-matched by definition.
 3. Per metric: per-query deltas, paired test, bootstrap CI, budget. ``decide`` turns the
    outcomes into the verdict; it is the only place a verdict is made.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,7 +33,7 @@ from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import count, renumber
 from ragspan.io.evalset import normalization_twins
 from ragspan.scoring.metrics.failures import LABELS, LEVERS
-from ragspan.scoring.metrics.registry import parse_name
+from ragspan.scoring.metrics.registry import Chars, format_name, parse_cutoff, parse_name
 from ragspan.scoring.report_body import QueryRow, ScoreReport
 
 DEFAULT_ALPHA = 0.05  # interval mode's alpha when none is given
@@ -134,6 +140,10 @@ class BudgetCheck:
     changed: bool
     allowed: bool
     tolerance: float
+    # count k -> the character cutoff its gated metrics were decided at instead
+    decided_at: dict[str, str] = field(default_factory=dict)
+    trap: tuple[str, ...] = ()  # the retrieval budget trap, one reason per k
+    hint: str = ""  # how to decide at equal budget, when the reports cannot
 
 
 @dataclass(frozen=True)
@@ -248,10 +258,12 @@ def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
     if budget is not None and budget.changed and not budget.allowed:
         detail = ", ".join(f"@{k}: {v['baseline']:.0f} -> {v['candidate']:.0f} chars "
                            f"(x{v['ratio']:.2f})" for k, v in budget.per_k.items()
-                           if v["changed"])
-        reasons.append(f"retrieval budget changed ({detail}); a recall change bought with "
-                       f"more or fewer characters is not a ranking change "
-                       f"(--allow-budget-change to accept)")
+                           if v["changed"] and k not in budget.decided_at)
+        if detail:
+            reasons.append(f"retrieval budget changed ({detail}); a recall change bought "
+                           f"with more or fewer characters is not a ranking change "
+                           f"({budget.hint or '--allow-budget-change to accept'})")
+        reasons.extend(budget.trap)
     reasons.extend(failure_reason(o) for o in outcomes if o.failed)
     reasons.extend(slice_failures)
     uncertain = [uncertain_reason(o) for o in outcomes if o.decision == "inconclusive"]
@@ -506,6 +518,8 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
     per_k: dict[str, dict[str, float]] = {}
     changed = False
     for k in cmp.ks:
+        if isinstance(k, Chars):
+            continue  # a character cutoff is at equal budget by definition
         name = f"retrieved_chars@{k}"
         if name not in cmp.names:
             return None
@@ -516,7 +530,81 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
         changed |= moved
         per_k[str(k)] = {"baseline": b, "candidate": c,
                          "ratio": ratio if math.isfinite(ratio) else 1e308, "changed": moved}
-    return BudgetCheck(per_k, changed, opts.allow_budget_change, opts.budget_tolerance)
+    chars = [k for k in cmp.ks if isinstance(k, Chars)]
+    hint = "" if chars else (
+        "score both with character cutoffs (--budget-grid, or --k "
+        + " --k ".join(f"{round(v['baseline'])}c" for v in per_k.values() if v["changed"])
+        + ") to decide at equal budget, or --allow-budget-change to accept")
+    return BudgetCheck(per_k, changed, opts.allow_budget_change, opts.budget_tolerance,
+                       hint=hint)
+
+
+def budgets_at_cutoffs(cmp: Comparison, given: dict[str, Budget]) -> dict[str, Budget]:
+    """A column's budget (``complete_grounding=2pt``, or the default) gates its count cutoffs;
+    a character cutoff is gated when named (``complete_grounding@2000c=2pt``), when the
+    reports have no count cutoff, or where ``equal_budget_plan`` decides a changed k."""
+    if all(isinstance(k, Chars) for k in cmp.ks):
+        return given
+    off = {n: Budget("off") for n in cmp.names
+           if isinstance(parse_name(n).k, Chars) and n not in given}
+    return {**given, **off} if off else given
+
+
+def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[str, Budget],
+                      defaults: dict[str, Budget]) -> tuple[dict[str, Budget], dict[str, str]]:
+    """Like with like: for each count k whose budget changed (and no change is allowed), the
+    character cutoff of the reports nearest the baseline's mean ``retrieved_chars@k`` (the
+    smaller on a tie); the gated metrics at k are turned off there and the same metrics at
+    that cutoff gated with their budgets. Returns the budgets to gate with and k -> cutoff."""
+    chars = [k for k in cmp.ks if isinstance(k, Chars)]
+    if check is None or not check.changed or check.allowed or not chars:
+        return given, {}
+    budgets = dict(given)
+    decided: dict[str, str] = {}
+    for k_text, v in check.per_k.items():
+        if not v["changed"]:
+            continue
+        k = parse_cutoff(k_text)
+        at = min(chars, key=lambda c: (abs(int(c) - v["baseline"]), int(c)))
+        decided[k_text] = str(at)
+        for name in cmp.names:
+            parsed = parse_name(name)
+            budget = budget_for(name, given, defaults)
+            if parsed.k != k or not budget.gated:
+                continue
+            budgets[name] = Budget("off")
+            target = format_name(parsed.base, at, parsed.first_stage)
+            if target in cmp.names and not budget_for(target, given, defaults).gated:
+                budgets[target] = budget
+    return budgets, decided
+
+
+def budget_trap(cmp: Comparison, check: BudgetCheck, outcomes: Sequence[MetricOutcome]
+                ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Per k decided at a character cutoff: a note saying both (the budget ratio at k and the
+    gated metrics at the cutoff) and, where the candidate retrieves more characters at k but
+    none of those metrics is better at the cutoff, the retrieval budget trap (a failure)."""
+    notes: list[str] = []
+    traps: list[str] = []
+    for k_text, at in check.decided_at.items():
+        v = check.per_k[k_text]
+        at_outcomes = [o for o in outcomes if o.gated and parse_name(o.name).k == parse_cutoff(at)]
+        shown = "; ".join(f"{o.name} {o.baseline:.4f} -> {o.candidate:.4f}" for o in at_outcomes)
+        notes.append(f"at k = {k_text} the candidate retrieves x{v['ratio']:.2f} the characters "
+                     f"({v['baseline']:,.0f} -> {v['candidate']:,.0f} per query); its gated "
+                     f"metrics at k = {k_text} are decided at {int(parse_cutoff(at)):,} "
+                     f"characters per query instead (the cutoff nearest the baseline's "
+                     f"budget): {shown or 'none gated'}")
+        better = [o for o in at_outcomes
+                  if (o.delta > 1e-12) == parse_name(o.name).spec.higher_is_better
+                  and abs(o.delta) > 1e-12]
+        if v["ratio"] > 1 + check.tolerance + 1e-12 and at_outcomes and not better:
+            traps.append(f"retrieval budget trap: at k = {k_text} the candidate retrieves "
+                         f"x{v['ratio']:.2f} the characters, and at {int(parse_cutoff(at)):,} "
+                         f"characters per query it is no better ({shown}): the gain at "
+                         f"k = {k_text} is bought with characters, not ranking "
+                         "(--allow-budget-change to accept)")
+    return tuple(notes), tuple(traps)
 
 
 def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOptions,
@@ -929,6 +1017,9 @@ class GateResult:
                                        "changed": self.budget.changed,
                                        "allowed": self.budget.allowed,
                                        "per_k": self.budget.per_k}
+            if self.budget.decided_at:
+                out["retrieval_budget"]["decided_at"] = self.budget.decided_at
+                out["retrieval_budget"]["trap"] = list(self.budget.trap)
         return out
 
     def details(self) -> dict[str, Any]:
@@ -1037,6 +1128,11 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     for key in unmatched:
         raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
                          origin[key])
+    given = budgets_at_cutoffs(cmp, given)
+    bcheck = budget_check(cmp, opts)
+    given, decided_at = equal_budget_plan(cmp, bcheck, given, defaults)
+    if given is not opts.budgets:
+        opts = dataclasses.replace(opts, budgets=given)
     gated = tuple(n for n in cmp.names if budget_for(n, given, defaults).gated)
     if not gated and not no_gate:
         raise UsageError("no metric is gated (every budget is off or names no column of the "
@@ -1068,7 +1164,11 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                 warnings.append(f"{name}: {u['count']} of {len(cmp.ids)} queries differ between "
                                 "two scorings of the baseline (unstable)")
     warnings += version_warnings(base, cand)
-    bcheck = budget_check(cmp, opts)
+    if bcheck is not None and decided_at:
+        bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
+        notes, traps = budget_trap(cmp, bcheck, outcomes)
+        bcheck = dataclasses.replace(bcheck, trap=traps)
+        warnings += notes
     slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level,
                                                              groups, clusters)
     anchor_part = None

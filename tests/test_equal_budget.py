@@ -1,0 +1,103 @@
+"""The gate compares like with like: when the retrieval budget at a count k changed, the gated
+metrics at k are decided at the character cutoff nearest the baseline's budget. A cheaper
+candidate is not failed for being cheaper; one that doubles its budget and gains nothing at
+equal budget is the retrieval budget trap, and fails with the reason stated."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import run_cli, write_jsonl
+
+N = 30
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
+    docs = [{"id": f"d{i}", "text": " ".join(rng.choice(words) for _ in range(800))}
+            for i in range(N)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [
+        {"id": f"q{i}", "query": "?", "doc_id": f"d{i}", "gold_spans": [[650, 700]]}
+        for i in range(N)])
+    return tmp_path, corpus, evalset
+
+
+def scored(tmp, corpus, evalset, name, spans_of, *extra):
+    run = write_jsonl(tmp / f"run-{name}.jsonl", [
+        {"id": f"q{i}", "retrieved": [{"doc_id": f"d{i}", "start": s, "end": e}
+                                      for s, e in spans_of(i)]} for i in range(N)])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k", "3",
+                  *extra, "--out", tmp / f"score-{name}.json")
+    assert res.exit_code == 0, res.stderr
+    return tmp / f"score-{name}.json"
+
+
+def compare(base, cand):
+    return run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config",
+                   "--format", "json")
+
+
+def test_a_cheaper_candidate_is_decided_at_equal_budget_and_passes(data):
+    tmp, corpus, evalset = data
+    base = scored(tmp, corpus, evalset, "b", lambda i: [(0, 300), (1000, 1300), (600, 900)],
+                  "--budget-grid")
+    cand = scored(tmp, corpus, evalset, "c", lambda i: [(600, 750), (0, 150), (1000, 1150)],
+                  "--budget-grid")
+    res = compare(base, cand)
+    assert res.exit_code == 0, res.stdout
+    pred = res.json()["predicate"]
+    budget = pred["summary"]["retrieval_budget"]
+    assert budget["per_k"]["3"]["ratio"] == pytest.approx(0.5)
+    assert budget["decided_at"] == {"3": "1000c"} and budget["trap"] == []
+    gated = {m["name"] for m in pred["summary"]["metrics"].values() if m["gated"]}
+    assert gated == {"complete_grounding@1000c"}
+    assert any("decided at 1,000 characters per query" in w for w in pred["summary"]["warnings"])
+    # without character cutoffs the change itself still fails, saying how to decide it
+    base2 = scored(tmp, corpus, evalset, "b2", lambda i: [(0, 300), (1000, 1300), (600, 900)])
+    cand2 = scored(tmp, corpus, evalset, "c2", lambda i: [(600, 750), (0, 150), (1000, 1150)])
+    res = compare(base2, cand2)
+    assert res.exit_code == 4
+    reasons = res.json()["predicate"]["summary"]["reasons"]
+    assert any("retrieval budget changed" in r and "--budget-grid, or --k 900c" in r
+               for r in reasons), reasons
+
+
+def test_doubling_the_budget_for_no_gain_at_equal_budget_is_the_trap(data):
+    tmp, corpus, evalset = data
+    base = scored(tmp, corpus, evalset, "b", lambda i: [(1000, 1300), (2000, 2300), (300, 600)],
+                  "--budget-grid")
+    cand = scored(tmp, corpus, evalset, "c", lambda i: [(1000, 1600), (2000, 2600), (300, 900)],
+                  "--budget-grid")
+    res = compare(base, cand)
+    assert res.exit_code == 4, res.stdout
+    pred = res.json()["predicate"]
+    metrics = pred["summary"]["metrics"]
+    assert metrics["complete_grounding@3"]["delta"] == 1.0  # bought with characters
+    assert not metrics["complete_grounding@3"]["gated"]
+    reasons = pred["summary"]["reasons"]
+    assert any(r.startswith("retrieval budget trap: at k = 3 the candidate retrieves x2.00")
+               and "at 1,000 characters per query it is no better" in r for r in reasons), reasons
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config",
+                  "--allow-budget-change", "--format", "json")
+    assert res.exit_code == 0, res.stdout  # --allow-budget-change keeps its meaning
+
+
+def test_named_character_cutoffs_are_gated_and_grid_points_are_not_by_default(data):
+    tmp, corpus, evalset = data
+    base = scored(tmp, corpus, evalset, "b", lambda i: [(600, 900), (0, 300), (1000, 1300)],
+                  "--budget-grid")
+    cand = scored(tmp, corpus, evalset, "c", lambda i: [(0, 300), (600, 900), (1000, 1300)],
+                  "--budget-grid")
+    res = compare(base, cand)
+    gated = {m["name"] for m in res.json()["predicate"]["summary"]["metrics"].values() if m["gated"]}
+    assert gated == {"complete_grounding@3"}
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config", "--budget",
+                  "complete_grounding@250c=2pt", "--format", "json")
+    assert res.exit_code == 4  # at 250 characters the candidate lost every question
+    gated = {m["name"] for m in res.json()["predicate"]["summary"]["metrics"].values() if m["gated"]}
+    assert gated == {"complete_grounding@3", "complete_grounding@250c"}
