@@ -246,3 +246,97 @@ def test_a_budget_is_never_the_count_of_the_same_number():
     for bad in ("0c", "c", "5cc", "-5", "2.5c", True):
         with pytest.raises(ValueError):
             parse_cutoff(bad)
+
+
+# --- Chroma's chunking-evaluation metrics, against their own algorithm ---------------------
+
+def _union_ranges(ranges):  # chunking_evaluation's union_ranges, as published
+    sorted_ranges = sorted(ranges, key=lambda x: x[0])
+    merged = [sorted_ranges[0]]
+    for cur_start, cur_end in sorted_ranges[1:]:
+        last_start, last_end = merged[-1]
+        if cur_start <= last_end:
+            merged[-1] = (last_start, max(last_end, cur_end))
+        else:
+            merged.append((cur_start, cur_end))
+    return merged
+
+
+def _intersect(r1, r2):
+    start, end = max(r1[0], r2[0]), min(r1[1], r2[1])
+    return (start, end) if start <= end else None
+
+
+def _difference(ranges, target):
+    result, (t_start, t_end) = [], target
+    for start, end in ranges:
+        if end < t_start or start > t_end:
+            result.append((start, end))
+        elif start < t_start and end > t_end:
+            result += [(start, t_start), (t_end, end)]
+        elif start < t_start:
+            result.append((start, t_start))
+        elif end > t_end:
+            result.append((t_end, end))
+    return result
+
+
+def chroma_reference(gold, retrieved):
+    """Chroma's per-question loop (``_scores_from_dataset_and_retrievals``), with the corpus id
+    of each reference its own document."""
+    numerator = {}
+    unused = {i: [(s, e)] for i, (_, s, e) in enumerate(gold)}
+    for d, cs, ce in retrieved:
+        for i, (gd, gs, ge) in enumerate(gold):
+            if d != gd:
+                continue
+            inter = _intersect((cs, ce), (gs, ge))
+            if inter is not None:
+                unused[i] = _difference(unused[i], inter)
+                numerator[d] = _union_ranges([inter] + numerator.get(d, []))
+    num = sum(e - s for ranges in numerator.values() for s, e in ranges)
+    recall_den = sum(e - s for _, s, e in gold)
+    precision_den = sum(e - s for _, s, e in retrieved)
+    iou_den = precision_den + sum(e - s for ranges in unused.values() for s, e in ranges)
+    return {"chroma_recall": num / recall_den if recall_den else 0.0,
+            "chroma_precision": num / precision_den if precision_den else 0.0,
+            "iou": num / iou_den if iou_den else 0.0}
+
+
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_chroma_metrics_match_their_algorithm(k):
+    rng = random.Random(4242 + k)
+    cases = [make_case(rng) for _ in range(500)]
+    evalset, run = build(cases)
+    report = compute_span_report(evalset, run, None, (k,), 0.5, chroma=True)
+    values = report.scores.values
+    for i, (gold, ranked) in enumerate(cases):
+        top = list(dict.fromkeys(ranked[:k]))  # R_k: exact repeats removed
+        for name, value in chroma_reference(gold, top).items():
+            assert values[f"{name}@{k}"][i] == pytest.approx(value, abs=1e-12), (name, i)
+
+
+def test_precision_omega_is_the_iou_of_every_chunk_meeting_a_reference():
+    from ragspan.scoring.metrics.failures import ChunkColumns
+    from ragspan.scoring.metrics.span import GoldColumns
+    from ragspan.scoring.span_scoring import precision_omega
+
+    rng = random.Random(9)
+    chunks = [(d, s, s + 25) for d in (0, 1) for s in range(0, 300, 25)]
+    cases = []
+    for _ in range(200):
+        gold = [(rng.randint(0, 1), s, s + rng.randint(1, 60))
+                for s in (rng.randint(0, 230) for _ in range(rng.randint(1, 3)))]
+        cases.append(gold)
+    q = np.array([i for i, g in enumerate(cases) for _ in g], dtype=np.int64)
+    flat = [x for g in cases for x in g]
+    gold_cols = GoldColumns(q, np.array([d for d, _, _ in flat], dtype=np.int64),
+                            np.array([s for _, s, _ in flat], dtype=np.int64),
+                            np.array([e for _, _, e in flat], dtype=np.int64),
+                            np.zeros(len(cases), dtype=bool), len(cases))
+    cols = ChunkColumns(np.array([d for d, _, _ in chunks]), np.array([s for _, s, _ in chunks]),
+                        np.array([e for _, _, e in chunks]), tuple(map(str, range(len(chunks)))))
+    got = precision_omega(gold_cols, cols)
+    for i, gold in enumerate(cases):
+        hit = [c for c in chunks if any(c[0] == d and c[1] < e and c[2] > s for d, s, e in gold)]
+        assert got[i] == pytest.approx(chroma_reference(gold, hit)["iou"], abs=1e-12), i

@@ -256,6 +256,9 @@ def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Doc level: minimum grade that counts as relevant.")
 @click.option("--judged-only", is_flag=True,
               help="Doc level: average over queries in both qrels and run (trec_eval without -c).")
+@click.option("--chroma-metrics", is_flag=True,
+              help="Also Chroma's chunking-evaluation metrics: chroma_recall, "
+                   "chroma_precision, iou (and, with --chunks, precision_omega).")
 @click.option("--budget-grid", is_flag=True,
               help="Also score at the character budgets 250c, 500c, ..., 32000c (what compare "
                    "decides at when the retrieval budget changed).")
@@ -276,7 +279,8 @@ def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",))
 def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None,
           qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
-          tau: float, relevance_level: int, judged_only: bool, budget_grid: bool, align: bool,
+          tau: float, relevance_level: int, judged_only: bool, chroma_metrics: bool,
+          budget_grid: bool, align: bool,
           on_ambiguous: str, unplaced: str, fuzzy_threshold: float, out: str | None,
           fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
@@ -285,7 +289,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
     emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels,
                      qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
                      relevance_level=relevance_level, judged_only=judged_only,
-                     chunks=chunks, budget_grid=budget_grid,
+                     chunks=chunks, budget_grid=budget_grid, chroma_metrics=chroma_metrics,
                      anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                                "unplaced": unplaced,
                                                "threshold": fuzzy_threshold}), out, fmt)

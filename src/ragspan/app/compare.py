@@ -101,7 +101,8 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
                              "span" if pred["kind"] == "score.span" else "auto", ks,
                              params.get("grounding_threshold", 0.5),
                              params.get("relevance_level", 1),
-                             params.get("judged_only", False), chunks, params.get("anchoring"))
+                             params.get("judged_only", False), chunks, params.get("anchoring"),
+                             bool(params.get("chroma_metrics", False)))
     for ref in body.inputs:
         if recorded.get(ref.role) != ref.sha256:
             raise InputError(f"{flag.get(ref.role, ref.role)} {ref.name} (sha256 "

@@ -42,7 +42,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
         chunks: str | None = None, anchoring: dict[str, Any] | None = None,
-        budget_grid: bool = False) -> CommandResult:
+        budget_grid: bool = False, chroma_metrics: bool = False) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
     a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
@@ -53,6 +53,9 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     from ragspan.scoring.span_scoring import DEFAULT_KS
 
     ks = tuple(ks) or DEFAULT_KS
+    if chroma_metrics and qrels is not None:
+        raise UsageError("--chroma-metrics are span metrics: give it with --eval-set and a "
+                         "span run")
     if budget_grid:
         if qrels is not None:
             raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
@@ -68,7 +71,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
                            judged_only)
     else:
         body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
-                             relevance_level, judged_only, chunks, anchoring)
+                             relevance_level, judged_only, chunks, anchoring, chroma_metrics)
     return CommandResult(statement_of(body))
 
 
@@ -86,8 +89,8 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
 
 def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
-                  chunks: str | None, anchoring: dict[str, Any] | None = None
-                  ):  # -> ReportBody
+                  chunks: str | None, anchoring: dict[str, Any] | None = None,
+                  chroma_metrics: bool = False):  # -> ReportBody
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label), doc level otherwise
     (``sweep`` scores its configurations through this too)."""
@@ -132,7 +135,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))
     span_run = read_span_run(run, anchor)
     manifest = read_chunks(chunks) if chunks else None
-    report = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
+    report = compute_span_report(evalset, span_run, corp, ks, tau, manifest, chroma_metrics)
     counts = [k for k in ks if not isinstance(k, Chars)]  # doc metrics are cut by count
     doc_view = span_doc_projection(report, counts, relevance_level, judged_only) if counts \
         else None

@@ -463,6 +463,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         parameters["relevance_level"] = doc.level
     if report.run.config is not None:
         parameters["run_config"] = report.run.config
+    if report.chroma:
+        parameters["chroma_metrics"] = True
     placement = report.run.placement
     if placement is not None:  # the run carried texts: how they were checked and placed
         parameters["anchoring"] = {k: placement[k] for k in ANCHOR_SETTINGS}
@@ -496,6 +498,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["chunking"] = chunking_summary(
             report.evalset, report.manifest, counts, report.tau,
             {k: metrics[format_name("precision", k)] for k in counts})
+        if report.precision_omega is not None:  # Chroma's oracle IoU of this chunking
+            summary["chunking"]["precision_omega"] = _mean(report.precision_omega)
     if report.run.latency_ms is not None:
         lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
         summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),

@@ -12,8 +12,15 @@ from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.runs import SpanList, SpanRun
+from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failures, span_facts
-from ragspan.scoring.metrics.registry import SPAN_METRICS, format_name, parse_name, sorted_cutoffs
+from ragspan.scoring.metrics.registry import (
+    CHROMA_METRICS,
+    SPAN_METRICS,
+    format_name,
+    parse_name,
+    sorted_cutoffs,
+)
 from ragspan.scoring.metrics.span import GoldColumns, RankedColumns, SpanScores, score_spans
 
 DEFAULT_KS = (5, 10)
@@ -149,11 +156,14 @@ class SpanReport:
     labels: Labels
     ranked: RankedColumns
     manifest: ChunkManifest | None = None
+    chroma: bool = False  # Chroma's chunking metrics computed (``score --chroma-metrics``)
+    precision_omega: np.ndarray | None = None  # per query, with chroma and a manifest
 
     def metric_names(self) -> list[str]:
-        names = [format_name(b, k) for b in SPAN_METRICS for k in self.ks]
+        bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
+        names = [format_name(b, k) for b in bases for k in self.ks]
         if self.first_stage is not None:
-            names += [format_name(b, k, True) for b in SPAN_METRICS for k in self.ks]
+            names += [format_name(b, k, True) for b in bases for k in self.ks]
         return names
 
     def values(self) -> dict[str, np.ndarray]:
@@ -180,10 +190,11 @@ def compute_span_report(
     ks: Sequence[int] = DEFAULT_KS,
     tau: float = DEFAULT_TAU,
     manifest: ChunkManifest | None = None,
+    chroma: bool = False,
 ) -> SpanReport:
     """Score a span run against an eval set (see ``metrics.span`` for the conventions), and
     label every query failing complete grounding (``metrics.failures``; the two labels that
-    need the chunking only with ``manifest``)."""
+    need the chunking only with ``manifest``); ``chroma``: also Chroma's chunking metrics."""
     if corpus is not None:
         check_against_corpus(evalset, run, corpus)
     if manifest is not None:
@@ -196,16 +207,49 @@ def compute_span_report(
     in_run[row_to_query[row_to_query >= 0]] = True
     ranked = ranked_columns(run.spans, row_to_query, codes)
     try:
-        scores = score_spans(gold, ranked, ks, tau)
+        scores = score_spans(gold, ranked, ks, tau, chroma)
         first = None
         if run.first_stage is not None:
             first = score_spans(gold, ranked_columns(run.first_stage, row_to_query, codes), ks,
-                                tau)
+                                tau, chroma)
     except OverflowError as exc:  # offsets x groups beyond one int64 line (spans.make_line)
         raise InputError(f"offsets too large to score together: {exc}", run.path) from None
     facts = span_facts(gold, ranked, None if manifest is None
                        else chunk_columns(manifest, codes))
     grounded = {k: scores.values[format_name("complete_grounding", k)] >= 1.0 for k in ks}
     labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau, scores.slots)
+    omega = precision_omega(gold, chunk_columns(manifest, codes)) \
+        if chroma and manifest is not None else None
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
-                      ranked, manifest)
+                      ranked, manifest, chroma, omega)
+
+
+def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
+    """Chroma's precision_Ω per query: the IoU (``metrics.span``, ``iou``) of an oracle that
+    retrieves every chunk of the manifest intersecting one of the query's references; a
+    ceiling of the chunking that needs no model. 0 for a query without references."""
+    n = gold.n_queries
+    out = np.zeros(n)
+    by_doc: dict[int, np.ndarray] = {}
+    order = np.argsort(chunks.doc, kind="stable")
+    docs, first = np.unique(chunks.doc[order], return_index=True)
+    for d, part in zip(docs.tolist(), np.split(order, first[1:])):
+        by_doc[d] = part
+    g_order = np.argsort(gold.query, kind="stable")
+    queries, g_first = np.unique(gold.query[g_order], return_index=True)
+    for q, idx in zip(queries.tolist(), np.split(g_order, g_first[1:])):
+        total = unused = numerator = 0
+        for d in np.unique(gold.doc[idx]).tolist():
+            g = idx[gold.doc[idx] == d]
+            gs, ge = gold.start[g], gold.end[g]
+            cand = by_doc.get(d, np.zeros(0, dtype=np.int64))
+            s, e = chunks.start[cand], chunks.end[cand]
+            hit = ((s[:, None] < ge[None, :]) & (e[:, None] > gs[None, :])).any(axis=1)
+            cu = sp.union(s[hit], e[hit])
+            gu = sp.union(gs, ge)
+            numerator += int(sp.covered(cu, gu.start, gu.end).sum())
+            total += int((e[hit] - s[hit]).sum())
+            unused += int((ge - gs).sum() - sp.covered(cu, gs, ge).sum())
+        den = total + unused
+        out[q] = numerator / den if den else 0.0
+    return out

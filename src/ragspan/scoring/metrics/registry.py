@@ -25,6 +25,7 @@ class MetricSpec:
     higher_is_better: bool
     definition: str
     trec_eval: str | None = None
+    optional: bool = False  # computed only when asked (``score --chroma-metrics``)
 
 
 METRICS: dict[str, MetricSpec] = {
@@ -52,6 +53,15 @@ METRICS: dict[str, MetricSpec] = {
                    '1 if some chunk in R_k is relevant'),
         MetricSpec('mrr', 'span', False, True, True,
                    '1 / rank of the first relevant chunk if it is within the top k, else 0'),
+        MetricSpec('chroma_recall', 'span', False, True, True,
+                   "Chroma's chunking evaluation (Smith & Troynikov 2024): |∪_r,g (r ∩ g)| / "
+                   'Σ_g |g| over R_k (`score --chroma-metrics`)', optional=True),
+        MetricSpec('chroma_precision', 'span', False, True, True,
+                   "Chroma's: |∪_r,g (r ∩ g)| / Σ_r |r| over R_k; results in other documents "
+                   'count in the denominator only', optional=True),
+        MetricSpec('iou', 'span', False, True, True,
+                   "Chroma's IoU: |∪_r,g (r ∩ g)| / (Σ_r |r| + the reference characters no result "
+                   'of R_k covers, summed per reference)', optional=True),
         MetricSpec('doc_precision', 'doc', False, True, True,
                    'relevant docs in the top k / k',
                    'P_k'),
@@ -74,7 +84,8 @@ METRICS: dict[str, MetricSpec] = {
     )
 }
 
-SPAN_METRICS = tuple(n for n, m in METRICS.items() if m.family == "span")
+SPAN_METRICS = tuple(n for n, m in METRICS.items() if m.family == "span" and not m.optional)
+CHROMA_METRICS = tuple(n for n, m in METRICS.items() if m.optional)
 DOC_METRICS = tuple(n for n, m in METRICS.items() if m.family == "doc")
 
 _NAME = re.compile(r"^(?P<base>[a-z_]+?)(?P<stage>_first_stage)?@(?P<k>[1-9][0-9]*c?)$")

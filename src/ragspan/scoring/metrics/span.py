@@ -137,9 +137,11 @@ def kept_lengths(ranked: RankedColumns, budget: int) -> np.ndarray:
 
 
 def score_spans(
-    gold: GoldColumns, ranked: RankedColumns, ks: Sequence[int], tau: float
+    gold: GoldColumns, ranked: RankedColumns, ks: Sequence[int], tau: float,
+    chroma: bool = False,
 ) -> SpanScores:
-    """Compute every span metric at every ``k`` in ``ks`` (see module docstring)."""
+    """Compute every span metric at every ``k`` in ``ks`` (see module docstring); with
+    ``chroma``, also Chroma's chunking-evaluation metrics (``registry.CHROMA_METRICS``)."""
     n = gold.n_queries
     n_docs = int(max(gold.doc.max(initial=-1), ranked.doc.max(initial=-1))) + 1
     gkey = gold.query.astype(np.int64) * n_docs + gold.doc
@@ -224,4 +226,9 @@ def score_spans(
         mrr = np.zeros(n)
         np.divide(1.0, first_k + 1.0, out=mrr, where=hit)
         put(format_name("mrr", k), mrr)
+        if chroma:  # numerator |∪R ∩ ∪G|; unused: each reference's uncovered characters
+            unused = gold_len_sum - _sum_by(gold.query, frac * glen, n)
+            put(format_name("chroma_recall", k), _ratio(covered_union, gold_len_sum))
+            put(format_name("chroma_precision", k), _ratio(covered_union, r_len))
+            put(format_name("iou", k), _ratio(covered_union, r_len + unused))
     return SpanScores(tuple(ks), tau, values, fractions, slots)
