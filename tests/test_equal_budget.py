@@ -101,3 +101,34 @@ def test_named_character_cutoffs_are_gated_and_grid_points_are_not_by_default(da
     assert res.exit_code == 4  # at 250 characters the candidate lost every question
     gated = {m["name"] for m in res.json()["predicate"]["summary"]["metrics"].values() if m["gated"]}
     assert gated == {"complete_grounding@3", "complete_grounding@250c"}
+
+
+def test_saturated_cutoffs_are_named_by_score_and_compare(tmp_path):
+    """Where the results cover most of the query's scoped document, recall is high by
+    construction: score counts those queries per cutoff and warns; compare says so too."""
+    docs = [{"id": f"d{i}", "text": "x" * 500} for i in range(10)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [
+        {"id": f"q{i}", "query": "?", "doc_id": f"d{i}", "gold_spans": [[100, 150]]}
+        for i in range(10)])
+    out = {}
+    for name, spans in (("b", [(0, 200), (200, 400), (400, 500)]),
+                        ("c", [(0, 250), (250, 500), (0, 10)])):
+        run = write_jsonl(tmp_path / f"run-{name}.jsonl", [
+            {"id": f"q{i}", "retrieved": [{"doc_id": f"d{i}", "start": s, "end": e}
+                                          for s, e in spans]} for i in range(10)])
+        res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k", "1",
+                      "--k", "3", "--k", "300c", "--out", tmp_path / f"s-{name}.json")
+        assert res.exit_code == 0, res.stderr
+        out[name] = tmp_path / f"s-{name}.json"
+    assert "at k = 3 the results cover at least 90% of the scoped document for 10 queries" \
+        in res.stderr
+    import json
+
+    sat = json.loads(out["c"].read_text())["predicate"]["summary"]["saturation"]
+    assert sat == {"threshold": 0.9, "scoped_queries": 10,
+                   "by_k": {"3": {"queries": 10, "share": 1.0}}}  # @1: 50%, @300c: 60%
+    res = compare(out["b"], out["c"])
+    warnings = res.json()["predicate"]["summary"]["warnings"]
+    assert any("at k = 3 the baseline's results cover at least 90%" in w for w in warnings)
+    assert any("at k = 3 the candidate's results" in w for w in warnings)

@@ -104,7 +104,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     from ragspan.io.runs import read_span_run
     from ragspan.scoring.doc_scoring import evalset_judgments, score_doc_run, span_doc_projection
     from ragspan.scoring.report_body import doc_body, span_body
-    from ragspan.scoring.span_scoring import compute_span_report
+    from ragspan.scoring.span_scoring import SATURATED, SATURATION_WARN, compute_span_report
 
     evalset = read_eval_set(eval_set)
     if run_format == "auto":
@@ -139,6 +139,11 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     counts = [k for k in ks if not isinstance(k, Chars)]  # doc metrics are cut by count
     doc_view = span_doc_projection(report, counts, relevance_level, judged_only) if counts \
         else None
+    for k, v in (report.saturation or {}).get("by_k", {}).items():
+        if v["share"] >= SATURATION_WARN:
+            log.warning("at k = %s the results cover at least %.0f%% of the scoped document "
+                        "for %d queries (%.0f%%): recall there is high by construction, not "
+                        "by ranking", k, 100 * SATURATED, v["queries"], 100 * v["share"])
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",
         len(evalset.queries), int((~report.in_run).sum()), len(report.unmatched_run_ids),

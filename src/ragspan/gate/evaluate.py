@@ -415,6 +415,26 @@ def _minor(version: str) -> tuple[str, ...]:
     return tuple(version.split(".")[:2])
 
 
+SATURATION_WARN = 0.1  # as ``scoring.span_scoring.SATURATION_WARN``
+
+
+def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int]) -> list[str]:
+    """Cutoffs at which a report's results cover most of the scoped documents of at least
+    ``SATURATION_WARN`` of its queries: recall there is high by construction, not ranking."""
+    out = []
+    for role, r in (("baseline", base), ("candidate", cand)):
+        by_k = (r.saturation or {}).get("by_k", {})
+        threshold = (r.saturation or {}).get("threshold", 0.9)
+        for k in ks:
+            v = by_k.get(str(k))
+            if v and v["share"] >= SATURATION_WARN:
+                out.append(f"at k = {k} the {role}'s results cover at least "
+                           f"{threshold:.0%} of the scoped document for {v['queries']} "
+                           f"queries ({v['share']:.0%}): recall there is high by "
+                           "construction, not by ranking")
+    return out
+
+
 def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
     """A report written by another ragspan major or minor version is named in the verdict
     (the report format itself is checked by the schema's ``predicateType``)."""
@@ -1164,6 +1184,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                 warnings.append(f"{name}: {u['count']} of {len(cmp.ids)} queries differ between "
                                 "two scorings of the baseline (unstable)")
     warnings += version_warnings(base, cand)
+    warnings += saturation_warnings(base, cand, cmp.ks)
     if bcheck is not None and decided_at:
         bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
         notes, traps = budget_trap(cmp, bcheck, outcomes)

@@ -74,6 +74,7 @@ class ScoreReport:
     inputs: dict[str, str] = field(default_factory=dict)  # role -> the sha256 recorded
     tool_version: str = ""  # the ragspan version that wrote the report
     documents: dict[str, Any] | None = None  # summary.documents: the corpus's, those asked
+    saturation: dict[str, Any] | None = None  # summary.saturation (``span_scoring.saturation``)
 
     def input_sha256(self, role: str) -> str:
         """The sha256 the report records for its input ``role`` ("" when none)."""
@@ -202,7 +203,21 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
         tool_version=str(pred["tool"].get("version", "")),
         documents=_documents(pred["summary"].get("documents"), name),
+        saturation=_saturation(pred["summary"].get("saturation"), name),
     )
+
+
+def _saturation(value: Any, path: str) -> dict[str, Any] | None:
+    """``summary.saturation``: per cutoff, the saturated queries and their share."""
+    if value is None:
+        return None
+    by_k = value.get("by_k") if isinstance(value, dict) else None
+    if not isinstance(by_k, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("queries"), int)
+            and isinstance(v.get("share"), (int, float)) for v in by_k.values()):
+        raise InputError("summary.saturation must give each cutoff's saturated 'queries' and "
+                         "'share'", path)
+    return dict(value)
 
 
 def _documents(value: Any, path: str) -> dict[str, Any] | None:
@@ -483,6 +498,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     }
     if placement is not None:
         summary["placement"] = {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS}
+    if report.saturation is not None:  # recall high by construction at these cutoffs
+        summary["saturation"] = report.saturation
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -17,11 +18,18 @@ from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failure
 from ragspan.scoring.metrics.registry import (
     CHROMA_METRICS,
     SPAN_METRICS,
+    Chars,
     format_name,
     parse_name,
     sorted_cutoffs,
 )
-from ragspan.scoring.metrics.span import GoldColumns, RankedColumns, SpanScores, score_spans
+from ragspan.scoring.metrics.span import (
+    GoldColumns,
+    RankedColumns,
+    SpanScores,
+    kept_lengths,
+    score_spans,
+)
 
 DEFAULT_KS = (5, 10)
 DEFAULT_TAU = 0.5
@@ -158,6 +166,7 @@ class SpanReport:
     manifest: ChunkManifest | None = None
     chroma: bool = False  # Chroma's chunking metrics computed (``score --chroma-metrics``)
     precision_omega: np.ndarray | None = None  # per query, with chroma and a manifest
+    saturation: dict[str, Any] | None = None  # ``saturation``: with a corpus and scoped queries
 
     def metric_names(self) -> list[str]:
         bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
@@ -220,8 +229,9 @@ def compute_span_report(
     labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau, scores.slots)
     omega = precision_omega(gold, chunk_columns(manifest, codes)) \
         if chroma and manifest is not None else None
+    sat = saturation(evalset, corpus, ranked, codes, ks) if corpus is not None else None
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
-                      ranked, manifest, chroma, omega)
+                      ranked, manifest, chroma, omega, sat)
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
@@ -253,3 +263,43 @@ def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
         den = total + unused
         out[q] = numerator / den if den else 0.0
     return out
+
+
+SATURATED = 0.9  # share of its scoped document a query's results cover
+SATURATION_WARN = 0.1  # share of the scoped queries from which score and compare warn
+
+
+def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, codes: DocCodes,
+               ks: Sequence[int]) -> dict[str, Any] | None:
+    """Per cutoff, how many of the queries scoped to a document (``doc_id``) retrieve at
+    least ``SATURATED`` of that document's characters (union of the results inside it; at a
+    character budget, the kept parts): there recall is high by construction, not by
+    ranking. None when no query is scoped or no cutoff saturates any."""
+    scope = np.full(len(evalset.queries), -1, dtype=np.int64)
+    length = np.zeros(len(evalset.queries), dtype=np.int64)
+    for i, q in enumerate(evalset.queries):
+        if q.doc_id is not None and q.doc_id in corpus.documents:
+            scope[i] = codes.code(q.doc_id)
+            length[i] = len(corpus.text(q.doc_id))
+    n_scoped = int((scope >= 0).sum())
+    if not n_scoped or not ranked.query.size:
+        return None
+    inside = ranked.doc == scope[ranked.query]
+    line = sp.make_line(len(evalset.queries), int(max(ranked.end.max(), 1)))
+    by_k: dict[str, Any] = {}
+    for k in ks:
+        if isinstance(k, Chars):
+            kept = kept_lengths(ranked, int(k))
+            sel, end = inside & (kept > 0), ranked.start + kept
+        else:
+            sel, end = inside & (ranked.rank < k), ranked.end
+        u = sp.union(line.place(ranked.query[sel], ranked.start[sel]),
+                     line.place(ranked.query[sel], end[sel]))
+        covered = np.bincount(line.group_of(u.start), weights=u.lengths.astype(float),
+                              minlength=len(evalset.queries))
+        full = (scope >= 0) & (length > 0) & (covered >= SATURATED * length)
+        if full.any():
+            by_k[str(k)] = {"queries": int(full.sum()), "share": float(full.sum() / n_scoped)}
+    if not by_k:
+        return None
+    return {"threshold": SATURATED, "scoped_queries": n_scoped, "by_k": by_k}
