@@ -320,3 +320,33 @@ def test_the_configurations_are_one_family(made, tmp_path):
     fam = res.json()["predicate"]["summary"]["family"]
     assert fam["size"] == 12 and len(fam["pairs"]) == 6
     assert "## Every pair, one family" in (tmp_path / "all.md").read_text(encoding="utf-8")
+
+
+def test_budget_curves_when_the_reports_carry_character_cutoffs(made, tmp_path):
+    """Scored with --budget-grid, the report draws complete grounding against characters per
+    query (one line per configuration, its fixed-k points on the same axes) and states the
+    budget each needs to ground 80% of the questions; without character cutoffs, no section."""
+    import xml.etree.ElementTree as ET
+
+    scored = {}
+    for name in "AB":
+        out = tmp_path / f"{name}.json"
+        res = run_cli("score", "--eval-set", made["eval"], "--run",
+                      made["A"].parent / f"{name}.run.jsonl", "--corpus", made["corpus"],
+                      "--k", "5", "--k", "10", "--budget-grid", "--out", out)
+        assert res.exit_code == 0, res.stderr
+        scored[name] = out
+    args = [scored["A"], scored["B"], "--baseline", "A"]
+    assert run_cli("report", *args, "--out", tmp_path / "r.md").exit_code == 0
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "## Budget curves: like with like" in text and "| budget for 80% |" in text
+    grid = "| configuration | 250 | 500 | 1,000 | 2,000 | 4,000 | 8,000 | 16,000 | 32,000 |"
+    assert grid + " budget for 80% |" in text
+    assert run_cli("report", *args, "--out", tmp_path / "r.html").exit_code == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    svgs = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    curve = [s for s in svgs if "characters per query (log)" in s]
+    assert len(curve) == 1 and curve[0].count("<polyline") == 2
+    ET.fromstring(curve[0])  # well-formed
+    assert res_ok(report(made, tmp_path / "plain.md"))
+    assert "Budget curves" not in (tmp_path / "plain.md").read_text(encoding="utf-8")

@@ -13,6 +13,7 @@ from ragspan.report.readout.build import CI_RESAMPLES, Config, Effect, Readout
 from ragspan.report.readout.document import Block, Document, Para, Plot, Section, Table
 from ragspan.report.readout.levers import OTHER, differing, settings_change
 from ragspan.scoring.metrics.failures import LABELS, LEVERS
+from ragspan.scoring.metrics.registry import Chars
 
 DASH = "–"
 
@@ -189,6 +190,54 @@ def chunking(r: Readout) -> Section:
         "manifest."))])
 
 
+TARGET_GROUNDING = 0.8  # the grounding whose budget the curves section states
+
+
+def budget_curves(r: Readout) -> Section | None:
+    """Complete grounding and span recall against characters per query, per configuration,
+    at the character cutoffs every configuration was scored at (``score --budget-grid``),
+    with each one's fixed-k points; and the smallest of those budgets at which it grounds
+    ``TARGET_GROUNDING`` of the questions. None without common character cutoffs."""
+    common: set[int] | None = None
+    for c in r.configs:
+        mine: set[int] = {k for k in c.report.ks if isinstance(k, Chars)}
+        common = mine if common is None else common & mine
+    budgets = sorted(common or set(), key=int)
+    if not budgets:
+        return None
+    counts = sorted({k for k in r.base.report.ks if not isinstance(k, Chars)})
+    head = ["configuration", *[f"{int(b):,}" for b in budgets],
+            f"budget for {TARGET_GROUNDING:.0%}"]
+    rows, series, points = [], [], []
+    for c in r.configs:
+        cg = [c.metric(f"complete_grounding@{b}") for b in budgets]
+        reach = next((f"{int(b):,}" for b, v in zip(budgets, cg) if v >= TARGET_GROUNDING),
+                     "not reached")
+        rows.append([c.name, *[f3(v) for v in cg], reach])
+        series.append((c.name, [(float(int(b)), v) for b, v in zip(budgets, cg)]))
+        for k in counts:
+            name = f"complete_grounding@{k}"
+            if name in c.predicate["summary"]["metrics"]:
+                points.append((c.name, str(k), c.metric(f"retrieved_chars@{k}"), c.metric(name)))
+    recall = [[c.name, *[f3(c.metric(f"span_recall@{b}")) for b in budgets]] for c in r.configs]
+    fixed = [[n, k, chars(x), f3(v)] for n, k, x, v in points]
+    blocks: list[Block] = [
+        Plot("Complete grounding against characters per query", svg.curves(
+            series, points, "complete grounding against characters per query")),
+        Table(head, rows, "Complete grounding at each character budget (characters per query, "
+              "every result counted as returned; the one that crosses the budget cut at it). "
+              f"The last column: the smallest of these budgets at which the configuration "
+              f"grounds {TARGET_GROUNDING:.0%} of the questions."),
+        Table(["configuration", *[f"{int(b):,}" for b in budgets]], recall,
+              "Span recall at each character budget."),
+    ]
+    if fixed:
+        blocks.append(Table(["configuration", "k", "characters per query",
+                             "complete grounding"], fixed,
+                            "The fixed-k points: where each configuration sits at its k."))
+    return Section("Budget curves: like with like", blocks)
+
+
 def labels(r: Readout) -> Section:
     k = str(r.k)
     header = ["configuration", f"failing@{k}", *LABELS]
@@ -290,6 +339,8 @@ def document(r: Readout, title: str | None = None) -> Document:
                   f"of questions whose every gold span is covered to at least {tau} by the "
                   f"top {r.k} results.")]
     pairs = all_pairs(r)
+    curves = budget_curves(r)
     return Document(title or f"Retrieval report: {eval_name}", intro, [
-        configurations(r), against(r), *([pairs] if pairs else []), chunking(r), labels(r),
+        configurations(r), against(r), *([pairs] if pairs else []),
+        *([curves] if curves else []), chunking(r), labels(r),
         *slice_sections(r), backlog(r), provenance(r)])

@@ -3,6 +3,8 @@
 - ``intervals``: one row per configuration, the point estimate and its interval on a 0-1 axis.
 - ``changes``: one row per configuration against the baseline, queries broken to the left
   and fixed to the right of zero (per-query changes of a binary metric), unchanged as text.
+- ``curves``: one line per configuration, a 0-1 metric against characters per query (a log
+  axis), and each configuration's fixed-k points on the same axes.
 """
 
 from __future__ import annotations
@@ -80,4 +82,55 @@ def changes(rows: Sequence[tuple[str, int, int, int]], label: str) -> str:
                     f"{fixed}</text>")
         body.append(f'<text x="{LABEL_W + PLOT_W + 10}" y="{y + 14}" fill="{MUTED}">'
                     f"{same} same</text>")
+    return _frame(height, body, label)
+
+
+PALETTE = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280", "#2c7a7b", "#975a16")
+
+
+def curves(series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+           points: Sequence[tuple[str, str, float, float]], label: str) -> str:
+    """``series``: (configuration, [(characters, value)]) in budget order, values in [0, 1];
+    ``points``: (configuration, cutoff label, characters, value), the fixed-k points."""
+    import math
+
+    xs = [x for _, pts in series for x, _ in pts] + [x for _, _, x, _ in points]
+    lo, hi = math.log10(max(min(xs), 1.0)), math.log10(max(max(xs), 10.0))
+    hi = hi if hi > lo else lo + 1
+    plot_h = 220
+    height = TOP + plot_h + BOTTOM + 18 * len(series)
+    left = 60
+    width_plot = LABEL_W + PLOT_W - left
+    x = lambda v: left + (math.log10(max(v, 1.0)) - lo) / (hi - lo) * width_plot  # noqa: E731
+    y = lambda v: TOP + (1 - max(0.0, min(1.0, v))) * plot_h  # noqa: E731
+    body = []
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        body.append(f'<line x1="{left}" y1="{y(t):.1f}" x2="{left + width_plot}" '
+                    f'y2="{y(t):.1f}" stroke="#e2e6ec"/>')
+        body.append(f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end" '
+                    f'fill="{MUTED}">{t:.2f}</text>')
+    for e in range(math.floor(lo), math.ceil(hi) + 1):
+        v = 10.0 ** e
+        if lo <= e <= hi:
+            body.append(f'<text x="{x(v):.1f}" y="{TOP + plot_h + 16}" text-anchor="middle" '
+                        f'fill="{MUTED}">{v:,.0f}</text>')
+    body.append(f'<text x="{left + width_plot / 2:.1f}" y="{TOP + plot_h + 30}" '
+                f'text-anchor="middle" fill="{MUTED}">characters per query (log)</text>')
+    for i, (name, pts) in enumerate(series):
+        colour = PALETTE[i % len(PALETTE)]
+        path = " ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in pts)
+        body.append(f'<polyline points="{path}" fill="none" stroke="{colour}" '
+                    'stroke-width="2"/>')
+        for a, b in pts:
+            body.append(f'<circle cx="{x(a):.1f}" cy="{y(b):.1f}" r="2.5" fill="{colour}"/>')
+        for pname, cut, a, b in points:
+            if pname == name:
+                body.append(f'<rect x="{x(a) - 4:.1f}" y="{y(b) - 4:.1f}" width="8" height="8" '
+                            f'fill="none" stroke="{colour}" stroke-width="2">'
+                            f"<title>{html.escape(name)} @{html.escape(cut)}</title></rect>")
+        ly = TOP + plot_h + 44 + 18 * i
+        body.append(f'<line x1="{left}" y1="{ly - 4}" x2="{left + 20}" y2="{ly - 4}" '
+                    f'stroke="{colour}" stroke-width="2"/>')
+        body.append(f'<text x="{left + 26}" y="{ly}" fill="{INK}">{html.escape(name)} '
+                    "(squares: its fixed-k points)</text>")
     return _frame(height, body, label)
