@@ -116,10 +116,9 @@ def group_max(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def kept_lengths(ranked: RankedColumns, budget: int) -> np.ndarray:
-    """Per entry, how many of its characters are within the query's character ``budget``:
-    its length while the earlier results' lengths (rank order, repeats counted) leave room,
-    the rest of the budget for the one that crosses it, 0 after."""
+def chars_before(ranked: RankedColumns) -> np.ndarray:
+    """Per entry, the total length of its query's results ranked before it (repeats counted):
+    what a character budget has used up when the entry is reached."""
     length = (ranked.end - ranked.start).astype(np.int64)
     order = np.lexsort((ranked.rank, ranked.query))
     q, lens = ranked.query[order], length[order]
@@ -130,9 +129,20 @@ def kept_lengths(ranked: RankedColumns, budget: int) -> np.ndarray:
         start[1:] = q[1:] != q[:-1]
         first = np.flatnonzero(start)
         base = np.repeat(total[first] - lens[first], np.diff(np.append(first, lens.size)))
-        before = total - lens - base
-    kept = np.empty(lens.size, dtype=np.int64)
-    kept[order] = np.clip(budget - before, 0, lens)
+        out = np.empty(lens.size, dtype=np.int64)
+        out[order] = total - lens - base
+        before = out
+    return before
+
+
+def kept_lengths(ranked: RankedColumns, budget: int,
+                 before: np.ndarray | None = None) -> np.ndarray:
+    """Per entry, how many of its characters are within the query's character ``budget``:
+    its length while the earlier results' lengths (rank order, repeats counted) leave room,
+    the rest of the budget for the one that crosses it, 0 after. ``before``: the entries'
+    ``chars_before``, when computed already."""
+    used = chars_before(ranked) if before is None else before
+    kept: np.ndarray = np.clip(budget - used, 0, ranked.end - ranked.start)
     return kept
 
 
@@ -172,16 +182,24 @@ def score_spans(
     values: dict[str, np.ndarray] = {}
     fractions: dict[int, np.ndarray] = {}
     slots: dict[int, np.ndarray] = {}
+    before = chars_before(ranked) if any(isinstance(k, Chars) for k in ks) else None
     for k in ks:
         if isinstance(k, Chars):
-            kept = kept_lengths(ranked, int(k))
+            kept = kept_lengths(ranked, int(k), before)
             within = kept > 0
             sel = keep & within
             cut_end = rs + kept
-            relevant_k = sel & (sp.covered(gold_union, rs, cut_end) > 0)
+            whole = kept == ranked.end - ranked.start  # kept whole: relevant as it is
+            relevant_k = relevant & sel & whole
+            cut = np.flatnonzero(sel & ~whole)  # at most one per query: the crossing result
+            if cut.size:
+                relevant_k[cut] = sp.covered(gold_union, rs[cut], cut_end[cut]) > 0
             slots[k] = np.bincount(ranked.query[within], minlength=n)
             first_k = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-            np.minimum.at(first_k, ranked.query[relevant_k], ranked.rank[relevant_k])
+            rq, rr = ranked.query[relevant_k], ranked.rank[relevant_k]
+            o = np.lexsort((rr, rq))
+            uq, at = np.unique(rq[o], return_index=True)
+            first_k[uq] = rr[o][at]
             s_sel, e_sel = rs[sel], cut_end[sel]
         else:
             sel = keep & (ranked.rank < k)
