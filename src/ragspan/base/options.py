@@ -202,12 +202,18 @@ PIPELINE_TOP: tuple[Option, ...] = (
       for k in ("chunker", "dense", "sparse", "fusion", "rerank", "filter")),
 )
 PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
-    "chunker": (Option("kind", "enum", "sentence", "How documents are cut into chunks.",
-                       choices=("fixed", "sentence", "recursive", "clause", "none")),
+    "chunker": (Option("kind", "enum", "sentence", "How documents are cut into chunks "
+                       "(tokens and recursive-tokens measure size and overlap in tokens).",
+                       choices=("fixed", "sentence", "recursive", "clause", "none", "tokens",
+                                "recursive-tokens")),
                 Option("size", "int", 1000, "Chunk size in characters (the target for "
-                       "sentence, recursive and clause).", low=1, high=MAX_CHUNK_CHARS),
-                Option("overlap", "int", 0, "Characters shared by neighbouring fixed "
-                       "chunks (below size).", low=0, high=MAX_CHUNK_CHARS),
+                       "sentence, recursive and clause; tokens for the token kinds).", low=1,
+                       high=MAX_CHUNK_CHARS),
+                Option("overlap", "int", 0, "Characters (tokens, for the token kinds) shared "
+                       "by neighbouring chunks (below size).", low=0, high=MAX_CHUNK_CHARS),
+                Option("tokenizer", "str", "cl100k_base", "The token kinds' tokenizer: "
+                       "cl100k_base (no download) or a Hugging Face tokenizer name or path "
+                       "(the embedding model's)."),
                 Option("snap", "bool", False, "Fixed chunks end at a word boundary."),
                 ENABLED),
     "dense": (Option("model", "str", "all-MiniLM-L6-v2", "sentence-transformers model, name "

@@ -31,7 +31,8 @@ from ragspan.base.options import pipeline_default
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _VISIBLE = re.compile(rf"[^\s{INVISIBLE}]")
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n\s*")
-CHUNKERS = ("fixed", "sentence", "recursive", "clause", "none")
+CHUNKERS = ("fixed", "sentence", "recursive", "clause", "none", "tokens", "recursive-tokens")
+TOKEN_KINDS = ("tokens", "recursive-tokens")  # size and overlap in tokens
 
 _NUM = r"\d{1,2}(?:\.\d{1,2})*"
 HEADER = re.compile(
@@ -60,6 +61,7 @@ class ChunkerSpec:
     size: int = pipeline_default("chunker", "size")
     overlap: int = pipeline_default("chunker", "overlap")
     snap: bool = pipeline_default("chunker", "snap")
+    tokenizer: str = pipeline_default("chunker", "tokenizer")
 
     def check(self) -> None:
         if self.kind not in CHUNKERS:
@@ -177,6 +179,12 @@ def chunk_document(doc_id: str, text: str, spec: ChunkerSpec) -> tuple[list[Chun
         spans = sentence(text, spec.size)
     elif spec.kind == "recursive":
         spans = recursive(text, spec.size)
+    elif spec.kind in TOKEN_KINDS:
+        from ragspan.retrieval.token_chunkers import recursive_tokens, token_windows
+        from ragspan.retrieval.tokens import load_tokenizer
+
+        chunker = token_windows if spec.kind == "tokens" else recursive_tokens
+        spans = chunker(text, load_tokenizer(spec.tokenizer), spec.size, spec.overlap)
     else:
         spans, fell_back = clause(text, spec.size)
         if fell_back:

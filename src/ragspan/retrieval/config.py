@@ -40,7 +40,7 @@ from typing import Any
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError
 from ragspan.base.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table, pipeline_default
-from ragspan.retrieval.chunkers import ChunkerSpec
+from ragspan.retrieval.chunkers import TOKEN_KINDS, ChunkerSpec
 
 D = pipeline_default  # every default below is the one declared in ragspan.base.options
 
@@ -82,7 +82,12 @@ class PipelineConfig:
     scope: str = D("filter", "scope")
 
     def as_json(self) -> dict[str, Any]:
-        return json.loads(canonical_dumps(asdict(self)))
+        """The complete config; a chunker that counts characters has no tokenizer (so the
+        configs of earlier releases keep their digests)."""
+        out = asdict(self)
+        if out["chunker"]["kind"] not in TOKEN_KINDS:
+            out["chunker"].pop("tokenizer")
+        return json.loads(canonical_dumps(out))
 
     @property
     def digest(self) -> str:
