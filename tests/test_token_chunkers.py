@@ -59,10 +59,10 @@ def test_recursive_tokens_equal_langchains_splitter(tok, size, overlap):
 @pytest.mark.parametrize("size, overlap", [(250, 125), (250, 0), (200, 0)])
 def test_token_windows_equal_langchains_token_splitter(tok, size, overlap):
     splitters = pytest.importorskip("langchain_text_splitters")
+    import tiktoken
+
     from ragspan.retrieval.token_chunkers import token_windows
     from ragspan.retrieval.tokens import cl100k
-
-    import tiktoken
 
     tiktoken.registry.ENCODINGS.setdefault("cl100k_base", cl100k())  # offline, sha-checked
     reference = splitters.TokenTextSplitter(encoding_name="cl100k_base", chunk_size=size,
