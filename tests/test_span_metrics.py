@@ -322,7 +322,7 @@ def test_precision_omega_is_the_iou_of_every_chunk_meeting_a_reference():
     from ragspan.scoring.span_scoring import precision_omega
 
     rng = random.Random(9)
-    chunks = [(d, s, s + 25) for d in (0, 1) for s in range(0, 300, 25)]
+    chunks = [(d, s, s + w) for d in (0, 1) for w in (25, 40) for s in range(0, 300, 25)]
     cases = []
     for _ in range(200):
         gold = [(rng.randint(0, 1), s, s + rng.randint(1, 60))
@@ -339,4 +339,8 @@ def test_precision_omega_is_the_iou_of_every_chunk_meeting_a_reference():
     got = precision_omega(gold_cols, cols)
     for i, gold in enumerate(cases):
         hit = [c for c in chunks if any(c[0] == d and c[1] < e and c[2] > s for d, s, e in gold)]
-        assert got[i] == pytest.approx(chroma_reference(gold, hit)["iou"], abs=1e-12), i
+        by_doc: dict = {}
+        for d, s, e in hit:  # _full_precision_score: the chunks as a union (denominator_sets)
+            by_doc[d] = _union_ranges([(s, e)] + by_doc.get(d, []))
+        merged = [(d, s, e) for d, ranges in by_doc.items() for s, e in ranges]
+        assert got[i] == pytest.approx(chroma_reference(gold, merged)["iou"], abs=1e-12), i

@@ -235,9 +235,11 @@ def compute_span_report(
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
-    """Chroma's precision_Ω per query: the IoU (``metrics.span``, ``iou``) of an oracle that
-    retrieves every chunk of the manifest intersecting one of the query's references; a
-    ceiling of the chunking that needs no model. 0 for a query without references."""
+    """Chroma's precision_Ω per query: the IoU of an oracle that retrieves every chunk of the
+    manifest intersecting one of the query's references, as Chroma's ``_full_precision_score``
+    computes it: |∪(c ∩ g)| / (|∪ of those chunks| + the reference characters they leave
+    uncovered, per reference) -- the chunks taken as a union, so overlapping chunks count
+    once. A ceiling of the chunking that needs no model; 0 for a query without references."""
     n = gold.n_queries
     out = np.zeros(n)
     by_doc: dict[int, np.ndarray] = {}
@@ -258,7 +260,7 @@ def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
             cu = sp.union(s[hit], e[hit])
             gu = sp.union(gs, ge)
             numerator += int(sp.covered(cu, gu.start, gu.end).sum())
-            total += int((e[hit] - s[hit]).sum())
+            total += int(cu.lengths.sum())
             unused += int((ge - gs).sum() - sp.covered(cu, gs, ge).sum())
         den = total + unused
         out[q] = numerator / den if den else 0.0
