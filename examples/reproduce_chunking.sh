@@ -27,3 +27,15 @@ for cfg in recursive-250-125 tokentext-250-125 recursive-250-0 tokentext-250-0 \
     --chroma-metrics --out "$OUT/score-$cfg.json" --format json > /dev/null
 done
 $PY examples/chunking_table.py "$OUT"
+# what the publication could not show: each TokenText against its Recursive twin at equal
+# character budgets (2,000 and 4,000 per query), paired, with the gate's statistics
+echo
+for size in 250-125 250-0 200-0; do
+  code=0
+  $RAGSPAN -q compare --baseline "$OUT/score-recursive-$size.json" \
+    --candidate "$OUT/score-tokentext-$size.json" --no-config \
+    --budget complete_grounding=off --budget complete_grounding@2000c=2pt \
+    --budget complete_grounding@4000c=2pt --out "$OUT/compare-$size.json" --format table \
+    > "$OUT/compare-$size.txt" || code=$?
+  echo "Recursive $size -> TokenText $size: exit $code (0 pass, 4 fail); $OUT/compare-$size.txt"
+done
