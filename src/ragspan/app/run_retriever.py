@@ -33,7 +33,10 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
         qdrant_url: str | None = None, depth: int | None = None, id_key: str | None = None,
         qrels: str | None = None, to: str | None = None, tag: str | None = None,
-        strict_cache: bool = False,
+        collection: str | None = None, vector_name: str | None = None,
+        doc_key: str | None = None, start_key: str | None = None, end_key: str | None = None,
+        text_key: str | None = None, model: str | None = None, scope: str | None = None,
+        keep_collection: bool = False, strict_cache: bool = False,
         record_latency: bool = False, progress: bool | None = None) -> CommandResult:
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
     writes together with the report or not at all."""
@@ -45,8 +48,18 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     from ragspan.report.envelope import statement
     from ragspan.retrieval.progress import Progress
 
-    if (config is None) == (retriever is None):
-        raise UsageError("give exactly one of --config (a pipeline) or --retriever (your own)")
+    if sum(x is not None for x in (config, retriever, collection)) != 1:
+        raise UsageError("give exactly one of --config (a pipeline), --retriever (your own) or "
+                         "--collection (your Qdrant collection, read-only)")
+    live_only = {"--vector-name": vector_name, "--doc-key": doc_key, "--start-key": start_key,
+                 "--end-key": end_key, "--text-key": text_key, "--model": model,
+                 "--scope": scope}
+    given = [k for k, v in live_only.items() if v is not None]
+    if given and collection is None:
+        raise UsageError(f"{given[0]} applies to --collection")
+    if keep_collection and not (config and (qdrant_url or qdrant_path)):
+        raise UsageError("--keep-collection keeps the collection a pipeline makes on Qdrant: "
+                         "give it with --config and --qdrant-url or --qdrant-path")
     if chunks_out and retriever:
         raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
     if id_key and config:
@@ -100,7 +113,12 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
                 cfg.dense, backend="qdrant", qdrant_path=qdrant_path, qdrant_url=qdrant_url))
         inputs.append(InputRef("config", config, sha256_hex(read_bytes(config))))
         cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
-        pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache)
+        pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache,
+                        keep_collection=keep_collection)
+        if keep_collection and getattr(pipe.dense, "collection", None):
+            log.warning("keeping Qdrant collection '%s' (--keep-collection)",
+                        pipe.dense.collection)
+            summary["kept_collection"] = pipe.dense.collection
         try:
             t_query = time.perf_counter()
             rows = pipe.run(queries)
@@ -132,6 +150,25 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
                             "notes": notes}
             outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
         parameters: dict[str, Any] = {"config": cfg.as_json(), "config_digest": cfg.digest}
+    elif collection is not None:
+        from ragspan.retrieval.embed import Embedder, default_cache_dir
+        from ragspan.retrieval.filters import unscoped_rows
+        from ragspan.retrieval.live import LiveSpec, run_live
+
+        spec = LiveSpec(collection, url=qdrant_url, path=qdrant_path, vector_name=vector_name,
+                        doc_key=doc_key or "doc_id", start_key=start_key or "start",
+                        end_key=end_key or "end", text_key=text_key or "text",
+                        depth=depth or 10, scope=scope or "doc_id")
+        unscoped = unscoped_rows(spec.scope, queries, eval_set)
+        if unscoped:
+            summary["unscoped_queries"] = unscoped
+        cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
+        embedder = Embedder(model or "all-MiniLM-L6-v2", cache, progress=bar,
+                            strict_cache=strict_cache)
+        rows, live = run_live(spec, queries, corp, embedder, bar)
+        header["collection"] = {k: live[k] for k in ("name", "points", "vector", "search")}
+        summary["collection"] = live
+        parameters = {"collection": header["collection"], **embedder.describe()}
     else:
         from ragspan.retrieval.user import load_retriever, run_user_retriever
 

@@ -282,6 +282,24 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
            "ids alone): jsonl (retrieved_ids) or trec.", choices=("jsonl", "trec"),
            nullable=True),
     Option("tag", "str", "ragspan", "The run tag of a TREC run (--to trec).", nullable=True),
+    Option("collection", "str", None, "Evaluate this existing Qdrant collection (with "
+           "--qdrant-url or --qdrant-path), read-only: your index as it is.", nullable=True),
+    Option("vector-name", "str", None, "With --collection: the named vector to search.",
+           nullable=True),
+    Option("doc-key", "str", "doc_id", "With --collection: the payload key of the document "
+           "id.", nullable=True),
+    Option("start-key", "str", "start", "With --collection: the payload key of the chunk's "
+           "start offset.", nullable=True),
+    Option("end-key", "str", "end", "With --collection: the payload key of the chunk's end "
+           "offset.", nullable=True),
+    Option("text-key", "str", "text", "With --collection: the payload key of the chunk "
+           "text (placed in the corpus where there are no offsets).", nullable=True),
+    Option("model", "str", "all-MiniLM-L6-v2", "With --collection: the query model (the one "
+           "that built the collection).", nullable=True),
+    Option("scope", "enum", "doc_id", "With --collection: as [filter] scope.",
+           choices=("doc_id", "doc_id-or-all", "filters", "none"), nullable=True),
+    Option("keep-collection", "bool", False, "Keep the Qdrant collection a pipeline made on "
+           "a server (its name is printed); by default it is deleted when the run ends."),
     Option("strict-cache", "bool", False, "An unusable embedding cache shard (another "
            "model's, changed, truncated, non-finite) is an error, not a warning."),
     Option("record-latency", "bool", False, "Write each query's latency into the run (it "

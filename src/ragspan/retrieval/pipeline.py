@@ -58,7 +58,8 @@ def build_chunks(corpus: Corpus, cfg: PipelineConfig, progress: Any = None) -> C
 
 class Pipeline:
     def __init__(self, cfg: PipelineConfig, corpus: Corpus, *, cache_dir: Path | None = None,
-                 progress: Any = None, strict_cache: bool = False):
+                 progress: Any = None, strict_cache: bool = False,
+                 keep_collection: bool = False):
         self.cfg = cfg
         self.corpus = corpus
         self.progress = progress
@@ -67,24 +68,33 @@ class Pipeline:
             raise InputError("the corpus yields no chunk to retrieve (every document is empty "
                              "or holds only whitespace)", corpus.path)
         self.filters = PayloadTable(self.table.payloads)
-        self.embedder = None
+        self.embedder: Any = None
         self.chunk_counts = (0, 0)  # chunks embedded, chunks read from the cache
         self.query_counts = (0, 0)  # the same for the queries (``run``)
         self.dense: Any = None
         self.sparse: Any = None
         self.reranker: Any = None
+        try:
+            self._build(cfg, cache_dir, progress, strict_cache, keep_collection)
+        except BaseException:  # a server collection made so far is deleted, Ctrl-C too
+            self.close()
+            raise
+
+    def _build(self, cfg: PipelineConfig, cache_dir: Path | None, progress: Any,
+               strict_cache: bool, keep_collection: bool) -> None:
         if cfg.dense is not None:
             from ragspan.retrieval.embed import Embedder
 
-            self.embedder = Embedder(cfg.dense.model, cache_dir, cfg.dense.batch_size, progress,
-                                     strict_cache=strict_cache)
-            vectors = self.embedder.embed(self.table.texts, "embedding")
-            self.chunk_counts = (self.embedder.embedded, self.embedder.cached)
+            embedder = Embedder(cfg.dense.model, cache_dir, cfg.dense.batch_size, progress,
+                                strict_cache=strict_cache)
+            self.embedder = embedder
+            vectors = embedder.embed(self.table.texts, "embedding")
+            self.chunk_counts = (embedder.embedded, embedder.cached)
             if cfg.dense.backend == "qdrant":
                 from ragspan.retrieval.index import QdrantIndex
 
                 self.dense = QdrantIndex(vectors, self.table.payloads, path=cfg.dense.qdrant_path,
-                                         url=cfg.dense.qdrant_url)
+                                         url=cfg.dense.qdrant_url, keep=keep_collection)
             else:
                 from ragspan.retrieval.index import ExactIndex
 

@@ -167,7 +167,7 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
         return UserRun("doc", [], _doc_rows(results, corpus, depth, id_key), {},
                        [lat for _, _, lat in results])
     anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, align=True)
-    rows = [_span_row(q, raw, latency, corpus, anchor, depth, id_key, bool(every))
+    rows = [span_row(q, raw, latency, corpus, anchor, depth, id_key, bool(every))
             for q, raw, latency in results]
     return UserRun("span", rows, [], anchor.summary() or {}, [lat for _, _, lat in results])
 
@@ -207,7 +207,7 @@ def _score(score: Any, where: str) -> float:
     return float(score)
 
 
-def _span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, anchor: Any,
+def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, anchor: Any,
               depth: int | None, id_key: str | None, mixed_possible: bool) -> dict[str, Any]:
     lengths = corpus.lengths()
     spans: list[dict[str, Any]] = []

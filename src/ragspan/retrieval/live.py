@@ -1,0 +1,189 @@
+"""Evaluate the index you run: a Qdrant collection built by your own pipeline, read-only.
+
+``run-retriever --collection NAME`` (with ``--qdrant-url`` or ``--qdrant-path``) embeds the
+eval set's queries with the named model (through the embedding cache), searches the
+collection exactly (``SearchParams(exact=True)``) with its vector (``--vector-name`` for a
+named one) and each query's filters as payload filters, in batches (``query_batch_points``),
+and turns each point's payload into a run item: the document id (``--doc-key``, default
+``doc_id``), offsets (``--start-key``/``--end-key``) and the chunk text (``--text-key``).
+Offsets are checked against the text where both are given; a text without offsets is placed in
+the corpus (``io.anchoring``), so an index that stores only chunk text can be scored.
+
+Nothing is written to the collection: the client is wrapped in ``ReadOnlyClient``, which lets
+only reads through (``READS``) and refuses anything else before it reaches the server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragspan.base.errors import InputError, MissingExtraError, RagspanError, UsageError
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalQuery
+from ragspan.retrieval.filters import query_filters
+
+READS = frozenset({"collection_exists", "get_collection", "count", "query_batch_points",
+                   "close"})
+
+
+class ReadOnlyClient:
+    """A qdrant client through which only ``READS`` pass; ``calls`` lists them in order."""
+
+    def __init__(self, client: Any):
+        self._client = client
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in READS:
+            raise RagspanError(f"internal error: '{name}' is not a read; a collection ragspan "
+                               "evaluates is never written to")
+        method = getattr(self._client, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            return method(*args, **kwargs)
+
+        return call
+
+
+@dataclass(frozen=True)
+class LiveSpec:
+    """Where the collection is and how its payloads map to run items."""
+
+    collection: str
+    url: str | None = None
+    path: str | None = None
+    vector_name: str | None = None
+    doc_key: str = "doc_id"
+    start_key: str = "start"
+    end_key: str = "end"
+    text_key: str = "text"
+    depth: int = 10
+    batch: int = 64
+    scope: str = "doc_id"
+
+
+def connect(spec: LiveSpec) -> ReadOnlyClient:
+    try:
+        from qdrant_client import QdrantClient
+    except ImportError:
+        raise MissingExtraError("qdrant_client", "retrieval") from None
+    if (spec.url is None) == (spec.path is None):
+        raise UsageError("--collection needs exactly one of --qdrant-url or --qdrant-path")
+    where = spec.url or spec.path
+    try:
+        client = QdrantClient(url=spec.url) if spec.url else QdrantClient(path=spec.path)
+        ro = ReadOnlyClient(client)
+        exists = ro.collection_exists(spec.collection)
+    except RagspanError:
+        raise
+    except Exception as exc:  # connection refused, auth, a locked local store
+        raise UsageError(f"cannot use Qdrant at {where}: {exc}") from None
+    if not exists:
+        raise UsageError(f"Qdrant at {where} has no collection '{spec.collection}'")
+    return ro
+
+
+def describe(client: ReadOnlyClient, spec: LiveSpec) -> dict[str, Any]:
+    """The collection as the run report records it: name, point count, vector config."""
+    info = client.get_collection(spec.collection)
+    vectors = info.config.params.vectors
+    if isinstance(vectors, dict):
+        if spec.vector_name is None:
+            raise UsageError(f"collection '{spec.collection}' has named vectors "
+                             f"({', '.join(sorted(vectors))}): give --vector-name")
+        if spec.vector_name not in vectors:
+            raise UsageError(f"collection '{spec.collection}' has no vector "
+                             f"'{spec.vector_name}' ({', '.join(sorted(vectors))})")
+        params = vectors[spec.vector_name]
+    else:
+        if spec.vector_name is not None:
+            raise UsageError(f"collection '{spec.collection}' has one unnamed vector: drop "
+                             "--vector-name")
+        params = vectors
+    return {"name": spec.collection,
+            "points": int(client.count(spec.collection, exact=True).count),
+            "vector": {"name": spec.vector_name, "size": int(params.size),
+                       "distance": str(getattr(params.distance, "value", params.distance))},
+            "search": {"exact": True, "limit": spec.depth, "batch": spec.batch,
+                       "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
+                                        "end": spec.end_key, "text": spec.text_key}}}
+
+
+def _filter(models: Any, filters: dict[str, Any], spec: LiveSpec) -> Any:
+    if not filters:
+        return None
+    must = []
+    for key, value in sorted(filters.items()):
+        field = spec.doc_key if key == "doc_id" else key
+        if isinstance(value, list):
+            must.append(models.FieldCondition(key=field, match=models.MatchAny(any=value)))
+        elif isinstance(value, (str, int, bool)):
+            must.append(models.FieldCondition(key=field, match=models.MatchValue(value=value)))
+        else:
+            raise UsageError(f"filter '{key}': only strings, integers, booleans or lists")
+    return models.Filter(must=must)
+
+
+def _item(point: Any, spec: LiveSpec, qid: str, rank: int) -> tuple[Any, Any, Any, Any, Any]:
+    payload = point.payload or {}
+    doc, text = payload.get(spec.doc_key), payload.get(spec.text_key)
+    start, end = payload.get(spec.start_key), payload.get(spec.end_key)
+    if doc is None and text is None:
+        raise InputError(f"query '{qid}': result {rank} (point {point.id}) has neither "
+                         f"'{spec.doc_key}' nor '{spec.text_key}' in its payload")
+    return doc, start, end, float(point.score), text
+
+
+def search(client: ReadOnlyClient, spec: LiveSpec, queries: list[EvalQuery],
+           vectors: np.ndarray, progress: Any = None) -> list[list[tuple[Any, ...]]]:
+    """Per query, its results as ``(doc_id, start, end, score, text)``, best first (ties by
+    point id), from batched exact searches."""
+    from qdrant_client import models
+
+    out: list[list[tuple[Any, ...]]] = []
+    for lo in range(0, len(queries), spec.batch):
+        part = queries[lo:lo + spec.batch]
+        requests = [models.QueryRequest(
+            query=vectors[lo + i].tolist(), using=spec.vector_name, limit=spec.depth,
+            filter=_filter(models, query_filters(spec.scope, q.doc_id, q.filters), spec),
+            params=models.SearchParams(exact=True) if spec.url else None,  # local: exact
+            with_payload=True)
+            for i, q in enumerate(part)]
+        for q, res in zip(part, client.query_batch_points(spec.collection, requests)):
+            pts = sorted(res.points, key=lambda p: (-p.score, str(p.id)))
+            out.append([_item(p, spec, q.id, r) for r, p in enumerate(pts, start=1)])
+        if progress:
+            progress("querying", min(lo + spec.batch, len(queries)), len(queries))
+    return out
+
+
+def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder: Any,
+             progress: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The span run of the collection over ``queries``, and what the report records of it
+    (the collection, the placement counts, the calls made: reads only)."""
+    from ragspan.io.anchoring import Anchor
+    from ragspan.retrieval.user import span_row
+
+    client = connect(spec)
+    try:
+        info = describe(client, spec)
+        vectors = embedder.embed([q.query for q in queries], "embedding queries")
+        if vectors.shape[1] != info["vector"]["size"]:
+            raise UsageError(f"the query model gives {vectors.shape[1]} dimensions, the "
+                             f"collection's vectors have {info['vector']['size']}: give the "
+                             "model that built it (--model)")
+        results = search(client, spec, queries, vectors, progress)
+    finally:
+        client.close()
+    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries})
+    rows = [span_row(q, raw, 0.0, corpus, anchor, None, spec.doc_key, False)
+            for q, raw in zip(queries, results)]
+    for row in rows:
+        row.pop("latency_ms", None)
+    info["placement"] = anchor.summary() or {}
+    info["calls"] = sorted(set(client.calls))
+    return rows, info

@@ -1,0 +1,199 @@
+"""The index you run: a Qdrant collection a user's own pipeline built, evaluated read-only; and
+ragspan's own server collections, never left behind."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import numpy as np
+import pytest
+
+from conftest import run_cli, write_jsonl
+
+pytest.importorskip("qdrant_client", reason="the retrieval extra is not installed")
+
+TEXTS = [
+    "The licensee shall pay royalties of five percent of net sales every quarter.",
+    "This agreement is governed by the laws of the State of New York without conflicts.",
+    "Either party may terminate this agreement on thirty days written notice to the other.",
+    "The supplier warrants the goods for twelve months from the date of delivery.",
+    "Confidential information shall not be disclosed to any third party at any time.",
+    "Neither party may assign this agreement without the prior written consent of the other.",
+]
+
+
+def test_the_read_only_client_refuses_every_write():
+    from qdrant_client import QdrantClient
+
+    from ragspan.base.errors import RagspanError
+    from ragspan.retrieval.live import ReadOnlyClient
+
+    ro = ReadOnlyClient(QdrantClient(":memory:"))
+    for write in ("upsert", "delete_collection", "create_collection", "delete", "set_payload",
+                  "upload_points", "recreate_collection", "update_collection"):
+        with pytest.raises(RagspanError, match="never written to"):
+            getattr(ro, write)
+    assert ro.collection_exists("x") is False and ro.calls == ["collection_exists"]
+
+
+def _user_collection(path, vectors, with_offsets=True):
+    """As a user's own pipeline would: its own ids (UUIDs), its own payload keys."""
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(path=str(path))
+    client.create_collection("contracts", vectors_config={
+        "dense": models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)})
+    points = []
+    for i, (text, vec) in enumerate(zip(TEXTS, vectors)):
+        payload = {"source": f"d{i // 2}", "chunk": text}
+        if with_offsets:
+            payload.update(begin=(i % 2) * 200, stop=(i % 2) * 200 + len(text))
+        points.append(models.PointStruct(id=str(uuid.UUID(int=i + 1)), vector={"dense": vec.tolist()},
+                                         payload=payload))
+    client.upsert("contracts", points=points)
+    client.close()
+
+
+def _snapshot(path):
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(path))
+    pts, _ = client.scroll("contracts", limit=100, with_payload=True, with_vectors=True)
+    info = client.get_collection("contracts")
+    client.close()
+    return info.points_count, sorted((str(p.id), json.dumps(p.payload, sort_keys=True),
+                                      tuple(p.vector["dense"])) for p in pts)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("with_offsets", [True, False])
+def test_a_users_collection_scores_as_ragspans_exact_index_and_is_unchanged(tmp_path,
+                                                                            with_offsets):
+    from ragspan.retrieval.embed import Embedder
+    from ragspan.retrieval.index import ExactIndex
+
+    docs = [{"id": f"d{j}", "text": TEXTS[2 * j] + " " * (200 - len(TEXTS[2 * j])) + TEXTS[2 * j + 1]}
+            for j in range(3)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [
+        {"id": "q1", "query": "royalties on net sales", "gold_spans": [
+            {"doc_id": "d0", "start": 0, "end": 40}]},
+        {"id": "q2", "query": "assignment needs consent", "doc_id": "d2",
+         "gold_spans": [[200, 260]]}])
+    emb = Embedder("all-MiniLM-L6-v2", tmp_path / "cache")
+    vectors = emb.embed(TEXTS)
+    store = tmp_path / "qdrant"
+    _user_collection(store, vectors, with_offsets)
+    before = _snapshot(store)
+    args = ["run-retriever", "--corpus", corpus, "--eval-set", evalset, "--qdrant-path", store,
+            "--collection", "contracts", "--vector-name", "dense", "--doc-key", "source",
+            "--text-key", "chunk", "--depth", "3", "--scope", "doc_id-or-all",
+            "--cache-dir", tmp_path / "cache", "--out", tmp_path / "run.jsonl",
+            "--report", tmp_path / "r.json"]
+    if with_offsets:
+        args += ["--start-key", "begin", "--end-key", "stop"]
+    res = run_cli(*args)
+    assert res.exit_code == 0, res.stderr
+    assert _snapshot(store) == before  # point count, payloads and vectors byte for byte
+    report = json.loads((tmp_path / "r.json").read_text())["predicate"]
+    live = report["summary"]["collection"]
+    assert live["points"] == 6 and live["vector"] == {"name": "dense", "size": 384,
+                                                      "distance": "Cosine"}
+    assert live["search"]["exact"] is True and set(live["calls"]) <= {
+        "collection_exists", "get_collection", "count", "query_batch_points", "close"}
+    rows = [json.loads(x) for x in (tmp_path / "run.jsonl").read_text().splitlines()][1:]
+    index = ExactIndex(vectors)
+    qv = emb.embed(["royalties on net sales", "assignment needs consent"])
+    for row, q, allowed in zip(rows, qv, (None, np.array([4, 5]))):
+        idx, scores = index.search(q, 3, allowed)
+        assert [s["score"] for s in row["retrieved"]] == pytest.approx(scores.tolist(), abs=1e-5)
+        expected = [(f"d{i // 2}", (i % 2) * 200, (i % 2) * 200 + len(TEXTS[i])) for i in idx]
+        assert [(s["doc_id"], s["start"], s["end"]) for s in row["retrieved"]] == expected
+    if not with_offsets:
+        assert live["placement"]["exact"] == sum(len(r["retrieved"]) for r in rows)
+    score = run_cli("score", "--eval-set", evalset, "--run", tmp_path / "run.jsonl",
+                    "--corpus", corpus)
+    assert score.exit_code == 0, score.stderr
+
+
+def test_a_missing_collection_and_bad_options_are_refused(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d0", "text": TEXTS[0]}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "x", "doc_id": "d0",
+                                                  "gold_spans": [[0, 5]]}])
+    from qdrant_client import QdrantClient
+
+    QdrantClient(path=str(tmp_path / "store")).close()
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--qdrant-path",
+                  tmp_path / "store", "--collection", "nope", "--out", tmp_path / "r.jsonl")
+    assert res.exit_code == 2 and "no collection 'nope'" in res.stderr
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--collection",
+                  "nope", "--out", tmp_path / "r.jsonl")
+    assert res.exit_code == 2 and "exactly one of --qdrant-url or --qdrant-path" in res.stderr
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--retriever",
+                  "x:y", "--doc-key", "source", "--out", tmp_path / "r.jsonl")
+    assert res.exit_code == 2 and "--doc-key applies to --collection" in res.stderr
+
+
+def test_a_run_that_fails_half_way_leaves_no_collection_behind(tmp_path, monkeypatch):
+    """ragspan's own collection on Qdrant is deleted when the run ends, also when it fails
+    after the collection was made (here: the BM25 index, built after it, fails)."""
+    pytest.importorskip("rank_bm25", reason="the retrieval extra is not installed")
+    from qdrant_client import QdrantClient
+
+    from ragspan.retrieval import embed, sparse
+
+    class Fake:  # no model needed: deterministic vectors
+        def __init__(self, *a, **k):
+            self.embedded = self.cached = 0
+
+        def embed(self, texts, what=""):
+            rng = np.random.default_rng(len(texts))
+            v = rng.normal(size=(len(texts), 8)).astype(np.float32)
+            return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    def broken(*a, **k):
+        raise RuntimeError("injected failure after the collection was made")
+
+    monkeypatch.setattr(embed, "Embedder", Fake)
+    monkeypatch.setattr(sparse, "BM25Index", broken)
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t}
+                                                for i, t in enumerate(TEXTS)])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "x", "doc_id": "d0",
+                                                  "gold_spans": [[0, 5]]}])
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('name = "h"\n[dense]\n[sparse]\n', encoding="utf-8")
+    store = tmp_path / "store"
+    with pytest.raises(RuntimeError, match="injected"):
+        run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config", cfg,
+                "--qdrant-path", store, "--out", tmp_path / "r.jsonl")
+    client = QdrantClient(path=str(store))
+    assert client.get_collections().collections == []
+    client.close()
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_an_existing_collection_is_never_overwritten(tmp_path):
+    from qdrant_client import QdrantClient, models
+
+    from ragspan.base.errors import UsageError
+    from ragspan.retrieval.index import QdrantIndex
+
+    client = QdrantClient(path=str(tmp_path / "s"))
+    client.create_collection("mine", vectors_config=models.VectorParams(
+        size=4, distance=models.Distance.DOT))
+    client.close()
+    with pytest.raises(UsageError, match="never overwrites a collection it did not create"):
+        QdrantIndex(np.eye(4, dtype=np.float32), [{}] * 4, path=str(tmp_path / "s"),
+                    collection="mine")
+    client = QdrantClient(path=str(tmp_path / "s"))
+    assert [c.name for c in client.get_collections().collections] == ["mine"]
+    client.close()
+    idx = QdrantIndex(np.eye(4, dtype=np.float32), [{"doc_id": "a"}] * 4,
+                      path=str(tmp_path / "s"))
+    name = idx.collection
+    assert idx.search(np.array([0, 1, 0, 0], dtype=np.float32), 1)[0].tolist() == [1]
+    idx.close()
+    client = QdrantClient(path=str(tmp_path / "s"))
+    assert name.startswith("ragspan-") and [c.name for c in client.get_collections().collections] == ["mine"]
+    client.close()
