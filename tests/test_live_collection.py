@@ -197,3 +197,76 @@ def test_an_existing_collection_is_never_overwritten(tmp_path):
     client = QdrantClient(path=str(tmp_path / "s"))
     assert name.startswith("ragspan-") and [c.name for c in client.get_collections().collections] == ["mine"]
     client.close()
+
+
+# ---- against a real Qdrant server (the CI job's service container; skipped elsewhere) ------
+
+@pytest.fixture
+def server():
+    import os
+
+    url = os.environ.get("RAGSPAN_QDRANT_URL")
+    if not url:
+        pytest.skip("no Qdrant server: set RAGSPAN_QDRANT_URL (the CI job runs one)")
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(url=url, timeout=5)
+    try:
+        client.get_collections()
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"Qdrant at {url} is not reachable: {exc}")
+    yield url, client
+    client.close()
+
+
+class FakeEmbedder:
+    """Deterministic unit vectors by text (no model needed)."""
+
+    def __init__(self, *a, **k):
+        self.embedded = self.cached = 0
+        self.model_id = "fake"
+
+    def embed(self, texts, what=""):
+        out = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8)
+                        for t in texts]).astype(np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def describe(self):
+        return {"model": "fake"}
+
+
+def test_on_a_server_a_users_collection_is_read_only_and_ours_are_deleted(server, tmp_path,
+                                                                          monkeypatch):
+    from qdrant_client import models
+
+    from ragspan.retrieval import embed
+
+    url, client = server
+    monkeypatch.setattr(embed, "Embedder", FakeEmbedder)
+    docs = [{"id": f"d{i}", "text": t} for i, t in enumerate(TEXTS)]
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "royalties",
+                                                  "gold_spans": [{"doc_id": "d0", "start": 0,
+                                                                  "end": 20}]}])
+    name = f"user-{uuid.uuid4().hex[:8]}"
+    vecs = FakeEmbedder().embed(TEXTS)
+    client.create_collection(name, vectors_config=models.VectorParams(
+        size=8, distance=models.Distance.COSINE))
+    client.upsert(name, points=[models.PointStruct(
+        id=i, vector=v.tolist(), payload={"doc_id": f"d{i}", "text": TEXTS[i]})
+        for i, v in enumerate(vecs)], wait=True)
+    try:
+        before = client.count(name, exact=True).count
+        res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--qdrant-url",
+                      url, "--collection", name, "--scope", "none", "--out", tmp_path / "r.jsonl")
+        assert res.exit_code == 0, res.stderr
+        assert client.count(name, exact=True).count == before
+        cfg = tmp_path / "p.toml"
+        cfg.write_text('name = "p"\n[dense]\n[filter]\nscope = "none"\n', encoding="utf-8")
+        mine = {c.name for c in client.get_collections().collections}
+        res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config",
+                      cfg, "--qdrant-url", url, "--out", tmp_path / "p.jsonl")
+        assert res.exit_code == 0, res.stderr
+        assert {c.name for c in client.get_collections().collections} == mine  # ours deleted
+    finally:
+        client.delete_collection(name)
