@@ -115,18 +115,7 @@ class QdrantIndex:
             raise UsageError(f"cannot use Qdrant at {where}: {exc}") from None
 
     def _filter(self, filters: dict[str, Any] | None) -> Any:
-        if not filters:
-            return None
-        m = self.models
-        must = []
-        for key, value in sorted(filters.items()):
-            if isinstance(value, list):
-                must.append(m.FieldCondition(key=key, match=m.MatchAny(any=value)))
-            elif isinstance(value, (str, int, bool)):
-                must.append(m.FieldCondition(key=key, match=m.MatchValue(value=value)))
-            else:
-                raise UsageError(f"filter '{key}': only strings, integers, booleans or lists")
-        return m.Filter(must=must)
+        return payload_filter(self.models, filters)
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
                filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -147,6 +136,24 @@ class QdrantIndex:
             finally:
                 self.created = False
         self.client.close()
+
+
+def payload_filter(models: Any, filters: dict[str, Any] | None,
+                   keys: dict[str, str] | None = None) -> Any:
+    """A query's filters as a Qdrant ``Filter`` (every condition must hold; a list matches
+    any of its values); ``keys`` renames filter keys to payload keys. None without filters."""
+    if not filters:
+        return None
+    must = []
+    for key, value in sorted(filters.items()):
+        field = (keys or {}).get(key, key)
+        if isinstance(value, list):
+            must.append(models.FieldCondition(key=field, match=models.MatchAny(any=value)))
+        elif isinstance(value, (str, int, bool)):
+            must.append(models.FieldCondition(key=field, match=models.MatchValue(value=value)))
+        else:
+            raise UsageError(f"filter '{key}': only strings, integers, booleans or lists")
+    return models.Filter(must=must)
 
 
 def _payload_kinds(payloads: list[dict[str, Any]]) -> dict[str, str]:

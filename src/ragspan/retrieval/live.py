@@ -24,6 +24,7 @@ from ragspan.base.errors import InputError, MissingExtraError, RagspanError, Usa
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.filters import query_filters
+from ragspan.retrieval.index import payload_filter
 
 READS = frozenset({"collection_exists", "get_collection", "count", "query_batch_points",
                    "close"})
@@ -113,21 +114,6 @@ def describe(client: ReadOnlyClient, spec: LiveSpec) -> dict[str, Any]:
                                         "end": spec.end_key, "text": spec.text_key}}}
 
 
-def _filter(models: Any, filters: dict[str, Any], spec: LiveSpec) -> Any:
-    if not filters:
-        return None
-    must = []
-    for key, value in sorted(filters.items()):
-        field = spec.doc_key if key == "doc_id" else key
-        if isinstance(value, list):
-            must.append(models.FieldCondition(key=field, match=models.MatchAny(any=value)))
-        elif isinstance(value, (str, int, bool)):
-            must.append(models.FieldCondition(key=field, match=models.MatchValue(value=value)))
-        else:
-            raise UsageError(f"filter '{key}': only strings, integers, booleans or lists")
-    return models.Filter(must=must)
-
-
 def _item(point: Any, spec: LiveSpec, qid: str, rank: int) -> tuple[Any, Any, Any, Any, Any]:
     payload = point.payload or {}
     doc, text = payload.get(spec.doc_key), payload.get(spec.text_key)
@@ -149,7 +135,8 @@ def search(client: ReadOnlyClient, spec: LiveSpec, queries: list[EvalQuery],
         part = queries[lo:lo + spec.batch]
         requests = [models.QueryRequest(
             query=vectors[lo + i].tolist(), using=spec.vector_name, limit=spec.depth,
-            filter=_filter(models, query_filters(spec.scope, q.doc_id, q.filters), spec),
+            filter=payload_filter(models, query_filters(spec.scope, q.doc_id, q.filters),
+                                  {"doc_id": spec.doc_key}),
             params=models.SearchParams(exact=True) if spec.url else None,  # local: exact
             with_payload=True)
             for i, q in enumerate(part)]
