@@ -132,3 +132,19 @@ def test_saturated_cutoffs_are_named_by_score_and_compare(tmp_path):
     warnings = res.json()["predicate"]["summary"]["warnings"]
     assert any("at k = 3 the baseline's results cover at least 90%" in w for w in warnings)
     assert any("at k = 3 the candidate's results" in w for w in warnings)
+
+
+def test_a_character_budget_is_refused_where_documents_are_scored(tmp_path):
+    qrels = tmp_path / "q.trec"
+    qrels.write_text("q0 0 d0 1\n", encoding="utf-8")
+    run = tmp_path / "r.trec"
+    run.write_text("q0 Q0 d0 1 1.0 t\n", encoding="utf-8")
+    res = run_cli("score", "--qrels", qrels, "--run", run, "--k", "2000c")
+    assert res.exit_code == 2 and "--k 2000c is a character budget" in res.stderr
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q0", "query": "?", "doc_id": "d0",
+                                                  "gold_spans": [[0, 5]]}])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--k", "5", "--k", "300c")
+    assert res.exit_code == 2 and "this is a doc-level run" in res.stderr
+    for bad in ("0c", "12x", "2000000000c"):
+        res = run_cli("score", "--eval-set", evalset, "--run", run, "--k", bad)
+        assert res.exit_code == 2 and "--k" in res.stderr

@@ -38,6 +38,14 @@ def parse_k(text: str) -> int:
     return k
 
 
+def refuse_budgets(ks: Sequence[int], why: str) -> None:
+    """A character budget cuts span metrics only: at doc level it is a usage error."""
+    budgets = [str(k) for k in ks if isinstance(k, Chars)]
+    if budgets:
+        raise UsageError(f"--k {budgets[0]} is a character budget, a cutoff of span metrics; "
+                         f"{why}: give counts (--k 10)")
+
+
 def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str | None = None,
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
@@ -67,6 +75,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         raise UsageError("--chunks labels span-level failures: give it with --eval-set and a "
                          "span run")
     if qrels is not None:
+        refuse_budgets(ks, "--qrels scores documents")
         body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
                            judged_only)
     else:
@@ -120,6 +129,8 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     if run_format != "span" and chunks is not None:
         raise UsageError("--chunks labels span-level failures: the run is a doc-level run")
     if run_format != "span":
+        refuse_budgets(ks, "this is a doc-level run" if not doc_only
+                       else "this eval set has doc-level judgments only")
         r = read_doc_run(run, "span" if doc_only else run_format, top=max(ks))
         scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
         inputs = [InputRef("eval_set", evalset.path, evalset.sha256),
