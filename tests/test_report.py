@@ -350,3 +350,16 @@ def test_budget_curves_when_the_reports_carry_character_cutoffs(made, tmp_path):
     ET.fromstring(curve[0])  # well-formed
     assert res_ok(report(made, tmp_path / "plain.md"))
     assert "Budget curves" not in (tmp_path / "plain.md").read_text(encoding="utf-8")
+
+
+def test_reports_scored_at_character_budgets_only_are_refused_with_the_fix(made, tmp_path):
+    scored = []
+    for name in "AB":
+        out = tmp_path / f"{name}.json"
+        res = run_cli("score", "--eval-set", made["eval"], "--run",
+                      made["A"].parent / f"{name}.run.jsonl", "--corpus", made["corpus"],
+                      "--k", "2000c", "--out", out)
+        assert res.exit_code == 0, res.stderr
+        scored.append(out)
+    res = run_cli("report", *scored, "--out", tmp_path / "r.md")
+    assert res.exit_code == 2 and "score with --k 5" in res.stderr

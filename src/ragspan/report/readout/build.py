@@ -30,6 +30,7 @@ import numpy as np
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.gate.evaluate import GateOptions, GateResult, MetricOutcome, compare
 from ragspan.report.readout.levers import LABELS_OF, LEVERS, Pair, lever_values, pairs
+from ragspan.scoring.metrics.registry import Chars
 from ragspan.scoring.report_body import ScoreReport
 
 CI_RESAMPLES, CI_SEED = 2_000, 0
@@ -227,7 +228,10 @@ def build(configs: Sequence[Config], baseline: str | None = None, k: int | None 
     else:
         raise UsageError(f"--baseline '{baseline}' names no configuration; the reports are "
                          f"{', '.join(names)}")
-    ks = configs[base].report.ks
+    ks = [c for c in configs[base].report.ks if not isinstance(c, Chars)]  # results, counted
+    if not ks:
+        raise UsageError("the report reads a count cutoff (the top k results): score with "
+                         "--k 5 (and --budget-grid for its budget curves)")
     k = min(ks) if k is None else k
     if k not in ks:
         raise UsageError(f"--k {k}: the reports were scored at k = {', '.join(map(str, ks))}")
