@@ -270,3 +270,35 @@ def test_on_a_server_a_users_collection_is_read_only_and_ours_are_deleted(server
         assert {c.name for c in client.get_collections().collections} == mine  # ours deleted
     finally:
         client.delete_collection(name)
+
+
+def test_a_pipeline_on_qdrant_gives_the_exact_backends_run(tmp_path, monkeypatch):
+    """ragspan's own pipeline on Qdrant (bulk upload, batched exact queries, filters) writes
+    the same run as on the exact numpy index, and leaves no collection behind."""
+    from qdrant_client import QdrantClient
+
+    from ragspan.retrieval import embed
+
+    monkeypatch.setattr(embed, "Embedder", FakeEmbedder)
+    corpus = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": f"d{i}", "text": t, "metadata": {"kind": "odd" if i % 2 else "even"}}
+        for i, t in enumerate(TEXTS)])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": f"q{i}", "query": q, "gold_spans": [{"doc_id": "d0", "start": 0, "end": 9}],
+         **({"filters": {"kind": "odd"}} if i % 2 else {})}
+        for i, q in enumerate(["royalties", "governing law", "terminate", "warranty"])])
+    cfg = tmp_path / "p.toml"
+    cfg.write_text('name = "p"\ndepth = 3\n[chunker]\nkind = "fixed"\nsize = 40\n[dense]\n'
+                   '[filter]\nscope = "filters"\n', encoding="utf-8")
+    runs = {}
+    for name, extra in (("exact", []), ("qdrant", ["--qdrant-path", tmp_path / "store"])):
+        res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config",
+                      cfg, *extra, "--out", tmp_path / f"{name}.jsonl")
+        assert res.exit_code == 0, res.stderr
+        rows = [json.loads(x) for x in (tmp_path / f"{name}.jsonl").read_text().splitlines()][1:]
+        runs[name] = [[(s["doc_id"], s["start"], s["end"], round(s["score"], 5))
+                       for s in r["retrieved"]] for r in rows]
+    assert runs["qdrant"] == runs["exact"]
+    client = QdrantClient(path=str(tmp_path / "store"))
+    assert client.get_collections().collections == []
+    client.close()

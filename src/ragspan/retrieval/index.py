@@ -127,6 +127,24 @@ class QdrantIndex:
         return (np.array([int(p.id) for p in pts], dtype=np.int64),
                 np.array([p.score for p in pts], dtype=np.float64))
 
+    def search_batch(self, queries: np.ndarray, k: int,
+                     filters: list[dict[str, Any]], batch: int = 64
+                     ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``search`` for many queries, ``batch`` per request (``query_batch_points``)."""
+        m = self.models
+        exact = m.SearchParams(exact=True) if self.url else None
+        out = []
+        for lo in range(0, len(queries), batch):
+            requests = [m.QueryRequest(query=queries[i].tolist(), limit=k,
+                                       filter=payload_filter(m, filters[i]), params=exact,
+                                       with_payload=False)
+                        for i in range(lo, min(lo + batch, len(queries)))]
+            for res in self.client.query_batch_points(self.collection, requests):
+                pts = sorted(res.points, key=lambda p: (-p.score, int(p.id)))
+                out.append((np.array([int(p.id) for p in pts], dtype=np.int64),
+                            np.array([p.score for p in pts], dtype=np.float64)))
+        return out
+
     def close(self) -> None:
         """Delete the collection this index created (unless ``keep``), then close the client;
         safe to call twice."""

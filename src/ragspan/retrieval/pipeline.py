@@ -109,17 +109,22 @@ class Pipeline:
 
             self.reranker = Reranker(cfg.rerank.model, cfg.rerank.batch_size)
 
-    def rank(self, query: EvalQuery, qvec: Any = None
+    def rank(self, query: EvalQuery, qvec: Any = None, dense_hits: Any = None
              ) -> tuple[list[Candidate], list[Candidate] | None]:
         """The final ranking and, when a reranker ran, the first-stage ranking; ``qvec`` is
         the query's embedding when it was computed already (``run`` embeds them in
-        batches)."""
+        batches); ``dense_hits`` its dense ``(indices, scores)`` when searched already (a
+        Qdrant index is searched in batches)."""
         cfg = self.cfg
         filters = query_filters(cfg.scope, query.doc_id, query.filters)
         allowed = self.filters.allowed(filters, query.id)
         rankings: dict[str, list[int]] = {}
         scores: dict[str, dict[int, float]] = {}
-        if self.dense is not None:
+        if self.dense is not None and dense_hits is not None:
+            idx, sc = dense_hits
+            rankings["dense"] = idx.tolist()
+            scores["dense"] = dict(zip(idx.tolist(), sc.tolist()))
+        elif self.dense is not None:
             if qvec is None:
                 qvec = present(self.embedder, "the query embedder").embed([query.query],
                                                                            "queries")[0]
@@ -171,9 +176,18 @@ class Pipeline:
             share = (time.perf_counter() - t0) * 1000.0 / len(queries)
             self.query_counts = (self.embedder.embedded - before[0],
                                  self.embedder.cached - before[1])
+        batched = None
+        if qvecs is not None and hasattr(self.dense, "search_batch"):  # a Qdrant index
+            t0 = time.perf_counter()
+            cfg = self.cfg
+            batched = self.dense.search_batch(
+                qvecs, present(cfg.dense, "the dense settings").depth,
+                [query_filters(cfg.scope, q.doc_id, q.filters) for q in queries])
+            share += (time.perf_counter() - t0) * 1000.0 / len(queries)
         for n, q in enumerate(queries, start=1):
             t0 = time.perf_counter()
-            final, first = self.rank(q, None if qvecs is None else qvecs[n - 1])
+            final, first = self.rank(q, None if qvecs is None else qvecs[n - 1],
+                                     None if batched is None else batched[n - 1])
             latency = (time.perf_counter() - t0) * 1000.0 + share
             row: dict[str, Any] = {"id": q.id, "retrieved": self.spans(final)}
             if first is not None:
