@@ -264,7 +264,10 @@ def test_fixture_reports_are_current(tmp_path):
 
 def test_workflows_and_hook_are_well_formed():
     ci = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
-    assert set(ci["jobs"]) == {"test", "lint", "action"}
+    assert set(ci["jobs"]) == {"test", "lint", "action", "qdrant"}
+    qdrant = ci["jobs"]["qdrant"]
+    assert qdrant["services"]["qdrant"]["image"].startswith("qdrant/qdrant:")
+    assert any("RAGSPAN_QDRANT_URL" in (s.get("env") or {}) for s in qdrant["steps"])
     assert ci["jobs"]["test"]["strategy"]["matrix"]["python"] == ["3.10", "3.11", "3.12", "3.13"]
     assert [s.get("uses") for s in ci["jobs"]["action"]["steps"]].count("./") == 2
     gate_wf = yaml.safe_load((ROOT / "examples" / "workflows" / "ragspan-gate.yml").read_text())
