@@ -350,7 +350,7 @@ def test_long_first_line_is_detected(ws):
     rows = [{"id": "q00", "retrieved": [{"doc_id": "manual", "start": i, "end": i + 1}
                                         for i in range(0, 20_000, 2)]}]
     write_jsonl(ws["run"], rows)
-    res = run_cli(*argv(ws, "score"))
+    res = run_cli(*argv(ws, "score"), "--min-coverage", "0")  # one query of 30, on purpose
     assert res.exit_code == 0, res.stderr
 
 

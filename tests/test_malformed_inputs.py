@@ -91,13 +91,19 @@ def test_an_escaped_surrogate_pair_is_a_character(tmp_path, corpus):
 
 def test_ids_that_differ_only_by_normalisation_are_warned_about(tmp_path):
     nfc, nfd = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
-    evalset = write_jsonl(tmp_path / "eval.jsonl", [{**QUERY, "id": nfc}])
-    run = write_jsonl(tmp_path / "run.jsonl", [{**ROW, "id": nfd}])
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [{**QUERY, "id": nfc},
+                                                    {**QUERY, "id": "other"}])
+    run = write_jsonl(tmp_path / "run.jsonl", [{**ROW, "id": nfd}, {**ROW, "id": "other"}])
     res = run_cli("score", "--eval-set", evalset, "--run", run, "--format", "json")
-    assert res.exit_code == 0
+    assert res.exit_code == 0, res.stderr
     assert res.json()["predicate"]["summary"]["ids_differing_by_normalization"] == {
         "count": 1, "example": [nfc, nfd]}
     assert "differ from eval-set ids only by Unicode normalisation" in res.stderr
+    # with no row matching at all, the score is refused (a run that missed the eval set)
+    lone = write_jsonl(tmp_path / "lone.jsonl", [{**QUERY, "id": nfc}])
+    res = run_cli("score", "--eval-set", lone, "--run",
+                  write_jsonl(tmp_path / "r1.jsonl", [{**ROW, "id": nfd}]))
+    assert res.exit_code == 3 and "a row for none of the 1 queries" in res.stderr
 
 
 def test_compare_names_ids_that_differ_only_by_normalisation(tmp_path):

@@ -256,6 +256,9 @@ def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Doc level: minimum grade that counts as relevant.")
 @click.option("--judged-only", is_flag=True,
               help="Doc level: average over queries in both qrels and run (trec_eval without -c).")
+@click.option("--min-coverage", type=FiniteFloatRange(0, 1), default=0.5, show_default=True,
+              help="Least share of the scored queries the run must have a row for (0 allows "
+                   "any; a run with rows for none is always an error).")
 @click.option("--chroma-metrics", is_flag=True,
               help="Also Chroma's chunking-evaluation metrics: chroma_recall, "
                    "chroma_precision, iou (and, with --chunks, precision_omega).")
@@ -279,7 +282,8 @@ def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",))
 def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None,
           qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
-          tau: float, relevance_level: int, judged_only: bool, chroma_metrics: bool,
+          tau: float, relevance_level: int, judged_only: bool, min_coverage: float,
+          chroma_metrics: bool,
           budget_grid: bool, align: bool,
           on_ambiguous: str, unplaced: str, fuzzy_threshold: float, out: str | None,
           fmt: str) -> None:
@@ -290,6 +294,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
                      qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
                      relevance_level=relevance_level, judged_only=judged_only,
                      chunks=chunks, budget_grid=budget_grid, chroma_metrics=chroma_metrics,
+                     min_coverage=min_coverage,
                      anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                                "unplaced": unplaced,
                                                "threshold": fuzzy_threshold}), out, fmt)

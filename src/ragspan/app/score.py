@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragspan.app.output import CommandResult
-from ragspan.base.errors import UsageError, present
+from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import MAX_K, MAX_KS
 from ragspan.scoring.metrics.registry import Chars
 
@@ -38,6 +38,21 @@ def parse_k(text: str) -> int:
     return k
 
 
+DEFAULT_MIN_COVERAGE = 0.5  # share of the scored queries the run must have a row for
+
+
+def check_coverage(covered: int, total: int, run: str, what: str, minimum: float) -> None:
+    """A run with rows for none of the scored queries, or for fewer than ``minimum`` of
+    them, is an InputError with the counts: a score of a run that missed the eval set is not
+    a measurement (ids that differ, the wrong file). ``minimum`` 0 allows any."""
+    if total and covered == 0:
+        raise InputError(f"the run has a row for none of the {total} {what} (do its query ids "
+                         "match?)", run)
+    if total and covered / total < minimum:
+        raise InputError(f"the run has rows for {covered} of the {total} {what} "
+                         f"({covered / total:.0%}), below --min-coverage {minimum:g}", run)
+
+
 def refuse_budgets(ks: Sequence[int], why: str) -> None:
     """A character budget cuts span metrics only: at doc level it is a usage error."""
     budgets = [str(k) for k in ks if isinstance(k, Chars)]
@@ -50,7 +65,8 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
         chunks: str | None = None, anchoring: dict[str, Any] | None = None,
-        budget_grid: bool = False, chroma_metrics: bool = False) -> CommandResult:
+        budget_grid: bool = False, chroma_metrics: bool = False,
+        min_coverage: float = DEFAULT_MIN_COVERAGE) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
     a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
@@ -77,21 +93,27 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     if qrels is not None:
         refuse_budgets(ks, "--qrels scores documents")
         body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
-                           judged_only)
+                           judged_only, min_coverage)
     else:
         body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
-                             relevance_level, judged_only, chunks, anchoring, chroma_metrics)
+                             relevance_level, judged_only, chunks, anchoring, chroma_metrics,
+                             min_coverage)
     return CommandResult(statement_of(body))
 
 
 def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
-                relevance_level: int, judged_only: bool):  # -> ReportBody
+                relevance_level: int, judged_only: bool,
+                min_coverage: float = 0.0):  # -> ReportBody
     from ragspan.base.records import InputRef
     from ragspan.scoring.doc_scoring import read_and_score
     from ragspan.scoring.report_body import doc_body
 
     q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
                                   judged_only)
+    judged = len(scores.in_run) if not judged_only else \
+        len(scores.in_run) + scores.counts["judged_queries_without_run_row"]
+    check_coverage(judged - scores.counts["judged_queries_without_run_row"], judged, r.path,
+                   "judged queries", min_coverage)
     inputs = [InputRef("qrels", q.path, q.sha256), InputRef("run", r.path, r.sha256)]
     return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
 
@@ -99,7 +121,7 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
 def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
                   chunks: str | None, anchoring: dict[str, Any] | None = None,
-                  chroma_metrics: bool = False):  # -> ReportBody
+                  chroma_metrics: bool = False, min_coverage: float = 0.0):  # -> ReportBody
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label), doc level otherwise
     (``sweep`` scores its configurations through this too)."""
@@ -133,6 +155,9 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                        else "this eval set has doc-level judgments only")
         r = read_doc_run(run, "span" if doc_only else run_format, top=max(ks))
         scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
+        missing = scores.counts["judged_queries_without_run_row"]
+        total = len(scores.in_run) + (missing if judged_only else 0)
+        check_coverage(total - missing, total, r.path, "queries of the eval set", min_coverage)
         inputs = [InputRef("eval_set", evalset.path, evalset.sha256),
                   InputRef("run", r.path, r.sha256)]
         return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set",
@@ -147,6 +172,8 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     span_run = read_span_run(run, anchor)
     manifest = read_chunks(chunks) if chunks else None
     report = compute_span_report(evalset, span_run, corp, ks, tau, manifest, chroma_metrics)
+    check_coverage(int(report.in_run.sum()), len(evalset.queries), span_run.path,
+                   "queries of the eval set", min_coverage)
     counts = [k for k in ks if not isinstance(k, Chars)]  # doc metrics are cut by count
     doc_view = span_doc_projection(report, counts, relevance_level, judged_only) if counts \
         else None

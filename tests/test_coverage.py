@@ -1,0 +1,42 @@
+"""A degenerate run is not a measurement: rows for none of the scored queries is always an
+error, rows for fewer than --min-coverage of them (default 0.5) too, with the counts."""
+
+from __future__ import annotations
+
+from conftest import assert_input_error, run_cli, write_jsonl
+
+
+def test_doc_level_runs_that_miss_the_judged_queries(tmp_path):
+    qrels = tmp_path / "q.trec"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(300)), encoding="utf-8")
+    none = tmp_path / "none.trec"
+    none.write_text("x1 Q0 d1 1 1.0 t\n", encoding="utf-8")
+    assert_input_error(run_cli("score", "--qrels", qrels, "--run", none), "none.trec",
+                       "a row for none of the 300 judged queries")
+    one = tmp_path / "one.trec"
+    one.write_text("q1 Q0 d1 1 1.0 t\n", encoding="utf-8")
+    assert_input_error(run_cli("score", "--qrels", qrels, "--run", one), "one.trec",
+                       "rows for 1 of the 300 judged queries (0%), below --min-coverage 0.5")
+    res = run_cli("score", "--qrels", qrels, "--run", one, "--min-coverage", "0")
+    assert res.exit_code == 0, res.stderr
+    res = run_cli("score", "--qrels", qrels, "--run", one, "--judged-only")
+    assert res.exit_code == 3 and "1 of the 300" in res.stderr  # judged-only cannot hide it
+    half = tmp_path / "half.trec"
+    half.write_text("".join(f"q{i} Q0 d{i} 1 1.0 t\n" for i in range(150)), encoding="utf-8")
+    assert run_cli("score", "--qrels", qrels, "--run", half).exit_code == 0
+
+
+def test_span_runs_that_miss_the_eval_set(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d0", "text": "x" * 100}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": f"q{i}", "query": "?", "doc_id": "d0", "gold_spans": [[0, 10]]}
+        for i in range(10)])
+    run = write_jsonl(tmp_path / "r.jsonl", [
+        {"id": f"q{i}", "retrieved": [{"doc_id": "d0", "start": 0, "end": 10}]}
+        for i in range(4)])
+    assert_input_error(run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus),
+                       "r.jsonl", "rows for 4 of the 10 queries of the eval set (40%)")
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--min-coverage", "0.4")
+    assert res.exit_code == 0, res.stderr
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--min-coverage", "1.5")
+    assert res.exit_code == 2
