@@ -329,3 +329,53 @@ def test_legalbench_offsets_error_has_no_fake_line(tmp_path):
     bench.write_text(json.dumps(data))
     res = run_cli("import", "legalbench-rag", "--root", root, "--out", tmp_path / "e.jsonl")
     assert_input_error(res, "cuad.json: tests[0].snippets[0]: start=20 must be < end=10")
+
+
+def test_legalbench_duplicate_snippets_are_merged_and_counted(tmp_path):
+    """The duplicate-annotation bug: a snippet listed twice would count twice in the
+    LegalBench-RAG character metrics (char_precision@1 = 2.0). The import keeps it once and
+    counts it; validate refuses a duplicate that reaches it another way, and warns on overlap."""
+    root = legalbench_fixture(tmp_path, ["a", "b"])
+    bench = root / "benchmarks" / "cuad.json"
+    tests = json.loads(bench.read_text(encoding="utf-8"))["tests"]
+    tests[0]["snippets"].append(dict(tests[0]["snippets"][0]))
+    bench.write_text(json.dumps({"tests": tests}), encoding="utf-8")
+    res = run_cli("import", "legalbench-rag", "--root", root, "--out", tmp_path / "e.jsonl",
+                  "--corpus-out", tmp_path / "c.jsonl", "--report", tmp_path / "r.json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"][
+        "duplicate_spans"] == 1
+    rows = read_rows(tmp_path / "e.jsonl")
+    assert len(rows[1]["gold_spans"]) == 1
+    run = tmp_path / "run.jsonl"
+    g = rows[1]["gold_spans"][0]
+    run.write_text(json.dumps({"id": rows[1]["id"], "retrieved": [
+        {"doc_id": g["doc_id"], "start": g["start"], "end": g["end"]}]}) + "\n", "utf-8")
+    res = run_cli("score", "--eval-set", tmp_path / "e.jsonl", "--run", run, "--k", "1",
+                  "--min-coverage", "0", "--format", "json")
+    assert res.json()["predicate"]["summary"]["metrics"]["char_precision@1"] <= 1.0
+    # the same duplicate written by hand into an eval set: validate refuses it
+    rows[1]["gold_spans"].append(dict(g))
+    rows[2]["gold_spans"].append({**rows[2]["gold_spans"][0], "end": rows[2]["gold_spans"][0]["end"] + 5,
+                                  "start": rows[2]["gold_spans"][0]["start"] + 10})
+    rows[2]["gold_spans"][1].pop("text")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    res = run_cli("validate", "--eval-set", bad, "--corpus", tmp_path / "c.jsonl",
+                  "--format", "json")
+    assert res.exit_code == 3
+    checks = {f["check"]: f for f in res.json()["predicate"]["details"]["findings"]}
+    assert checks["duplicate_gold_span"]["severity"] == "error"
+    assert checks["overlapping_gold_spans"]["severity"] == "warning"
+
+
+def test_validate_warns_when_the_query_holds_its_answer(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "d", "text": "The fee is due within thirty days of the invoice date."}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": "q", "query": "Is the fee is due within thirty days of the invoice?", "doc_id": "d",
+         "gold_spans": [[0, 44]]}])
+    res = run_cli("validate", "--eval-set", evalset, "--corpus", corpus, "--format", "json")
+    assert res.exit_code == 0, res.stdout  # a warning
+    finding = res.json()["predicate"]["details"]["findings"][0]
+    assert finding["check"] == "gold_in_query" and "verbatim" in finding["message"]

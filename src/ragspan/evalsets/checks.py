@@ -4,6 +4,11 @@ Checks, each finding naming the query (and the span):
 
 - every gold span lies inside its document, and a recorded answer ``text`` slices back;
 - no query without gold evidence (no spans and no doc-level judgments);
+- no gold span listed twice in a query (an error: it counts twice in the LegalBench-RAG
+  character metrics, the duplicate-annotation bug that reads as 200% recall); overlapping gold
+  spans of a query are a warning (their shared characters count twice in those metrics);
+- no gold answer text that appears verbatim in its own query (a warning: the question holds
+  its answer, so retrieval by the question's words finds it trivially);
 - the provenance digests in the eval set's ``_header`` match the corpus texts;
 - with a chunk manifest, the **coverage gate**: gold spans that no single chunk contains whole
   (severed by the chunker; the contained share is the chunker's *span integrity*), and gold
@@ -43,6 +48,27 @@ def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
                 add("text_mismatch", "error", q.id,
                     f"gold_spans[{i}]: '{s.doc_id}'[{s.start}:{s.end}] does not slice back to "
                     f"its text {s.text[:40]!r}")
+        seen: dict[tuple[str, int, int], int] = {}
+        for i, s in enumerate(q.gold_spans):
+            key = (s.doc_id, s.start, s.end)
+            if key in seen:
+                add("duplicate_gold_span", "error", q.id,
+                    f"gold_spans[{i}] repeats gold_spans[{seen[key]}] ('{s.doc_id}' "
+                    f"[{s.start}, {s.end})): merge them")
+            seen.setdefault(key, i)
+        spans = sorted({(s.doc_id, s.start, s.end) for s in q.gold_spans})
+        for (d1, s1, e1), (d2, s2, e2) in zip(spans, spans[1:]):
+            if d1 == d2 and s2 < e1:
+                add("overlapping_gold_spans", "warning", q.id,
+                    f"gold spans '{d1}' [{s1}, {e1}) and [{s2}, {e2}) share {min(e1, e2) - s2} "
+                    "characters")
+        for i, s in enumerate(q.gold_spans):
+            doc = corpus.documents.get(s.doc_id)
+            answer = (s.text if s.text is not None else
+                      doc.text[s.start:s.end] if doc is not None else "").strip()
+            if len(answer) >= 20 and answer.casefold() in q.query.casefold():
+                add("gold_in_query", "warning", q.id,
+                    f"gold_spans[{i}]'s text appears verbatim in the query: {answer[:40]!r}")
         for d in q.relevance:
             if d not in corpus.documents:
                 add("unknown_document", "error", q.id, f"judged document '{d}' is not in the corpus")

@@ -54,7 +54,7 @@ def import_chroma(root: str) -> EvalBuild:
         raise InputError(f"missing column(s) {', '.join(missing)}", name, 1)
     texts: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
-    counts = {"questions": 0, "references": 0}
+    counts = {"questions": 0, "references": 0, "duplicate_references": 0}
     for number, rec in enumerate(reader, start=1):
         line = reader.line_num
         corpus_id = rec["corpus_id"]
@@ -67,8 +67,10 @@ def import_chroma(root: str) -> EvalBuild:
                                  name, line)
             texts[corpus_id] = decode_utf8(read_bytes(path), path)
         refs = _references(rec["references"], name, line)
+        unique = {(r["start_index"], r["end_index"]): r for r in refs}
+        counts["duplicate_references"] += len(refs) - len(unique)
         spans = [{"doc_id": corpus_id, "start": r["start_index"], "end": r["end_index"],
-                  "text": r["content"]} for r in refs]
+                  "text": r["content"]} for r in unique.values()]
         rows.append({"id": f"chroma-{number:04d}", "query": rec["question"],
                      "doc_id": corpus_id, "gold_spans": spans, "tags": {"corpus_id": corpus_id}})
         counts["questions"] += 1
