@@ -74,7 +74,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
         counts["selected"] += len(chosen)
         for i in chosen:
             test = tests[i]
-            spans = []
+            spans: list[dict[str, Any]] = []
             for s in test["snippets"]:
                 doc_id = s["file_path"]
                 if doc_id not in texts:
