@@ -332,3 +332,12 @@ def test_the_api_takes_the_same_settings_and_refuses_bad_ones(example):
         ragspan.score(evalset, run, corpus, on_ambiguous="frist")
     with pytest.raises(UsageError, match=r"threshold must be a number in \(0, 1\]"):
         ragspan.score(evalset, run, corpus, fuzzy_threshold=0)
+
+
+def test_a_scope_document_absent_from_the_corpus_is_named(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d0", "text": "some words here"}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "?", "doc_id": "gone",
+                                                  "gold_spans": [[0, 4]]}])
+    run = write_jsonl(tmp_path / "r.jsonl", [{"id": "q", "retrieved": [{"text": "some"}]}])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus)
+    assert_input_error(res, "r.jsonl:1", "doc_id 'gone'", "absent from the corpus")

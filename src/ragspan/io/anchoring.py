@@ -43,6 +43,7 @@ class Anchor:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _placer: Placer | None = None
+    _all_docs: list[str] = field(default_factory=list)  # document order for corpus-wide search
 
     def __post_init__(self) -> None:
         if self.on_ambiguous not in ON_AMBIGUOUS:
@@ -57,6 +58,7 @@ class Anchor:
                              f"{self.threshold!r}")
         if self.corpus is not None:
             self._placer = Placer(self.corpus, self.threshold)
+            self._all_docs = sorted(self.corpus.documents)
 
     def resolve(self, key: str, rank: int, qid: str, doc: str | None, start: Any, end: Any,
                 text: Any, path: str | None, line: int | None) -> tuple[str, Any, Any] | None:
@@ -94,8 +96,10 @@ class Anchor:
                     "place it by its text)", path, line)
             realign = True
         scope = self.scope_of.get(qid)
-        docs = [doc] if doc is not None else [scope] if scope is not None \
-            else sorted(self.corpus.documents)
+        if doc is None and scope is not None and scope not in self.corpus.documents:
+            raise InputError(f"{where}: its query's doc_id '{scope}', where the text would be "
+                             "placed, is absent from the corpus", path, line)
+        docs = [doc] if doc is not None else [scope] if scope is not None else self._all_docs
         inside = f"'{docs[0]}'" if len(docs) == 1 else f"the corpus ({len(docs)} documents)"
         try:
             placed = self._placer.place(text, docs, first=self.on_ambiguous == "first")

@@ -197,11 +197,12 @@ def _doc_rows(results: list[tuple[EvalQuery, list[Raw], float]], corpus: Corpus,
     return out
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _score(score: Any, where: str) -> float:
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        raise InputError(f"{where} has the score {score!r}: a score must be a finite number "
-                         "(or absent)")
-    if not math.isfinite(score):
+    if not _is_number(score) or not math.isfinite(score):
         raise InputError(f"{where} has the score {score!r}: a score must be a finite number "
                          "(or absent)")
     return float(score)
@@ -209,7 +210,10 @@ def _score(score: Any, where: str) -> float:
 
 def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, anchor: Any,
               depth: int | None, id_key: str | None, mixed_possible: bool) -> dict[str, Any]:
-    lengths = corpus.lengths()
+    """One query's span row from its raw results (``Raw``): texts checked or placed by
+    ``anchor``, every span checked inside its document, repeats dropped (the first rank
+    counts), then cut at ``depth``. A ``placed`` record's rank is the retriever's result
+    number, before repeats are dropped."""
     spans: list[dict[str, Any]] = []
     seen: set[tuple[str, int, int]] = set()
     for rank, (doc, start, end, score, text) in enumerate(raw, start=1):
@@ -228,20 +232,20 @@ def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, ancho
             raise InputError(f"{where} has no doc id (metadata "
                              f"{id_key or 'doc_id/source/id'})")
         doc = str(doc)
-        if doc not in lengths:
+        if doc not in corpus.documents:
             raise InputError(f"{where}: '{doc}' is not a document of the corpus")
         if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
             raise InputError(f"{where} has no character offsets (start_index / "
                              f"start_char_idx) and no text to place")
-        if not 0 <= start < end <= lengths[doc]:
+        size = len(corpus.text(doc))
+        if not 0 <= start < end <= size:
             raise InputError(f"{where}: [{start}, {end}) is not inside '{doc}' "
-                             f"({lengths[doc]} characters)")
+                             f"({size} characters)")
         if (doc, start, end) in seen:
             continue  # the same span again: its first rank counts
         seen.add((doc, start, end))
         item: dict[str, Any] = {"doc_id": doc, "start": start, "end": end}
-        if score is not None and not (isinstance(score, bool)
-                                      or not isinstance(score, (int, float))):
+        if _is_number(score):  # other metadata "score" values are not scores; left out
             item["score"] = _score(score, where)
         spans.append(item)
     row: dict[str, Any] = {"id": q.id, "retrieved": spans[:depth] if depth else spans,
