@@ -26,8 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ragspan.gate.evaluate import GateOptions, compare  # noqa: E402
-from ragspan.scoring.report_body import QueryRow, ScoreReport  # noqa: E402
+from ragspan.gate.compare import compare
+from ragspan.gate.inputs import QueryRow, ScoreReport  # noqa: E402
+from ragspan.gate.options import GateOptions
 
 DRAWS = int(os.environ.get("RAGSPAN_CALIBRATION_DRAWS", "4000"))
 NS = (20, 50, 100, 300, 1000)
@@ -98,7 +99,7 @@ def table(title: str, cells: list[tuple[str, float, float, int]]) -> None:
 def former() -> None:
     """The former default (threshold mode, alpha unset: any over-budget drop fails) on the
     same neutral draws, through ``gate.metric_fails``."""
-    from ragspan.gate.evaluate import metric_fails
+    from ragspan.gate.decision import metric_fails
 
     print("\nthe former default (threshold mode, alpha unset), neutral 20% churn: fail rate")
     cells = []

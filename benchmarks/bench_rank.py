@@ -85,22 +85,22 @@ def layers(run: Path) -> list[tuple[str, float, object]]:
     result goes through the one ``assemble``."""
     import importlib.util
 
-    from ragspan.io import docruns
+    from ragspan.io import fastruns as docruns
     from ragspan.io.files import read_bytes, sha256_hex
     from ragspan.io.runcolumns import assemble
 
     def numpy_parser(keys: bool):
         data = read_bytes(run)
-        return assemble(docruns._numpy_trec(data, str(run), sha256_hex(data), keys=keys), 100)
+        return assemble(docruns.numpy_trec(data, str(run), sha256_hex(data), keys=keys), 100)
 
     rows = []
     variants = [("numpy bytes + ranking", lambda: numpy_parser(False)),
                 ("numpy bytes + byte keys + ranking", lambda: numpy_parser(True))]
     if importlib.util.find_spec("pyarrow"):
         variants = [("pyarrow CSV + dictionary codes + ranking",
-                     lambda: docruns._fast_read(str(run), "trec", 100, keys=False)),
+                     lambda: docruns.fast_read(str(run), "trec", 100, keys=False)),
                     ("pyarrow CSV + byte keys + ranking",
-                     lambda: docruns._fast_read(str(run), "trec", 100, keys=True)), *variants]
+                     lambda: docruns.fast_read(str(run), "trec", 100, keys=True)), *variants]
     for name, fn in variants:
         best = None
         for _ in range(2):

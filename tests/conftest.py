@@ -94,3 +94,15 @@ def assert_valid_report(doc: dict) -> None:
     from ragspan.report.envelope import validation_error
 
     assert validation_error(doc) is None, validation_error(doc)
+
+
+def patch_everywhere(monkeypatch: pytest.MonkeyPatch, module, name: str, value) -> None:
+    """Replace ``module.name`` and every loaded ragspan module's binding of the same object
+    (modules import names at their top, so a substitute must reach each importer)."""
+    import sys
+
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, value)
+    for mod_name, mod in list(sys.modules.items()):
+        if mod_name.startswith("ragspan") and mod is not module and getattr(mod, name, None) is real:
+            monkeypatch.setattr(mod, name, value)

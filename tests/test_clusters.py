@@ -16,8 +16,10 @@ from conftest import ROOT, run_cli
 from ragspan.base.errors import InputError, UsageError
 from ragspan.gate import clusters as cl
 from ragspan.gate import stats
-from ragspan.gate.evaluate import GateOptions, cluster_plan, compare
-from ragspan.scoring.report_body import QueryRow, ScoreReport
+from ragspan.gate.alignment import cluster_plan
+from ragspan.gate.compare import compare
+from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.gate.options import GateOptions
 
 FIX = ROOT / "tests" / "fixtures" / "gate"
 

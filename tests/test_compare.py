@@ -243,7 +243,7 @@ def test_markdown_verdict_first(tmp_path):
 
 
 def test_metric_fails_truth_table():
-    from ragspan.gate.evaluate import metric_fails
+    from ragspan.gate.decision import metric_fails
 
     common = dict(n=20, mode="threshold", upper_drop=None, allowed_drop=0.02)
     assert metric_fails(gated=False, over_budget=True, alpha=None, p=0.0, **common)[0] is False

@@ -17,7 +17,7 @@ FIX = ROOT / "tests" / "fixtures" / "gate"
 
 
 def _outcome(name: str, failed: bool):
-    from ragspan.gate.evaluate import MetricOutcome
+    from ragspan.gate.decision import MetricOutcome
 
     return MetricOutcome(name=name, baseline=0.5, candidate=0.4, delta=-0.1, ci_low=-0.2,
                          ci_high=0.0, p_value=0.01, p_adjusted=0.01, test="sign-flip",
@@ -27,7 +27,7 @@ def _outcome(name: str, failed: bool):
 
 
 def _budget(changed: bool, allowed: bool):
-    from ragspan.gate.evaluate import BudgetCheck
+    from ragspan.gate.decision import BudgetCheck
 
     per_k = {"5": {"baseline": 1000.0, "candidate": 2000.0 if changed else 1000.0,
                    "ratio": 2.0 if changed else 1.0, "changed": changed}}
@@ -39,7 +39,7 @@ def _budget(changed: bool, allowed: bool):
 def test_decide_truth_table(budget, metric_failed, slice_failed):
     """Fail exactly when the budget changed without leave, a gated metric failed, or a gated
     slice failed; one reason per cause, in that order."""
-    from ragspan.gate.evaluate import decide
+    from ragspan.gate.decision import decide
 
     check = None if budget is None else _budget(*budget)
     outcomes = [_outcome("complete_grounding@5", metric_failed), _outcome("mrr@5", False)]
@@ -78,8 +78,8 @@ def test_findings_verdict_refuses_negative_counts():
 
 
 def _typed(name: str):
+    from ragspan.gate.inputs import score_report_of
     from ragspan.report.envelope import load_report
-    from ragspan.scoring.report_body import score_report_of
 
     doc, sha = load_report(FIX / name)
     return score_report_of(doc, sha, name, name.split(".")[0])
@@ -90,7 +90,8 @@ def _typed(name: str):
 def test_compare_is_the_command_s_verdict(candidate, verdict):
     """The pure function gives the verdict, reasons, metrics and most-regressed list that the
     command writes, from the typed reports alone."""
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
 
     result = compare(_typed("baseline.json"), _typed(candidate), GateOptions())
     assert result.decision.verdict == verdict
@@ -104,7 +105,8 @@ def test_compare_is_the_command_s_verdict(candidate, verdict):
 
 def test_compare_is_pure():
     """Same inputs, same result; the typed reports are not changed."""
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
 
     base, cand = _typed("baseline.json"), _typed("candidate-fail.json")
     before = (base.values.copy(), cand.values.copy())
@@ -118,7 +120,8 @@ def test_compare_is_pure():
 
 def test_compare_names_where_a_stray_budget_came_from():
     from ragspan.gate.budgets import Budget
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
 
     base, cand = _typed("baseline.json"), _typed("candidate-pass.json")
     opts = GateOptions(budgets={"nonexistent_metric": Budget("pt", 2.0)})
@@ -129,7 +132,8 @@ def test_compare_names_where_a_stray_budget_came_from():
 
 
 def test_compare_refuses_identical_reports_unless_asked():
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
 
     base = _typed("baseline.json")
     with pytest.raises(UsageError, match="identical"):
@@ -139,7 +143,8 @@ def test_compare_refuses_identical_reports_unless_asked():
 
 def test_compare_refuses_gating_nothing_unless_no_gate():
     from ragspan.gate.budgets import Budget
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
 
     base, cand = _typed("baseline.json"), _typed("candidate-fail.json")
     off = GateOptions(budgets={"complete_grounding": Budget("off", 0.0)},

@@ -16,7 +16,7 @@ from test_compare import make_reports
 
 
 def test_the_truth_table_is_the_code_s_and_the_docs_show_it():
-    from ragspan.gate.evaluate import TRUTH_TABLE, interval_decision, metric_fails, truth_table_markdown
+    from ragspan.gate.decision import TRUTH_TABLE, interval_decision, metric_fails, truth_table_markdown
 
     for mode, _, cond, result, case in TRUTH_TABLE:
         if mode == "interval":
@@ -167,7 +167,7 @@ def test_old_modes_refuse_max_t_and_keep_their_rules(tmp_path):
 
 
 def _report(values, tag):
-    from ragspan.scoring.report_body import QueryRow, ScoreReport
+    from ragspan.gate.inputs import QueryRow, ScoreReport
 
     ids = tuple(f"q{i}" for i in range(len(values)))
     matrix = np.stack([values, np.full(len(values), 500.0)], axis=1)
@@ -180,7 +180,8 @@ def _report(values, tag):
 
 def test_ten_small_drops_fail_by_the_fourth_merge_against_the_anchor():
     """Ten PRs of -1.5pt (3 of 200 queries broken each), budget 2pt, anchor budget 5pt."""
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
 
     values = np.ones(200)
     values[:40] = 0.0
@@ -242,7 +243,8 @@ def test_compare_does_not_import_scipy_stats(tmp_path):
 
 
 def test_a_second_scoring_of_the_baseline_names_the_unstable_queries(tmp_path):
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
 
     base_values = np.array([1.0] * 30 + [0.0] * 10)
     noise_values = base_values.copy()

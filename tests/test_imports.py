@@ -37,3 +37,12 @@ def test_version():
 
     res = run_cli("--version")
     assert res.exit_code == 0 and __version__ in res.stdout
+
+
+def test_import_cli_pulls_no_numpy():
+    """``main`` checks ``SOURCE_DATE_EPOCH`` before numpy is imported: the CLI loads a
+    command's modules only when that command runs."""
+    out = subprocess.run([sys.executable, "-c", "import sys, ragspan.cli; "
+                          "print('numpy' in sys.modules)"], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"

@@ -9,7 +9,7 @@ import uuid
 import numpy as np
 import pytest
 
-from conftest import run_cli, write_jsonl
+from conftest import patch_everywhere, run_cli, write_jsonl
 
 pytest.importorskip("qdrant_client", reason="the retrieval extra is not installed")
 
@@ -155,8 +155,8 @@ def test_a_run_that_fails_half_way_leaves_no_collection_behind(tmp_path, monkeyp
     def broken(*a, **k):
         raise RuntimeError("injected failure after the collection was made")
 
-    monkeypatch.setattr(embed, "Embedder", Fake)
-    monkeypatch.setattr(sparse, "BM25Index", broken)
+    patch_everywhere(monkeypatch, embed, "Embedder", Fake)
+    patch_everywhere(monkeypatch, sparse, "BM25Index", broken)
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t}
                                                 for i, t in enumerate(TEXTS)])
     evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "x", "doc_id": "d0",
@@ -242,7 +242,7 @@ def test_on_a_server_a_users_collection_is_read_only_and_ours_are_deleted(server
     from ragspan.retrieval import embed
 
     url, client = server
-    monkeypatch.setattr(embed, "Embedder", FakeEmbedder)
+    patch_everywhere(monkeypatch, embed, "Embedder", FakeEmbedder)
     docs = [{"id": f"d{i}", "text": t} for i, t in enumerate(TEXTS)]
     corpus = write_jsonl(tmp_path / "c.jsonl", docs)
     evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "royalties",
@@ -279,7 +279,7 @@ def test_a_pipeline_on_qdrant_gives_the_exact_backends_run(tmp_path, monkeypatch
 
     from ragspan.retrieval import embed
 
-    monkeypatch.setattr(embed, "Embedder", FakeEmbedder)
+    patch_everywhere(monkeypatch, embed, "Embedder", FakeEmbedder)
     corpus = write_jsonl(tmp_path / "c.jsonl", [
         {"id": f"d{i}", "text": t, "metadata": {"kind": "odd" if i % 2 else "even"}}
         for i, t in enumerate(TEXTS)])

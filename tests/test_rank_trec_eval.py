@@ -14,7 +14,7 @@ import random
 import numpy as np
 import pytest
 
-from conftest import run_cli, shared, write_jsonl
+from conftest import patch_everywhere, run_cli, shared, write_jsonl
 from ragspan.io.docruns import read_doc_run
 from ragspan.io.qrels import read_qrels
 from ragspan.scoring.doc_scoring import score_doc_run
@@ -311,20 +311,20 @@ def assert_same_run(a, b):
 
 def test_fast_and_plain_parsers_give_identical_runs(tmp_path):
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
-    from ragspan.io.docruns import _arrow_trec
+    from ragspan.io.fastruns import arrow_trec
 
     base = shared("trec_eval_test")
     for name in ("results.test", "results-302.test", "results.trunc"):
         path = base / name
         first = path.read_text().split("\n", 1)[0]
-        assert _arrow_trec(str(path), "x", first) is not None, name  # the fast path really ran
+        assert arrow_trec(str(path), "x", first) is not None, name  # the fast path really ran
         assert_same_run(read_doc_run(path, fast=True), read_doc_run(path, fast=False))
     rng = random.Random(11)
     for _ in range(50):
         qrels, run = random_pair(rng)
         if run:
             _, rp = write_trec(tmp_path, qrels, run)
-            assert _arrow_trec(str(rp), "x", "1 Q0") is not None
+            assert arrow_trec(str(rp), "x", "1 Q0") is not None
             assert_same_run(read_doc_run(rp, fast=True), read_doc_run(rp, fast=False))
 
 
@@ -420,6 +420,7 @@ def test_three_parsers_agree(tmp_path, monkeypatch, top):
     and without a top cut, on random runs (ties, shuffled lines, long and short doc ids)."""
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
     import ragspan.io.docruns as dr
+    import ragspan.io.fastruns as fr
 
     rng = np.random.default_rng(5)
     for case in range(25):
@@ -438,12 +439,12 @@ def test_three_parsers_agree(tmp_path, monkeypatch, top):
             rng.shuffle(unique_lines)
         path = tmp_path / f"r{case}.txt"
         path.write_text("".join(unique_lines))
-        assert dr._numpy_trec(path.read_bytes(), str(path), "x") is not None  # really ran
-        assert dr._arrow_trec(str(path), "x", "", keys=top is not None) is not None
+        assert fr.numpy_trec(path.read_bytes(), str(path), "x") is not None  # really ran
+        assert fr.arrow_trec(str(path), "x", "", keys=top is not None) is not None
         arrow = dr.read_doc_run(path, fast=True, top=top)
         numpy_run = dr.read_doc_run(path, fast=False, top=top)
         with monkeypatch.context() as m:
-            m.setattr(dr, "_numpy_trec", lambda *a, **k: None)
+            m.setattr(fr, "numpy_trec", lambda *a, **k: None)
             plain = dr.read_doc_run(path, fast=False, top=top)
         assert_same_run(arrow, plain)
         assert_same_run(numpy_run, plain)
@@ -571,8 +572,8 @@ def test_jsonl_fast_reader_equals_the_plain_reader(tmp_path, monkeypatch, conten
     path.write_bytes(content.encode())
     answers = []
     real = arrowjson.read_arrow_jsonl
-    monkeypatch.setattr(arrowjson, "read_arrow_jsonl",
-                        lambda *a: answers.append(real(*a)) or answers[-1])
+    patch_everywhere(monkeypatch, arrowjson, "read_arrow_jsonl",
+                     lambda *a: answers.append(real(*a)) or answers[-1])
     fast = _run_outcome(path, True, top)
     # a first line the format detection already refuses (NaN) never reaches pyarrow
     assert len(answers) <= 1 and bool(answers and answers[0] is not None) == taken

@@ -110,7 +110,8 @@ def known_values(made) -> list[float]:
 
     from ragspan.app.report import read_configs
     from ragspan.base.options import GATE_DEFAULTS
-    from ragspan.gate.evaluate import GateOptions, compare
+    from ragspan.gate.compare import compare
+    from ragspan.gate.options import GateOptions
     from ragspan.gate.stats import bootstrap_ci
 
     values: list[float] = []
@@ -135,7 +136,7 @@ def known_values(made) -> list[float]:
     base = configs[0].report.column("complete_grounding@5")
     drops = [base - c.report.column("complete_grounding@5") for c in configs[1:]]
     members = [x for d in drops for x in (d, -d)]
-    from ragspan.gate.evaluate import cluster_plan
+    from ragspan.gate.alignment import cluster_plan
 
     ref = configs[0].report
     units = cluster_plan(ref, ref, "auto").index(ref.ids)  # the documented sampling unit

@@ -18,8 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
-from ragspan.gate.evaluate import GateOptions, GateResult
-from ragspan.scoring.report_body import ScoreReport
+from ragspan.app import score as command
+from ragspan.app.compare import merge_budgets
+from ragspan.app.settings import load_tool_config
+from ragspan.gate import compare as gate
+from ragspan.gate.budgets import parse_budget
+from ragspan.gate.inputs import ScoreReport, score_report_of
+from ragspan.gate.options import GateOptions
+from ragspan.gate.result import GateResult
+from ragspan.io.files import sha256_hex
+from ragspan.io.outputs import write_files
+from ragspan.report.envelope import load_report, report_text
 
 Rows = Sequence[Mapping[str, Any]]
 Source = Union[str, "os.PathLike[str]", Rows]
@@ -42,13 +51,11 @@ class Scored:
 
     def text(self) -> str:
         """The report's canonical JSON, as ``--out`` writes it."""
-        from ragspan.report.envelope import report_text
 
         return report_text(self.report)
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the report to ``path`` (atomically)."""
-        from ragspan.io.outputs import write_files
 
         write_files({str(path): self.text()})
 
@@ -69,9 +76,6 @@ def _materialize(source: Source | None, name: str, folder: Path) -> str | None:
 
 
 def _typed(report: dict[str, Any], name: str) -> ScoreReport:
-    from ragspan.io.files import sha256_hex
-    from ragspan.report.envelope import report_text
-    from ragspan.scoring.report_body import score_report_of
 
     text = report_text(report)
     return score_report_of(json.loads(text), sha256_hex(text.encode("utf-8")), name, "score")
@@ -87,7 +91,6 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
     A run whose items carry their text is checked or placed in ``corpus`` as ``score
     --align/--on-ambiguous/--unplaced/--fuzzy-threshold`` do (docs/formats.md).
     docs/api.md has a worked example on in-memory rows."""
-    from ragspan.app import score as command
 
     with tempfile.TemporaryDirectory(prefix="ragspan-") as tmp:
         folder = Path(tmp)
@@ -106,7 +109,6 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
 
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Any ragspan report, checked against the schema (``InputError`` when it is not one)."""
-    from ragspan.report.envelope import load_report
 
     return load_report(path)[0]
 
@@ -118,8 +120,6 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
         return source.typed
     if isinstance(source, Mapping):
         return _typed(dict(source), "report")
-    from ragspan.report.envelope import load_report
-    from ragspan.scoring.report_body import score_report_of
 
     doc, sha = load_report(source)
     return score_report_of(doc, sha, os.fspath(source), "score")
@@ -141,10 +141,6 @@ def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None 
     not give, with the command line's precedence (an explicit budget beats every file
     budget for the columns it names). The CLI, given the same file as ``--config``, gives
     the same verdict."""
-    from ragspan.app.compare import merge_budgets
-    from ragspan.app.settings import load_tool_config
-    from ragspan.gate import evaluate as gate
-    from ragspan.gate.budgets import parse_budget
 
     parsed = dict(parse_budget(f"{m}={v}") for m, v in (budgets or {}).items())
     table: dict[str, Any] = {}

@@ -6,7 +6,9 @@
 ``output`` writes a command's result (report and files, all or none) and prints it;
 ``eval_build`` is what ``adapt`` and ``import`` share.
 
-These are the only modules that build report envelopes (``ragspan.report.envelope``); ``cli.py``
-imports nothing of ragspan but this package (and ``errors``, ``logs``). Importing the
-package or a command module is light: heavy modules are imported inside ``run``.
+These are the only modules that build report envelopes (``ragspan.report.envelope``); ``cli/``
+imports nothing of ragspan but this package (and ``errors``, ``logs``, ``options``), each
+command's module only when that command runs. A command module imports the ragspan modules
+it uses at its top; optional packages (torch, qdrant-client, pyarrow, scipy) load inside
+the functions that need them.
 """

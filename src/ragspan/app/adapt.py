@@ -3,14 +3,14 @@ offset is verified."""
 
 from __future__ import annotations
 
+from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
+from ragspan.evalsets.adapt import adapt
 
 
 def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
         normalize_whitespace: bool, max_docs: int, max_bytes: int,
         max_pdf_chars_per_byte: float = 20.0, max_pdf_chars: int = 50_000_000) -> CommandResult:
-    from ragspan.app.eval_build import build_result, input_ref
-    from ragspan.evalsets.adapt import adapt
 
     build = adapt(docs, queries, normalize_whitespace=normalize_whitespace,
                   max_docs=max_docs, max_bytes=max_bytes,

@@ -2,7 +2,7 @@
 
 Settings come from the command line (None or empty = not given), else ``[tool.ragspan]``,
 else the declared defaults (``ragspan.base.options.GATE_OPTIONS``, which also builds the click
-options). The verdict is ``ragspan.gate.evaluate.compare``'s."""
+options). The verdict is ``ragspan.gate.compare.compare``'s."""
 
 from __future__ import annotations
 
@@ -11,9 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.app.output import CommandResult
+from ragspan.app.score import eval_set_body, qrels_body
+from ragspan.app.settings import load_tool_config
+from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
-from ragspan.gate.budgets import Budget
+from ragspan.base.records import InputRef
+from ragspan.gate import compare as gate
+from ragspan.gate.budgets import Budget, parse_budget
+from ragspan.gate.inputs import score_report_of
+from ragspan.gate.options import GateOptions
+from ragspan.report.envelope import load_report, statement
 
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "Sources", "merge_budgets", "run", "verify_scored"]
 
@@ -70,8 +78,6 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     and the report's parameters, summary and per-query rows must equal the re-scored ones
     (an input error naming the first query or key that differs). Catches hand-edited rows
     and digests alike."""
-    from ragspan.app.score import eval_set_body, qrels_body
-    from ragspan.base.canonical import canonical_dumps
 
     pred = doc["predicate"]
     params = pred["parameters"]
@@ -151,12 +157,6 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         ) -> CommandResult:
     import os
 
-    from ragspan.app.settings import load_tool_config
-    from ragspan.base.records import InputRef
-    from ragspan.gate import evaluate as gate
-    from ragspan.gate.budgets import parse_budget
-    from ragspan.report.envelope import load_report, statement
-    from ragspan.scoring.report_body import score_report_of
 
     if os.path.exists(baseline) and os.path.exists(candidate) and \
             os.path.samefile(baseline, candidate):
@@ -176,7 +176,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     merged = merge_budgets(cfg_budgets, cli_budgets)
     origin: dict[str, str | None] = {key: None if key in cli_budgets else config_path
                                      for key in merged}
-    opts = gate.GateOptions(budgets=merged, **settings)
+    opts = GateOptions(budgets=merged, **settings)
     opts.validate()
     sources = sources or Sources()
     sources.check()

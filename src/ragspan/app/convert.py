@@ -6,6 +6,10 @@ import logging
 from collections.abc import Iterable
 
 from ragspan.base.errors import InputError, UsageError
+from ragspan.io.docruns import detect_run_format, read_doc_run, write_doc_run
+from ragspan.io.files import read_head
+from ragspan.io.outputs import write_files
+from ragspan.io.qrels import read_qrels, write_qrels
 
 log = logging.getLogger("ragspan")
 
@@ -24,18 +28,14 @@ def run(what: str, src: str, fmt: str, out: str) -> None:
     """Convert ``src`` (format detected) to ``fmt`` at ``out`` (atomically). Run order is
     kept exactly: a JSONL run written as TREC gets strictly decreasing scores, so trec_eval
     reproduces its order."""
-    from ragspan.io.outputs import write_files
 
     if what == "qrels":
-        from ragspan.io.qrels import read_qrels, write_qrels
 
         judgments = read_qrels(src).judgments
         if fmt == "trec":
             trec_safe(((q, d) for q, docs in judgments.items() for d in docs), src)
         text = write_qrels(judgments, fmt)
     else:
-        from ragspan.io.docruns import detect_run_format, read_doc_run, write_doc_run
-        from ragspan.io.files import read_head
 
         if fmt == "trec" and detect_run_format(read_head(src), src) == "span":
             raise UsageError(f"{src} is a span run: TREC carries doc ids only, so its offsets "

@@ -6,6 +6,10 @@ import logging
 from typing import Any
 
 from ragspan.app.output import CommandResult
+from ragspan.base.records import InputRef
+from ragspan.evalsets.build import build_files, sha256_of
+from ragspan.io.files import read_bytes, sha256_hex
+from ragspan.report.envelope import statement
 
 log = logging.getLogger("ragspan")
 
@@ -16,9 +20,6 @@ def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
     """The report of ``build`` (an ``evalsets.build.EvalBuild``) with its files (eval set at
     ``out``, corpus at ``corpus_out``, and ``extra``: path -> (role, text), such as a run),
     to be written together with the report or not at all; None parameters are left out."""
-    from ragspan.base.records import InputRef
-    from ragspan.evalsets.build import build_files, sha256_of
-    from ragspan.report.envelope import statement
 
     files = build_files(build, out, corpus_out)
     for path, (_, text) in (extra or {}).items():
@@ -40,7 +41,5 @@ def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
 
 def input_ref(role: str, path: str) -> Any:
     """An InputRef of a file read whole (its sha256 from its bytes)."""
-    from ragspan.base.records import InputRef
-    from ragspan.io.files import read_bytes, sha256_hex
 
     return InputRef(role, path, sha256_hex(read_bytes(path)))

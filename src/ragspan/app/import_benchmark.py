@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError
+from ragspan.base.records import InputRef
+from ragspan.evalsets.importers.beir import import_beir
+from ragspan.evalsets.importers.chroma import import_chroma
+from ragspan.evalsets.importers.cuad import import_cuad_csv, import_cuad_squad
+from ragspan.evalsets.importers.legalbench import import_legalbench
+from ragspan.evalsets.importers.ragas import import_ragas
+from ragspan.io.corpus import read_corpus
+from ragspan.io.writers import jsonl
 
 
 def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> CommandResult:
     """Import ``source`` with its options (the click options of ``import <source>``)."""
-    from ragspan.app.eval_build import build_result, input_ref
 
     if source == "cuad":
-        from ragspan.evalsets.importers.cuad import import_cuad_csv, import_cuad_squad
 
         common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
                   "queries": opts.get("sample_queries"),
@@ -37,7 +44,6 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
         if common["queries"] is not None:
             params["sample_queries"] = common["queries"]
     elif source == "legalbench-rag":
-        from ragspan.evalsets.importers.legalbench import import_legalbench
 
         build = import_legalbench(opts["root"], tuple(opts["subsets"]),
                                   paper_sampling=opts["paper_sampling"])
@@ -45,10 +51,6 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
                   for s in build.header["subsets"]]
         params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"]}
     elif source == "ragas":
-        from ragspan.base.records import InputRef
-        from ragspan.evalsets.importers.ragas import import_ragas
-        from ragspan.io.corpus import read_corpus
-        from ragspan.io.writers import jsonl
 
         corpus = read_corpus(opts["corpus"])
         build, run_rows = import_ragas(opts["rows"], corpus, on_ambiguous=opts["on_ambiguous"],
@@ -60,13 +62,11 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
                             parameters={"source": source, **params},
                             extra={opts["run_out"]: ("run", jsonl(run_rows))})
     elif source == "chroma":
-        from ragspan.evalsets.importers.chroma import import_chroma
 
         build = import_chroma(opts["root"])
         inputs = [input_ref("questions", f"{opts['root']}/questions_df.csv")]
         params = {}
     else:
-        from ragspan.evalsets.importers.beir import import_beir
 
         build = import_beir(opts["root"], opts["split"])
         inputs = [input_ref("queries", f"{opts['root']}/queries.jsonl"),

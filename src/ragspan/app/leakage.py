@@ -6,6 +6,11 @@ from typing import Any
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError
+from ragspan.base.records import InputRef
+from ragspan.base.verdicts import findings_verdict
+from ragspan.contamination.leakage import FIELDS, embedding_leaks, exact_leaks, read_items
+from ragspan.io.corpus import read_corpus
+from ragspan.report.envelope import statement
 
 
 def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",), ngram: int = 3,
@@ -13,11 +18,6 @@ def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",), ngr
         model: str = "all-MiniLM-L6-v2", chunk_size: int = 1000, cache_dir: str | None = None,
         max_records: int = 1_000_000, max_leaks: int = 0) -> CommandResult:
     """Exit 4 when more than ``max_leaks`` items leak (``ragspan.base.verdicts``)."""
-    from ragspan.base.records import InputRef
-    from ragspan.base.verdicts import findings_verdict
-    from ragspan.contamination.leakage import FIELDS, embedding_leaks, exact_leaks, read_items
-    from ragspan.io.corpus import read_corpus
-    from ragspan.report.envelope import statement
 
     fields = tuple(dict.fromkeys(fields or ("query",)))
     bad = [f for f in fields if f not in FIELDS]

@@ -5,19 +5,20 @@ the registry itself as canonical JSON (one object per metric)."""
 
 from __future__ import annotations
 
+from ragspan.base.canonical import canonical_dumps
+from ragspan.report.render.text import Markdown, aligned, md_table
+from ragspan.scoring.metrics.registry import LISTING_HEADER, METRICS, listing_rows
+
 
 def run(fmt: str) -> str:
     """The registry as ``table``, ``markdown`` or ``json`` text (ending in a newline)."""
-    from ragspan.scoring.metrics.registry import LISTING_HEADER, METRICS, listing_rows
 
     if fmt == "json":
-        from ragspan.base.canonical import canonical_dumps
 
         return canonical_dumps([{"name": m.name, "family": m.family, "binary": m.binary,
                                  "bounded": m.bounded, "higher_is_better": m.higher_is_better,
                                  "trec_eval": m.trec_eval, "definition": m.definition}
                                 for m in METRICS.values()])
-    from ragspan.report.render.text import Markdown, aligned, md_table
 
     rows = listing_rows()
     if fmt == "markdown":  # the definitions are the registry's own markdown, not data

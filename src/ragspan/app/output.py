@@ -8,6 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragspan.io.outputs import check_outputs, write_files
+from ragspan.report.envelope import report_text
+from ragspan.report.render import render
+
 
 @dataclass(frozen=True)
 class CommandResult:
@@ -27,7 +31,6 @@ class CommandResult:
 def refuse_clobbering(outputs: Mapping[str, str | None], inputs: Iterable[str | None]) -> None:
     """Before any work: refuse outputs that are an input, a directory, a special file or in
     a missing folder (``ragspan.io.outputs.check_outputs``)."""
-    from ragspan.io.outputs import check_outputs
 
     check_outputs(dict(outputs), list(inputs))
 
@@ -36,9 +39,6 @@ def deliver(result: CommandResult, out: str | None, fmt: str) -> int:
     """Write ``result.files`` and the JSON report (to ``out``) all together or not at all,
     print ``fmt`` to stdout (nothing for json when the report went to ``out``), and return
     the report's exit code (the code comes from the result, never the other way round)."""
-    from ragspan.io.outputs import write_files
-    from ragspan.report.envelope import report_text
-    from ragspan.report.render import render
 
     staged = dict(result.files)
     if out:

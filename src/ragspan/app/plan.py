@@ -5,7 +5,13 @@ to pass rather than read inconclusive (``stats.queries_needed``)."""
 from __future__ import annotations
 
 from ragspan.app.output import CommandResult
+from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import UsageError
+from ragspan.base.records import InputRef
+from ragspan.gate.budgets import parse_budget_value
+from ragspan.gate.stats import minimum_detectable_drop, queries_needed
+from ragspan.io.files import sha256_hex
+from ragspan.report.envelope import statement
 
 
 def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float = 0.05,
@@ -13,10 +19,6 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
     """``design_effect``: with several questions per document the variance of the mean
     grows by this factor, so the queries needed grow by it and the minimum detectable drop
     by its square root (effective sample size n / design effect)."""
-    from ragspan.base.records import InputRef
-    from ragspan.gate.budgets import parse_budget_value
-    from ragspan.gate.stats import minimum_detectable_drop, queries_needed
-    from ragspan.report.envelope import statement
 
     b = parse_budget_value(budget)
     d = parse_budget_value(drop) if drop is not None else None
@@ -39,8 +41,6 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
         "minimum_detectable_drop": {
             str(n): minimum_detectable_drop(sd, n, alpha, power) for n in (50, 100, 300, 1000)},
     }
-    from ragspan.base.canonical import canonical_dumps
-    from ragspan.io.files import sha256_hex
 
     parameters = {"flip_rate": flip_rate, "budget": str(b), "drop": summary["drop"],
                   "alpha": alpha, "power": power}

@@ -14,6 +14,14 @@ from typing import Any
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError
+from ragspan.base.records import InputRef
+from ragspan.gate.inputs import score_report_of
+from ragspan.io.corpus import read_corpus
+from ragspan.io.files import sha256_hex
+from ragspan.report.envelope import load_report, statement
+from ragspan.report.readout import client, developer
+from ragspan.report.readout.build import build, config_of
+from ragspan.report.readout.document import html_page, markdown
 
 AUDIENCES = ("developer", "client")
 FORMAT_OF_EXTENSION = {".md": "markdown", ".markdown": "markdown", ".html": "html",
@@ -29,9 +37,6 @@ def format_of(out: str) -> str:
 
 def read_configs(paths: Sequence[str]) -> list[Any]:
     """Each score report, verified as ``compare`` verifies it, as a ``readout.build.Config``."""
-    from ragspan.report.envelope import load_report
-    from ragspan.report.readout.build import config_of
-    from ragspan.scoring.report_body import score_report_of
 
     configs = []
     for path in paths:
@@ -45,7 +50,6 @@ def corpus_for(readout: Any, corpus: str | None) -> Any:
     """The corpus given on the command line, checked against the digest the baseline report
     records. A path written inside a report is never read: a crafted report could name any
     local file and have it quoted into the readout."""
-    from ragspan.io.corpus import read_corpus
 
     if corpus is None:
         raise UsageError("the client readout quotes the missed clauses from the corpus: give "
@@ -63,8 +67,6 @@ def corpus_for(readout: Any, corpus: str | None) -> Any:
 
 
 def render(readout: Any, fmt: str, audience: str, corpus: Any = None) -> str:
-    from ragspan.report.readout import client, developer
-    from ragspan.report.readout.document import html_page, markdown
 
     doc = client.document(readout, corpus) if audience == "client" \
         else developer.document(readout)
@@ -100,10 +102,6 @@ def summary_of(readout: Any) -> dict[str, Any]:
 def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int | None = None,
         audience: str = "developer", corpus: str | None = None,
         all_pairs: bool = False) -> CommandResult:
-    from ragspan.base.records import InputRef
-    from ragspan.io.files import sha256_hex
-    from ragspan.report.envelope import statement
-    from ragspan.report.readout.build import build
 
     if audience not in AUDIENCES:
         raise UsageError(f"--audience {audience}: expected one of {', '.join(AUDIENCES)}")

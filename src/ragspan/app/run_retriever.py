@@ -11,6 +11,21 @@ from typing import Any
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import RUN_RETRIEVER_OPTIONS
+from ragspan.base.records import InputRef
+from ragspan.io.corpus import read_corpus
+from ragspan.io.docruns import write_doc_rows
+from ragspan.io.evalset import read_eval_set
+from ragspan.io.files import read_bytes, sha256_hex
+from ragspan.io.qrels import read_qrels
+from ragspan.io.writers import jsonl
+from ragspan.report.envelope import statement
+from ragspan.retrieval.config import load_config
+from ragspan.retrieval.embed import Embedder, default_cache_dir
+from ragspan.retrieval.filters import unscoped_rows
+from ragspan.retrieval.live import LiveSpec, run_live
+from ragspan.retrieval.pipeline import Pipeline, manifest_rows
+from ragspan.retrieval.progress import Progress
+from ragspan.retrieval.user import load_retriever, run_user_retriever
 
 __all__ = ["RUN_RETRIEVER_OPTIONS", "run"]
 
@@ -40,13 +55,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         record_latency: bool = False, progress: bool | None = None) -> CommandResult:
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
     writes together with the report or not at all."""
-    from ragspan.base.records import InputRef
-    from ragspan.io.corpus import read_corpus
-    from ragspan.io.evalset import read_eval_set
-    from ragspan.io.files import read_bytes, sha256_hex
-    from ragspan.io.writers import jsonl
-    from ragspan.report.envelope import statement
-    from ragspan.retrieval.progress import Progress
 
     if sum(x is not None for x in (config, retriever, collection)) != 1:
         raise UsageError("give exactly one of --config (a pipeline), --retriever (your own) or "
@@ -78,7 +86,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     inputs = [InputRef("corpus", corpus, corp.sha256), InputRef("eval_set", eval_set, evalset.sha256)]
     judged_skip = 0
     if qrels is not None:
-        from ragspan.io.qrels import read_qrels
 
         judged = read_qrels(qrels)
         inputs.append(InputRef("qrels", qrels, judged.sha256))
@@ -95,10 +102,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     notes: dict[str, Any] = {}
     doc_latency: list[float] = []  # a doc-level user run's per-query times
     if config is not None:
-        from ragspan.retrieval.config import load_config
-        from ragspan.retrieval.embed import default_cache_dir
-        from ragspan.retrieval.filters import unscoped_rows
-        from ragspan.retrieval.pipeline import Pipeline, manifest_rows
 
         cfg = load_config(config)
         if depth is not None:
@@ -151,9 +154,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
             outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
         parameters: dict[str, Any] = {"config": cfg.as_json(), "config_digest": cfg.digest}
     elif collection is not None:
-        from ragspan.retrieval.embed import Embedder, default_cache_dir
-        from ragspan.retrieval.filters import unscoped_rows
-        from ragspan.retrieval.live import LiveSpec, run_live
 
         spec = LiveSpec(collection, url=qdrant_url, path=qdrant_path, vector_name=vector_name,
                         doc_key=doc_key or "doc_id", start_key=start_key or "start",
@@ -170,7 +170,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         summary["collection"] = live
         parameters = {"collection": header["collection"], **embedder.describe()}
     else:
-        from ragspan.retrieval.user import load_retriever, run_user_retriever
 
         obj = load_retriever(present(retriever, "--retriever"))
         result = run_user_retriever(obj, queries, corp, bar, depth, id_key)
@@ -180,7 +179,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         header["retriever"] = retriever
         parameters = {"retriever": retriever}
         if result.level == "doc":
-            from ragspan.io.docruns import write_doc_rows
 
             fmt = to or "jsonl"
             parameters.update(level="doc", format=fmt, **({"tag": tag} if tag else {}))

@@ -9,8 +9,20 @@ from typing import Any
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
-from ragspan.base.options import MAX_K, MAX_KS
-from ragspan.scoring.metrics.registry import Chars
+from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
+from ragspan.base.records import InputRef
+from ragspan.io.anchoring import Anchor
+from ragspan.io.chunks import read_chunks
+from ragspan.io.corpus import read_corpus
+from ragspan.io.docruns import detect_run_format, read_doc_run
+from ragspan.io.evalset import read_eval_set
+from ragspan.io.files import read_head
+from ragspan.io.runs import read_span_run
+from ragspan.report.envelope import statement_of
+from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
+from ragspan.scoring.metrics.registry import Chars, parse_cutoff
+from ragspan.scoring.report_body import doc_body, span_body
+from ragspan.scoring.span_scoring import DEFAULT_KS, SATURATED, SATURATION_WARN, compute_span_report
 
 __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
 
@@ -23,8 +35,6 @@ BUDGET_GRID = tuple(Chars(250 * 2 ** i) for i in range(8))  # 250c, 500c, ..., 3
 def parse_k(text: str) -> int:
     """A ``--k`` value: a count of results in [1, MAX_K], or a character budget ``2000c``
     (``registry.Chars``) in [1, MAX_CHARS_CUTOFF]; ValueError says what is wrong."""
-    from ragspan.base.options import MAX_CHARS_CUTOFF
-    from ragspan.scoring.metrics.registry import parse_cutoff
 
     try:
         k = parse_cutoff(text.strip())
@@ -73,8 +83,6 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     chunking be decided (span level only). ``anchoring``: how the run's texts are checked
     and placed (``io.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
     ``threshold``)."""
-    from ragspan.report.envelope import statement_of
-    from ragspan.scoring.span_scoring import DEFAULT_KS
 
     ks = tuple(ks) or DEFAULT_KS
     if chroma_metrics and qrels is not None:
@@ -104,9 +112,6 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
 def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
                 relevance_level: int, judged_only: bool,
                 min_coverage: float = 0.0):  # -> ReportBody
-    from ragspan.base.records import InputRef
-    from ragspan.scoring.doc_scoring import read_and_score
-    from ragspan.scoring.report_body import doc_body
 
     q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
                                   judged_only)
@@ -125,17 +130,6 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label), doc level otherwise
     (``sweep`` scores its configurations through this too)."""
-    from ragspan.base.records import InputRef
-    from ragspan.io.anchoring import Anchor
-    from ragspan.io.chunks import read_chunks
-    from ragspan.io.corpus import read_corpus
-    from ragspan.io.docruns import detect_run_format, read_doc_run
-    from ragspan.io.evalset import read_eval_set
-    from ragspan.io.files import read_head
-    from ragspan.io.runs import read_span_run
-    from ragspan.scoring.doc_scoring import evalset_judgments, score_doc_run, span_doc_projection
-    from ragspan.scoring.report_body import doc_body, span_body
-    from ragspan.scoring.span_scoring import SATURATED, SATURATION_WARN, compute_span_report
 
     evalset = read_eval_set(eval_set)
     if run_format == "auto":

@@ -18,8 +18,20 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ragspan.app import run_retriever
 from ragspan.app.output import CommandResult
+from ragspan.app.report import render
+from ragspan.app.score import eval_set_body
 from ragspan.base.errors import ExitCode, RagspanError, UsageError
+from ragspan.base.records import InputRef
+from ragspan.gate.inputs import score_report_of
+from ragspan.io.corpus import read_corpus
+from ragspan.io.files import read_bytes, sha256_hex
+from ragspan.io.outputs import check_outputs, write_files
+from ragspan.report.envelope import report_text, statement, statement_of
+from ragspan.report.readout.build import build, config_of
+from ragspan.retrieval.config import load_config
+from ragspan.scoring.span_scoring import DEFAULT_KS
 
 log = logging.getLogger("ragspan")
 FILES = ("run.jsonl", "chunks.jsonl", "run-retriever.json", "score.json")
@@ -29,7 +41,6 @@ REPORTS = {"markdown": "md", "html": "html"}  # the developer report, written la
 def plan(configs: Sequence[str], out_dir: str) -> list[tuple[str, str, dict[str, str]]]:
     """``(config path, name, {file: path})`` per configuration, names read from the
     configurations (each must be unique: it names the folder)."""
-    from ragspan.retrieval.config import load_config
 
     seen: dict[str, str] = {}
     out = []
@@ -50,14 +61,6 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         ks: Sequence[int] = (), tau: float = 0.5, cache_dir: str | None = None,
         no_cache: bool = False, keep_going: bool = False, baseline: str | None = None
         ) -> CommandResult:
-    from ragspan.app import run_retriever
-    from ragspan.app.score import eval_set_body
-    from ragspan.base.records import InputRef
-    from ragspan.io.corpus import read_corpus
-    from ragspan.io.files import read_bytes, sha256_hex
-    from ragspan.io.outputs import check_outputs, write_files
-    from ragspan.report.envelope import report_text, statement, statement_of
-    from ragspan.scoring.span_scoring import DEFAULT_KS
 
     if not configs:
         raise UsageError("give at least one --config")
@@ -145,9 +148,6 @@ def _config(score_text: str, path: str) -> Any:
     """A finished configuration as ``ragspan report`` would read its score report back."""
     import json
 
-    from ragspan.io.files import sha256_hex
-    from ragspan.report.readout.build import config_of
-    from ragspan.scoring.report_body import score_report_of
 
     doc = json.loads(score_text)
     return config_of(score_report_of(doc, sha256_hex(score_text.encode("utf-8")), path,
@@ -158,9 +158,6 @@ def _write_reports(scored: Sequence[Any], baseline: str | None, paths: dict[str,
                    ) -> dict[str, str]:
     """The developer report of the finished configurations (``ragspan report``), in each
     format; none when no configuration finished, or the baseline is not among them."""
-    from ragspan.app.report import render
-    from ragspan.io.outputs import write_files
-    from ragspan.report.readout.build import build
 
     if not scored or (baseline is not None and baseline not in [c.name for c in scored]):
         if scored:

@@ -5,6 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from ragspan.app.output import CommandResult
+from ragspan.base.errors import UsageError
+from ragspan.base.records import InputRef
+from ragspan.base.verdicts import findings_verdict
+from ragspan.evalsets.checks import check_eval_set, chunk_findings, tally
+from ragspan.io.chunks import read_chunks
+from ragspan.io.corpus import read_corpus
+from ragspan.io.evalset import read_eval_set
+from ragspan.io.runs import read_span_run
+from ragspan.report.envelope import statement
+from ragspan.retrieval.embed import tokens_over_limit
+from ragspan.scoring.chunking import chunking_diagnostics
+from ragspan.scoring.span_scoring import compute_span_report
 
 MAX_LISTED = 200
 
@@ -16,15 +28,6 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
     (exit 3), with one stderr line counting the findings by check. With ``chunks``, the
     chunking diagnostics at each of ``ks`` (default 5 and 10), and with ``run`` (a span run
     over that chunking) the precision it attained as a share of the chunking's ceiling."""
-    from ragspan.base.errors import UsageError
-    from ragspan.base.records import InputRef
-    from ragspan.base.verdicts import findings_verdict
-    from ragspan.evalsets.checks import check_eval_set, chunk_findings, tally
-    from ragspan.io.chunks import read_chunks
-    from ragspan.io.corpus import read_corpus
-    from ragspan.io.evalset import read_eval_set
-    from ragspan.report.envelope import statement
-    from ragspan.scoring.chunking import chunking_diagnostics
 
     if run and not chunks:
         raise UsageError("--run needs --chunks: the precision ceiling is the chunking's")
@@ -45,8 +48,6 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
         findings += found
         attained = None
         if run:
-            from ragspan.io.runs import read_span_run
-            from ragspan.scoring.span_scoring import compute_span_report
 
             span_run = read_span_run(run)
             inputs.append(InputRef("run", run, span_run.sha256))
@@ -93,7 +94,6 @@ def _token_check(model: str, manifest: Any, corpus: Any) -> dict[str, Any]:
     if importlib.util.find_spec("sentence_transformers") is None:
         return {"model": model, "checked": False,
                 "why": "the retrieval extra is not installed (pip install 'ragspan[retrieval]')"}
-    from ragspan.retrieval.embed import tokens_over_limit
 
     texts = [corpus.text(c.doc_id)[c.start:c.end] for c in manifest.chunks]
     limit, over, longest = tokens_over_limit(model, texts)

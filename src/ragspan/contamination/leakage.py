@@ -26,6 +26,8 @@ from ragspan.contamination.normalize import aligned_tokens, tokens
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import parse_gold_span, parse_id
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
+from ragspan.retrieval.chunkers import ChunkerSpec, chunk_document
+from ragspan.retrieval.embed import Embedder, default_cache_dir
 
 log = logging.getLogger("ragspan")
 FIELDS = ("query", "gold")
@@ -174,8 +176,6 @@ def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model:
     ``chunk_size`` characters) with a sentence-transformers model. Approximate and slower."""
     from pathlib import Path
 
-    from ragspan.retrieval.chunkers import ChunkerSpec, chunk_document
-    from ragspan.retrieval.embed import Embedder, default_cache_dir
 
     chunks = []
     for d in sorted(corpus.documents):

@@ -11,6 +11,7 @@ from typing import Any
 from ragspan.base.errors import InputError
 from ragspan.io.evalset import parse_id
 from ragspan.io.files import decode_records, decode_utf8, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.pdf import extract_pdf_text, extractor_info
 
 TEXT_SUFFIXES = (".txt", ".md")
 PDF_SUFFIX = ".pdf"
@@ -120,7 +121,6 @@ def _read_directory(path: Path, max_records: int | None,
             data = read_bytes(f)
             text = decode_utf8(data, f)
         elif suffix == PDF_SUFFIX:
-            from ragspan.io.pdf import extract_pdf_text, extractor_info
 
             data = read_bytes(f)
             text = extract_pdf_text(f, data, *(pdf_cap or ()))

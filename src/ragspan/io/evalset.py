@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 
-log = logging.getLogger("ragspan")
 HEADER_KEY = "_header"
 MATCH_MODES = ("all", "any")
 
@@ -62,32 +59,6 @@ def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
     if not text:
         raise InputError(f"'{what}' must not be empty", path, line)
     return text
-
-
-def normalization_twins(missing: Iterable[str], extra: Iterable[str]) -> list[tuple[str, str]]:
-    """``(id, other)`` pairs of an id in ``missing`` (an eval-set id without a run row, say)
-    and an id in ``extra`` (a run row without a query) that are the same text under Unicode
-    NFC but not as written (NFD against NFC, say). Ids are matched as written; these pairs
-    are what ``score`` and ``compare`` warn about, so a mismatch is never silent."""
-    import unicodedata
-
-    forms: dict[str, str] = {}
-    for m in missing:
-        forms.setdefault(unicodedata.normalize("NFC", m), m)
-    if not forms:
-        return []
-    return [(forms[f], e) for e in extra if (f := unicodedata.normalize("NFC", e)) in forms]
-
-
-def twins_note(twins: list[tuple[str, str]], what: str) -> dict[str, Any] | None:
-    """The report's record of ``normalization_twins`` (None when there are none), and one
-    warning line in the log."""
-    if not twins:
-        return None
-    log.warning("%d %s differ from eval-set ids only by Unicode normalisation (e.g. %r and "
-                "%r) and are not matched: normalise the ids (NFC) on both sides", len(twins),
-                what, twins[0][1], twins[0][0])
-    return {"count": len(twins), "example": list(twins[0])}
 
 
 def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: int) -> str:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from ragspan.base.errors import UsageError
 from ragspan.base.options import pipeline_default
+from ragspan.retrieval.token_chunkers import recursive_tokens, token_windows
+from ragspan.retrieval.tokens import load_tokenizer
 
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _VISIBLE = re.compile(rf"[^\s{INVISIBLE}]")
@@ -180,8 +182,6 @@ def chunk_document(doc_id: str, text: str, spec: ChunkerSpec) -> tuple[list[Chun
     elif spec.kind == "recursive":
         spans = recursive(text, spec.size)
     elif spec.kind in TOKEN_KINDS:
-        from ragspan.retrieval.token_chunkers import recursive_tokens, token_windows
-        from ragspan.retrieval.tokens import load_tokenizer
 
         chunker = token_windows if spec.kind == "tokens" else recursive_tokens
         spans = chunker(text, load_tokenizer(spec.tokenizer), spec.size, spec.overlap)

@@ -38,8 +38,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
-from ragspan.base.errors import InputError
+from ragspan.base.errors import InputError, UsageError
 from ragspan.base.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table, pipeline_default
+from ragspan.io.files import decode_records, read_bytes
+from ragspan.io.toml import parse_toml
 from ragspan.retrieval.chunkers import TOKEN_KINDS, ChunkerSpec
 
 D = pipeline_default  # every default below is the one declared in ragspan.base.options
@@ -129,7 +131,6 @@ def parse_config(raw: dict[str, Any], path: str) -> PipelineConfig:
 
 def check(cfg: PipelineConfig, path: str) -> None:
     """What the per-key types cannot say: overlap below size, a retriever on, a rerank model."""
-    from ragspan.base.errors import UsageError
 
     try:
         cfg.chunker.check()
@@ -142,7 +143,5 @@ def check(cfg: PipelineConfig, path: str) -> None:
 
 
 def load_config(path: str) -> PipelineConfig:
-    from ragspan.io.files import decode_records, read_bytes
-    from ragspan.io.toml import parse_toml
 
     return parse_config(parse_toml(decode_records(read_bytes(path), path), path), path)

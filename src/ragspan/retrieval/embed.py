@@ -22,6 +22,14 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import MissingExtraError, UsageError
+from ragspan.retrieval.cache import (
+    EmbeddingCache,
+    check_cache_dir,
+    hub_snapshot,
+    memo_path,
+    model_identity,
+    remember,
+)
 
 log = logging.getLogger("ragspan")
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -94,7 +102,6 @@ class Embedder:
 
     def __init__(self, model: str = DEFAULT_MODEL, cache_dir: Path | None = None,
                  batch_size: int = 64, progress: Any = None, strict_cache: bool = False):
-        from ragspan.retrieval.cache import EmbeddingCache, check_cache_dir
 
         self.name = model
         self.load_path, self.model_id = resolve_model(model)
@@ -114,7 +121,6 @@ class Embedder:
         the remembered digest when the files are unchanged, else hashed now."""
         from dataclasses import replace
 
-        from ragspan.retrieval.cache import hub_snapshot, memo_path, model_identity, remember
 
         local = Path(self.load_path)
         folder = local if local.is_dir() else hub_snapshot(self.load_path)

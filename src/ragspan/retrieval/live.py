@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError, MissingExtraError, RagspanError, UsageError
+from ragspan.io.anchoring import Anchor
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter
+from ragspan.retrieval.user import span_row
 
 READS = frozenset({"collection_exists", "get_collection", "count", "query_batch_points",
                    "close"})
@@ -152,8 +154,6 @@ def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder:
              progress: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The span run of the collection over ``queries``, and what the report records of it
     (the collection, the placement counts, the calls made: reads only)."""
-    from ragspan.io.anchoring import Anchor
-    from ragspan.retrieval.user import span_row
 
     client = connect(spec)
     try:

@@ -18,8 +18,12 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.chunkers import Chunk, chunk_document
 from ragspan.retrieval.config import PipelineConfig
+from ragspan.retrieval.embed import Embedder
 from ragspan.retrieval.filters import PayloadTable, query_filters
 from ragspan.retrieval.fusion import Candidate, rrf
+from ragspan.retrieval.index import ExactIndex, QdrantIndex
+from ragspan.retrieval.rerank import Reranker
+from ragspan.retrieval.sparse import BM25Index
 
 log = logging.getLogger("ragspan")
 
@@ -83,7 +87,6 @@ class Pipeline:
     def _build(self, cfg: PipelineConfig, cache_dir: Path | None, progress: Any,
                strict_cache: bool, keep_collection: bool) -> None:
         if cfg.dense is not None:
-            from ragspan.retrieval.embed import Embedder
 
             embedder = Embedder(cfg.dense.model, cache_dir, cfg.dense.batch_size, progress,
                                 strict_cache=strict_cache)
@@ -91,21 +94,17 @@ class Pipeline:
             vectors = embedder.embed(self.table.texts, "embedding")
             self.chunk_counts = (embedder.embedded, embedder.cached)
             if cfg.dense.backend == "qdrant":
-                from ragspan.retrieval.index import QdrantIndex
 
                 self.dense = QdrantIndex(vectors, self.table.payloads, path=cfg.dense.qdrant_path,
                                          url=cfg.dense.qdrant_url, keep=keep_collection)
             else:
-                from ragspan.retrieval.index import ExactIndex
 
                 self.dense = ExactIndex(vectors)
         if cfg.sparse is not None:
-            from ragspan.retrieval.sparse import BM25Index
 
             self.sparse = BM25Index(self.table.texts, k1=cfg.sparse.k1, b=cfg.sparse.b,
                                     backend=cfg.sparse.backend)
         if cfg.rerank is not None:
-            from ragspan.retrieval.rerank import Reranker
 
             self.reranker = Reranker(cfg.rerank.model, cfg.rerank.batch_size)
 

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import MissingExtraError, UsageError
+from ragspan.retrieval.embed import quiet_transformers
 
 
 class Reranker:
     def __init__(self, model: str, batch_size: int = 32):
-        from ragspan.retrieval.embed import quiet_transformers
 
         quiet_transformers()
         try:

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from ragspan.base.errors import MissingExtraError, UsageError
+from ragspan.retrieval.embed import resolve_model
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
@@ -85,7 +86,6 @@ def load_tokenizer(name: str) -> Tokenizer:
         from transformers import AutoTokenizer
     except ImportError:
         raise MissingExtraError("transformers", "retrieval") from None
-    from ragspan.retrieval.embed import resolve_model
 
     try:
         tok = AutoTokenizer.from_pretrained(resolve_model(name)[0], local_files_only=True)

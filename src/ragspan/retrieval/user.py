@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.base.errors import InputError, UsageError
+from ragspan.io.anchoring import Anchor
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 
@@ -147,7 +148,6 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
     doc level, the same document) twice keeps its first rank; ``depth`` then keeps the first
     ``depth``. Results that are doc ids alone, for every query, give a doc-level run; ids
     alone mixed with spans are an error naming the first."""
-    from ragspan.io.anchoring import Anchor
 
     results = []
     for n, q in enumerate(queries, start=1):

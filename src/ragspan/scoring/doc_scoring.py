@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.evalset import normalization_twins, twins_note
+from ragspan.base.ids import normalization_twins, twins_note
+from ragspan.io.docruns import read_doc_run
+from ragspan.io.qrels import read_qrels
 from ragspan.io.runcolumns import DocRun, text_keys
 from ragspan.scoring.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
 from ragspan.scoring.metrics.registry import DOC_METRICS, format_name
@@ -190,8 +192,6 @@ def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,
     GIL) while this thread reads the qrels; an error in the qrels is reported first."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ragspan.io.docruns import read_doc_run
-    from ragspan.io.qrels import read_qrels
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(read_doc_run, run, run_format, top=max(ks))

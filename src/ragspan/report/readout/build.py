@@ -28,10 +28,18 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError, UsageError, present
-from ragspan.gate.evaluate import GateOptions, GateResult, MetricOutcome, compare
+from ragspan.gate import clusters as cl
+from ragspan.gate import stats
+from ragspan.gate.alignment import cluster_plan
+from ragspan.gate.bounds import drop_bounds
+from ragspan.gate.compare import compare
+from ragspan.gate.decision import MetricOutcome
+from ragspan.gate.inputs import ScoreReport
+from ragspan.gate.options import GateOptions
+from ragspan.gate.result import GateResult
+from ragspan.gate.stats import bootstrap_ci
 from ragspan.report.readout.levers import LABELS_OF, LEVERS, Pair, lever_values, pairs
 from ragspan.scoring.metrics.registry import Chars
-from ragspan.scoring.report_body import ScoreReport
 
 CI_RESAMPLES, CI_SEED = 2_000, 0
 
@@ -146,7 +154,6 @@ class Readout:
 
 def interval(values: np.ndarray) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of a mean (``stats.bootstrap_ci``)."""
-    from ragspan.gate.stats import bootstrap_ci
 
     ci = bootstrap_ci(values.reshape(-1, 1), CI_RESAMPLES, CI_SEED)
     return float(ci.low[0]), float(ci.high[0])
@@ -163,10 +170,6 @@ def family_of(configs: Sequence[Config], compared: Sequence[tuple[int, int]], k:
     units (``gate.cluster_plan``: whole documents when the eval set is a sample of the
     corpus); then each pair's bounds at the family's error rate (cluster-robust t bounds, or
     the gate's per-query bounds)."""
-    from ragspan.gate import clusters as cl
-    from ragspan.gate import stats
-    from ragspan.gate.bounds import drop_bounds
-    from ragspan.gate.evaluate import cluster_plan
 
     if not compared:
         return None

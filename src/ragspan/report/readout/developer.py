@@ -12,8 +12,7 @@ from ragspan.report.readout import svg
 from ragspan.report.readout.build import CI_RESAMPLES, Config, Effect, Readout
 from ragspan.report.readout.document import Block, Document, Para, Plot, Section, Table
 from ragspan.report.readout.levers import OTHER, differing, settings_change
-from ragspan.scoring.metrics.failures import LABELS, LEVERS
-from ragspan.scoring.metrics.registry import Chars
+from ragspan.scoring.metrics.registry import FAILURE_LEVERS, LABELS, Chars
 
 DASH = "–"
 
@@ -248,7 +247,7 @@ def labels(r: Readout) -> Section:
             rows.append([c.name, *[DASH] * (len(LABELS) + 1)])
             continue
         rows.append([c.name, str(sum(by_k.values())), *(str(by_k.get(lb, 0)) for lb in LABELS)])
-    levers = "; ".join(f"{lb}: {LEVERS[lb]}" for lb in LABELS)
+    levers = "; ".join(f"{lb}: {FAILURE_LEVERS[lb]}" for lb in LABELS)
     return Section(f"Why queries fail (failure labels @{k})", [Table(header, rows, (
         f"One label per query failing complete grounding@{k}; the lever each points at: "
         f"{levers}."))])

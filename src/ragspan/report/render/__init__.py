@@ -12,6 +12,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from ragspan.base.canonical import canonical_dumps
+
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
                   "validate": "validate", "sweep": "sweep",
@@ -20,7 +22,6 @@ MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compa
 
 def render(doc: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
-        from ragspan.base.canonical import canonical_dumps
 
         return canonical_dumps(doc)
     if fmt not in FORMATS:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragspan.report.render.text import aligned, fmt_number, md_code, md_table, md_text
+from ragspan.scoring.metrics.registry import METRICS, parse_name
 
 
 def _p(m: dict[str, Any]) -> str:
@@ -15,7 +16,6 @@ def _p(m: dict[str, Any]) -> str:
 
 def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     """Gated metrics first, then the registry's order (complete grounding leads), then k."""
-    from ragspan.scoring.metrics.registry import METRICS, parse_name
 
     order = {n: i for i, n in enumerate(METRICS)}
 
@@ -28,7 +28,6 @@ def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
-    from ragspan.scoring.metrics.registry import parse_name
 
     rows = []
     for name, m in _ordered(summary["metrics"]):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ragspan.scoring.metrics.registry import METRICS, cutoff_key, parse_name, sorted_cutoffs
+
 
 def aligned(header: list[str], rows: list[list[str]], left: int = 1) -> str:
     """Columns padded to a common width; the first ``left`` columns left-aligned."""
@@ -101,7 +103,6 @@ def fmt_number(value: float, base: str) -> str:
 
 def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tuple[str, list[str]]]]:
     """Rows ``(metric base, cells)`` and the k columns, in first-seen metric order."""
-    from ragspan.scoring.metrics.registry import parse_name, sorted_cutoffs
 
     parsed = [parse_name(n) for n in summary_metrics]
     ks: list[int] = list(sorted_cutoffs(p.k for p in parsed))  # counts, then budgets
@@ -122,7 +123,6 @@ def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tupl
 
 def ordered_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """Summary metrics ordered by the registry (complete grounding first), then by name."""
-    from ragspan.scoring.metrics.registry import METRICS, cutoff_key, parse_name
 
     order = {name: i for i, name in enumerate(METRICS)}
 

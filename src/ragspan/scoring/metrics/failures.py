@@ -32,13 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragspan.scoring import spans as sp
+from ragspan.scoring.metrics.registry import LABELS
 from ragspan.scoring.metrics.span import GoldColumns, RankedColumns, group_max
 
-LABELS = ("ceiling-bound", "chunk-severance", "retrieval-miss", "rank-miss",
-          "partial-grounding")
-LEVERS = {"ceiling-bound": "metric artifact: the chunker dropped text",
-          "chunk-severance": "chunking", "retrieval-miss": "embeddings / hybrid retrieval",
-          "rank-miss": "reranking / k", "partial-grounding": "filtering / k"}
 NEEDS_MANIFEST = LABELS[:2]
 NOT_IN_POOL = np.iinfo(np.int64).max
 

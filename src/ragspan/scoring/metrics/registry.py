@@ -15,6 +15,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+# The failure labels a query's row may carry (``failures``, in precedence order) and the lever
+# each points at: declared here, with the metrics, so a reader of reports needs nothing else.
+LABELS = ("ceiling-bound", "chunk-severance", "retrieval-miss", "rank-miss",
+          "partial-grounding")
+FAILURE_LEVERS = {"ceiling-bound": "metric artifact: the chunker dropped text",
+                  "chunk-severance": "chunking", "retrieval-miss": "embeddings / hybrid retrieval",
+                  "rank-miss": "reranking / k", "partial-grounding": "filtering / k"}
+
 
 @dataclass(frozen=True)
 class MetricSpec:

@@ -1,0 +1,237 @@
+"""What every subcommand shares: the ``ragspan`` group (errors to one stderr line and their exit
+code), the output guard, option builders from their one declaration, and ``emit``."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ragspan import __version__
+from ragspan.base import logs
+from ragspan.base.errors import RagspanError
+from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
+
+FORMATS = ("json", "table", "markdown")
+
+
+FORMAT_HELP = "What to print on stdout (default: table on a terminal, JSON otherwise)."
+
+
+class FiniteFloatRange(click.FloatRange):
+    """``click.FloatRange`` that also refuses NaN and infinities (which compare false with
+    every bound, so a plain range lets them through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+class CutoffParam(click.ParamType):
+    """``--k``: a count of results in [1, MAX_K], or a character budget ``2000c`` in
+    [1, MAX_CHARS_CUTOFF] (span metrics)."""
+
+    name = "cutoff"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ragspan.app.score import parse_k
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_k(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def one_line(message: str) -> str:
+    """The message with every character that ends a line (for ``str.splitlines``, a terminal
+    or a log reader) escaped, so an id quoted from a file cannot split the error line."""
+    if not any(ch in message for ch in LINE_BREAKS):
+        return message
+    return "".join(ch.encode("unicode_escape").decode("ascii") if ch in LINE_BREAKS else ch
+                   for ch in message)
+
+
+class RagspanGroup(click.Group):
+    """Maps ragspan's errors to one stderr line and their exit code (never a traceback, and
+    no held log line before it); Ctrl-C exits 130."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            result = super().invoke(ctx)
+        except RagspanError as exc:
+            logs.drop()
+            click.echo(f"ragspan: error: {one_line(str(exc))}", err=True)
+            ctx.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            logs.drop()
+            click.echo("ragspan: interrupted", err=True)
+            raise click.exceptions.Exit(130) from None
+        except SystemExit:
+            logs.release()
+            raise
+        logs.release()
+        return result
+
+
+def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
+          implicit: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Before the command runs, refuse outputs that would overwrite an input or cannot be
+    written (``ragspan.io.outputs.check_outputs``). ``inputs``/``outputs`` name parameters;
+    ``implicit`` are files read when they exist (./pyproject.toml)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            from ragspan.app.output import refuse_clobbering
+
+            paths: list[str | None] = []
+            for name in inputs:
+                value = kw.get(name)
+                paths.extend(value if isinstance(value, (list, tuple)) else [value])
+            paths.extend(p for p in implicit if p)
+            if sum(1 for p in paths if p == "-") > 1:
+                raise click.UsageError("only one input can be '-' (standard input)")
+            refuse_clobbering({"--" + name.replace("_", "-"): kw.get(name) for name in outputs},
+                              paths)
+            return func(*args, **kw)
+
+        return wrapper
+
+    return decorate
+
+
+def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--format``: json, table or markdown on stdout (``shown_format`` when not given)."""
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                        help=FORMAT_HELP)(func)
+
+
+def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--verbose``, ``--quiet``, ``--log-format`` on every command."""
+
+    @click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
+    @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
+    @click.option("--log-format", type=click.Choice(["text", "json"]), default=None,
+                  help="Log lines as text or JSON (stderr).")
+    @functools.wraps(func)
+    def wrapper(*args: Any, verbose: bool, quiet: bool, log_format: str | None, **kw: Any) -> Any:
+        ctx = click.get_current_context()
+        root = ctx.find_root().params
+
+        logs.configure(
+            verbose=verbose or root.get("verbose", False),
+            quiet=quiet or root.get("quiet", False),
+            fmt=log_format or root.get("log_format") or "text",
+        )
+        return func(*args, **kw)
+
+    return wrapper
+
+
+def shown_format(fmt: str | None) -> str:
+    """``--format`` as given, else ``table`` when stdout is a terminal and ``json`` when it
+    is a pipe or a file (a pipeline reads JSON; a person reads the table)."""
+    if fmt is not None:
+        return fmt
+    return "table" if sys.stdout.isatty() else "json"
+
+
+def emit(result: Any, out: str | None, fmt: str | None) -> None:
+    """Deliver a command's result (``app.output.deliver``) and exit with its code."""
+    from ragspan.app.output import deliver
+
+    code = deliver(result, out, shown_format(fmt))
+    if code:
+        sys.exit(code)
+
+
+@click.group(cls=RagspanGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ragspan")
+@click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              help="Log lines as text or JSON (stderr).")
+def cli(verbose: bool, quiet: bool, log_format: str) -> None:
+    """ragspan: a regression gate for retrieval, decided by character-span arithmetic."""
+
+
+def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Click options built from their one declaration (``ragspan.base.options.Option``): each
+    defaults to None, False or () (not given), so a config file and then the declared
+    default apply; the help states the declared default."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        for opt in reversed(options):
+            if opt.kind == "table":
+                continue
+            shown = "" if opt.default is None or opt.default is False or opt.default == () \
+                else f" (default {opt.default})"
+            kw: dict[str, Any] = {"help": opt.help + shown}
+            if opt.kind == "bool":
+                kw["is_flag"] = True
+            elif opt.kind == "strings":
+                kw.update(multiple=True, type=str)
+            else:
+                kw["default"] = None
+                kw["type"] = {
+                    "float": lambda o: FiniteFloatRange(o.low, o.high, min_open=o.open_low,
+                                                        max_open=o.open_high),
+                    "int": lambda o: click.IntRange(min=o.low, max=o.high),
+                    "enum": lambda o: click.Choice(list(o.choices)),
+                    "str": lambda o: str,
+                }[opt.kind](opt)
+            func = click.option("--" + opt.key, opt.attr, **kw)(func)
+        return func
+
+    return decorate
+
+
+def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The gate's options (``GATE_OPTIONS``); ``[tool.ragspan]`` fills what is not given."""
+    return declared(GATE_OPTIONS)(func)
+
+
+def run_retriever_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """run-retriever's own options (``RUN_RETRIEVER_OPTIONS``); the pipeline's keys come
+    from its TOML."""
+    return declared(RUN_RETRIEVER_OPTIONS)(func)
+
+
+def _few_ks(ctx: click.Context, param: click.Parameter, value: tuple[int, ...]) -> tuple[int, ...]:
+    if len(value) > MAX_KS:
+        raise click.BadParameter(f"at most {MAX_KS} cutoffs, got {len(value)}", ctx, param)
+    return value
+
+
+def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--k", "ks", type=click.IntRange(min=1, max=MAX_K), multiple=True,
+                        callback=_few_ks,
+                        help="Cutoff; repeat for several (default 5 and 10).")(func)
+
+
+def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--k", "ks", type=CutoffParam(), multiple=True, callback=_few_ks,
+                        help="Cutoff: a count of results (5) or, for span metrics, a "
+                             "character budget (2000c); repeat for several (default 5 and "
+                             "10).")(func)
+
+
+def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--out`` (the eval set), ``--corpus-out``, ``--report`` and ``--format`` for the commands
+    that build eval sets."""
+    func = format_option(func)
+    func = click.option("--report", type=str, help="Write the JSON report here (atomically).")(func)
+    func = click.option("--corpus-out", type=str, help="Write the corpus (JSONL) here.")(func)
+    return click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")(func)

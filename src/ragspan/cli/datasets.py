@@ -1,0 +1,217 @@
+"""The commands that build and check eval sets and corpora: ``adapt``, ``import ...``,
+``validate``, ``leakage``, ``overlap``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ragspan.cli.common import (
+    FiniteFloatRange,
+    cli,
+    common_options,
+    emit,
+    format_option,
+    guard,
+    k_option,
+    output_options,
+)
+
+
+@cli.command()
+@click.option("--docs", required=True, type=str,
+              help="Directory of .txt/.md/.pdf documents (or a corpus JSONL).")
+@click.option("--queries", required=True, type=str,
+              help="Query rows with gold_spans, gold_texts or expected (JSONL or JSON array).")
+@click.option("--normalize-whitespace", is_flag=True,
+              help="Match gold texts across line wraps; spans still point at the original text.")
+@click.option("--max-docs", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option("--max-bytes", type=click.IntRange(min=1), default=2_000_000_000, show_default=True)
+@click.option("--max-pdf-chars-per-byte", type=FiniteFloatRange(0, 1_000_000, min_open=True),
+              default=20.0, show_default=True,
+              help="A PDF whose text exceeds this many characters per byte of the file is refused.")
+@click.option("--max-pdf-chars", type=click.IntRange(min=1, max=2_000_000_000),
+              default=50_000_000, show_default=True,
+              help="A PDF whose text exceeds this many characters is refused.")
+@output_options
+@common_options
+@guard(inputs=("docs", "queries"), outputs=("out", "corpus_out", "report"))
+def adapt(report: str | None, fmt: str, **kwargs: Any) -> None:
+    """Build an eval set with verified offsets from documents and questions."""
+    from ragspan.app import adapt as command
+
+    emit(command.run(**kwargs), report, fmt)
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Import a public benchmark (CUAD, LegalBench-RAG, BEIR, Chroma) as an eval set."""
+
+
+@import_group.command("cuad")
+@click.option("--csv", type=str, help="master_clauses.csv")
+@click.option("--contracts", type=str, help="Folder of full_contract_txt files.")
+@click.option("--categories", type=str, help="category_descriptions.csv")
+@click.option("--squad-json", type=str, help="CUADv1.json (SQuAD shape) instead of the CSV.")
+@click.option("--sample-docs", type=click.IntRange(min=1), default=None,
+              help="Keep N contracts, drawn with --seed.")
+@click.option("--sample-queries", type=click.IntRange(min=1), default=None,
+              help="Then keep N of their queries, drawn with --seed.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--exclude-metadata-clauses/--include-metadata-clauses", "exclude_metadata",
+              default=True, show_default=True,
+              help="Skip Document Name, Parties, Agreement/Effective/Expiration Date.")
+@click.option("--allow-missing-contracts", is_flag=True,
+              help="List and skip CSV rows without a contract file (default: error).")
+@output_options
+@common_options
+@guard(inputs=("csv", "contracts", "categories", "squad_json"),
+       outputs=("out", "corpus_out", "report"))
+def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
+    """CUAD: master_clauses.csv + contracts, or the SQuAD-style JSON."""
+    from ragspan.app import import_benchmark as command
+
+    emit(command.run("cuad", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@import_group.command("legalbench-rag")
+@click.option("--root", required=True, type=str, help="Folder with corpus/ and benchmarks/.")
+@click.option("--subset", "subsets", multiple=True, help="Benchmark name; repeatable (default all).")
+@click.option("--paper-sampling", is_flag=True,
+              help="Keep the benchmark's own 194-per-subset selection.")
+@output_options
+@common_options
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
+def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | None,
+                      **opts: Any) -> None:
+    """LegalBench-RAG: snippets with file_path and span."""
+    from ragspan.app import import_benchmark as command
+
+    emit(command.run("legalbench-rag", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@import_group.command("beir")
+@click.option("--root", required=True, type=str,
+              help="Folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+@click.option("--split", default="test", show_default=True)
+@output_options
+@common_options
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
+def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
+    """BEIR: a doc-level eval set with graded judgments."""
+    from ragspan.app import import_benchmark as command
+
+    emit(command.run("beir", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@import_group.command("ragas")
+@click.option("--rows", required=True, type=str,
+              help="Ragas-style rows (JSONL or JSON array): user_input, reference_contexts, "
+                   "retrieved_contexts[, reference].")
+@click.option("--corpus", required=True, type=str,
+              help="The corpus the contexts come from (JSONL or directory).")
+@click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")
+@click.option("--run-out", required=True, type=str, help="Span run to write (JSONL).")
+@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
+              show_default=True, help="A context with several equally good places.")
+@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
+              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("rows", "corpus"), outputs=("out", "run_out", "report"))
+def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
+    """Ragas rows: reference contexts placed as gold spans, retrieved contexts as a run."""
+    from ragspan.app import import_benchmark as command
+
+    emit(command.run("ragas", out=out, corpus_out=None, **opts), report, fmt)
+
+
+@import_group.command("chroma")
+@click.option("--root", required=True, type=str,
+              help="Folder with questions_df.csv and corpora/<corpus_id>.md.")
+@output_options
+@common_options
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
+def import_chroma(report: str | None, fmt: str, out: str, corpus_out: str | None,
+                  **opts: Any) -> None:
+    """Chroma's chunking evaluation: questions with references, every one checked."""
+    from ragspan.app import import_benchmark as command
+
+    emit(command.run("chroma", out=out, corpus_out=corpus_out, **opts), report, fmt)
+
+
+@cli.command()
+@click.option("--eval-set", "eval_set", required=True, type=str)
+@click.option("--corpus", required=True, type=str)
+@click.option("--chunks", type=str, help="Chunk manifest (run-retriever --chunks-out): coverage gate.")
+@click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
+              default=0.5, show_default=True)
+@click.option("--min-span-integrity", type=FiniteFloatRange(0, 1), default=None,
+              help="Fail when fewer gold spans than this share sit whole in one chunk.")
+@click.option("--run", type=str,
+              help="A span run over this chunking: the precision it attained against the "
+                   "chunking's ceiling (needs --chunks).")
+@k_option
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("eval_set", "corpus", "chunks", "run"), outputs=("out",))
+def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Check an eval set against its corpus (and chunking): exit 0 valid, 3 findings."""
+    from ragspan.app import validate as command
+
+    emit(command.run(**kwargs), out, fmt)
+
+
+@cli.command()
+@click.option("--eval-set", "eval_set", required=True, type=str,
+              help="Eval items (eval set, or BEIR queries with _id/text).")
+@click.option("--corpus", required=True, type=str, help="Corpus (JSONL, BEIR corpus, or directory).")
+@click.option("--field", "fields", multiple=True, type=click.Choice(["query", "gold"]),
+              help="Item field to check; repeatable (default query).")
+@click.option("--ngram", type=click.IntRange(min=1, max=64), default=3, show_default=True)
+@click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.6,
+              show_default=True, help="Containment at which an item leaks.")
+@click.option("--method", type=click.Choice(["exact", "embedding"]), default="exact",
+              show_default=True, help="embedding: paraphrase leaks (slower, approximate).")
+@click.option("--similarity", type=FiniteFloatRange(-1, 1), default=0.9, show_default=True,
+              help="Cosine similarity at which an item leaks (--method embedding).")
+@click.option("--model", default="all-MiniLM-L6-v2", show_default=True,
+              help="Embedding model, name or path (--method embedding).")
+@click.option("--chunk-size", type=click.IntRange(min=1, max=10_000_000), default=1000,
+              show_default=True, help="Sentence chunks of the corpus, in characters (--method embedding).")
+@click.option("--cache-dir", type=str, help="Embedding cache (--method embedding).")
+@click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--max-leaks", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Exit 4 when more items than this leak.")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("eval_set", "corpus"), outputs=("out",))
+def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Find eval items contained in corpus documents: exit 0 clean, 4 leaks, 3 bad input."""
+    from ragspan.app import leakage as command
+
+    emit(command.run(**kwargs), out, fmt)
+
+
+@cli.command()
+@click.option("--a", "a", required=True, type=str, help="First corpus.")
+@click.option("--b", "b", required=True, type=str, help="Second corpus.")
+@click.option("--method", type=click.Choice(["exact", "minhash"]), default="exact", show_default=True)
+@click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.8,
+              show_default=True, help="Jaccard of word 5-gram shingles (--method minhash).")
+@click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--max-duplicates", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Exit 4 when more pairs than this are found.")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("a", "b"), outputs=("out",))
+def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Find documents shared by two corpora: exit 0 none, 4 duplicates, 3 bad input."""
+    from ragspan.app import overlap as command
+
+    emit(command.run(**kwargs), out, fmt)

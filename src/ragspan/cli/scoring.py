@@ -1,0 +1,224 @@
+"""The commands that score and judge: ``score``, ``compare``, ``plan``, ``report``,
+``validate-report``, ``convert``, ``metrics``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ragspan.cli.common import (
+    FiniteFloatRange,
+    cli,
+    common_options,
+    cutoff_option,
+    emit,
+    format_option,
+    gate_options,
+    guard,
+    shown_format,
+)
+
+
+@cli.command()
+@click.option("--eval-set", "eval_set", type=str, help="Eval set (JSONL or JSON array).")
+@click.option("--run", "run", type=str, required=True, help="Run: span JSONL, doc JSONL or TREC.")
+@click.option("--corpus", type=str, help="Corpus (JSONL or directory) to check offsets against.")
+@click.option("--chunks", type=str,
+              help="The run's chunk manifest (run-retriever --chunks-out): decides the "
+                   "ceiling-bound and chunk-severance failure labels.")
+@click.option("--qrels", type=str, help="Doc-level judgments (TREC, BEIR TSV or JSONL).")
+@click.option("--qrels-format", type=click.Choice(["auto", "trec", "beir", "jsonl"]),
+              default="auto", show_default=True)
+@click.option("--run-format", type=click.Choice(["auto", "span", "trec", "jsonl"]),
+              default="auto", show_default=True)
+@cutoff_option
+@click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
+              default=0.5, show_default=True, help="tau: share of a gold span that must be covered.")
+@click.option("--relevance-level", type=click.IntRange(-1_000, 1_000), default=1,
+              show_default=True,
+              help="Doc level: minimum grade that counts as relevant.")
+@click.option("--judged-only", is_flag=True,
+              help="Doc level: average over queries in both qrels and run (trec_eval without -c).")
+@click.option("--min-coverage", type=FiniteFloatRange(0, 1), default=0.5, show_default=True,
+              help="Least share of the scored queries the run must have a row for (0 allows "
+                   "any; a run with rows for none is always an error).")
+@click.option("--chroma-metrics", is_flag=True,
+              help="Also Chroma's chunking-evaluation metrics: chroma_recall, "
+                   "chroma_precision, iou (and, with --chunks, precision_omega).")
+@click.option("--budget-grid", is_flag=True,
+              help="Also score at the character budgets 250c, 500c, ..., 32000c (what compare "
+                   "decides at when the retrieval budget changed).")
+@click.option("--align", is_flag=True,
+              help="A retrieved text that its offsets do not slice back to is placed by its "
+                   "text (recorded) instead of refused.")
+@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
+              show_default=True, help="A retrieved text with several equally good places: "
+                                      "refuse it, or take the first (counted).")
+@click.option("--unplaced", type=click.Choice(["error", "drop"]), default="error",
+              show_default=True, help="A retrieved text that cannot be placed: refuse it, or "
+                                      "score it as retrieving nothing (counted).")
+@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
+              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",))
+def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None,
+          qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
+          tau: float, relevance_level: int, judged_only: bool, min_coverage: float,
+          chroma_metrics: bool,
+          budget_grid: bool, align: bool,
+          on_ambiguous: str, unplaced: str, fuzzy_threshold: float, out: str | None,
+          fmt: str) -> None:
+    """Score a run against an eval set (span level) or qrels (doc level)."""
+    from ragspan.app import score as command
+
+    emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels,
+                     qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
+                     relevance_level=relevance_level, judged_only=judged_only,
+                     chunks=chunks, budget_grid=budget_grid, chroma_metrics=chroma_metrics,
+                     min_coverage=min_coverage,
+                     anchoring={"align": align, "on_ambiguous": on_ambiguous,
+                                               "unplaced": unplaced,
+                                               "threshold": fuzzy_threshold}), out, fmt)
+
+
+@cli.command("validate-report")
+@click.argument("path", required=False, type=str)
+@click.option("--in", "src", type=str, help="The report to check (or give it positionally).")
+@click.option("--report", type=str, help="The same, as earlier releases spelled it.")
+@common_options
+def validate_report(path: str | None, src: str | None, report: str | None) -> None:
+    """Check a report against the envelope schema: exit 0 valid, 3 invalid."""
+    from ragspan.app import validate_report as command
+
+    given = [p for p in (path, src, report) if p is not None]
+    if len(given) != 1:
+        raise click.UsageError("give the report once: positionally, or as --in")
+    click.echo(command.run(given[0]))
+
+
+@cli.command()
+@click.argument("what", type=click.Choice(["qrels", "run"]))
+@click.option("--in", "src", required=True, type=str, help="Input file (format detected).")
+@click.option("--to", "fmt", required=True, type=click.Choice(["trec", "jsonl"]))
+@click.option("--out", required=True, type=str, help="Output file (written atomically).")
+@common_options
+@guard(inputs=("src",), outputs=("out",))
+def convert(what: str, src: str, fmt: str, out: str) -> None:
+    """Convert qrels or a doc run between TREC and JSONL, losslessly."""
+    from ragspan.app import convert as command
+
+    command.run(what, src, fmt, out)
+
+
+@cli.command()
+@click.option("--baseline", required=True, type=str, help="Baseline score report (JSON).")
+@click.option("--candidate", required=True, type=str, help="Candidate score report (JSON).")
+@click.option("--anchor", type=str, default=None,
+              help="A pinned release's score report: the candidate must also stay within "
+                   "--anchor-budget of it (the drift guard).")
+@click.option("--noise", type=str, default=None,
+              help="A second scoring of the baseline's configuration: queries that differ "
+                   "are reported unstable, and their spread feeds the power statement.")
+@click.option("--budget", "budgets", multiple=True,
+              help="METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
+                   "Default: complete_grounding=2pt.")
+@gate_options
+@click.option("--config", type=str, default=None,
+              help="pyproject.toml with [tool.ragspan] (default: the nearest one in this "
+                   "directory or a parent). In CI, give the base branch's file: a pull "
+                   "request must not set its own gate (docs/security.md).")
+@click.option("--no-config", is_flag=True,
+              help="Read no settings file: the command line and the defaults only.")
+@click.option("--config-origin", type=str, default=None,
+              help="Where --config came from (e.g. main@<sha>:pyproject.toml), recorded "
+                   "in the verdict.")
+@click.option("--allow-identical", is_flag=True,
+              help="Accept baseline and candidate reports with the same sha256.")
+@click.option("--no-gate", is_flag=True,
+              help="Compare without gating any metric (reported in the verdict).")
+@click.option("--eval-set", "eval_set", type=str, default=None,
+              help="Verify: the eval set both reports were scored on (with the runs, each "
+                   "report is re-scored and refused unless it is what its files score to).")
+@click.option("--qrels", type=str, default=None, help="Verify: the qrels of doc-level reports.")
+@click.option("--corpus", type=str, default=None, help="Verify: the corpus both were scored on.")
+@click.option("--baseline-run", type=str, default=None, help="Verify: the baseline's run.")
+@click.option("--candidate-run", type=str, default=None, help="Verify: the candidate's run.")
+@click.option("--baseline-chunks", type=str, default=None,
+              help="Verify: the baseline's chunk manifest (when it was scored with one).")
+@click.option("--candidate-chunks", type=str, default=None,
+              help="Verify: the candidate's chunk manifest (likewise).")
+@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("baseline", "candidate", "anchor", "noise", "config", "eval_set", "qrels",
+               "corpus", "baseline_run", "candidate_run", "baseline_chunks", "candidate_chunks"),
+       outputs=("out",), implicit=("pyproject.toml",))
+def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
+    """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
+    from ragspan.app import compare as command
+
+    sources = command.Sources(**{key: kwargs.pop(key) for key in command.SOURCE_KEYS})
+    emit(command.run(sources=sources, **kwargs), out, fmt)
+
+
+@cli.command()
+@click.option("--flip-rate", required=True, type=FiniteFloatRange(0, 1, min_open=True),
+              help="Share of queries whose complete grounding changes either way between two "
+                   "configurations (a re-run or `compare`'s changed share).")
+@click.option("--budget", required=True, type=str, help="The gate's budget, e.g. 2pt.")
+@click.option("--drop", type=str, help="The true drop to catch (default twice the budget).")
+@click.option("--alpha", type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True)
+@click.option("--power", type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+              default=0.8, show_default=True)
+@click.option("--design-effect", type=FiniteFloatRange(0, 1000, min_open=True), default=1.0,
+              show_default=True,
+              help="Clustered questions (several per document): the variance inflation that "
+                   "compare reports (summary.power.*.design_effect); queries scale by it.")
+@format_option
+@common_options
+def plan(fmt: str, **kwargs: Any) -> None:
+    """How many queries the gate needs: to catch a real drop, and to pass a harmless change."""
+    from ragspan.app import plan as command
+
+    emit(command.run(**kwargs), None, fmt)
+
+
+@cli.command()
+@click.argument("reports", nargs=-1, required=True, type=str)
+@click.option("--out", required=True, type=str,
+              help="The report to write: .md (Markdown) or .html (one self-contained file).")
+@click.option("--baseline", type=str, help="Configuration to compare against (default the first).")
+@click.option("--k", "k", type=click.IntRange(min=1, max=10_000),
+              help="Cutoff shown (default the smallest the reports share).")
+@click.option("--audience", type=click.Choice(["developer", "client"]), default="developer",
+              show_default=True, help="client: four sections, the missed clauses quoted.")
+@click.option("--corpus", type=str,
+              help="The client readout's corpus to quote from (its sha256 must be the one the "
+                   "baseline records; required for --audience client).")
+@click.option("--all-pairs", is_flag=True,
+              help="Compare every pair of configurations as one family, not only each with "
+                   "the baseline.")
+@click.option("--report", "report_json", type=str,
+              help="Also write the command's JSON report here.")
+@format_option
+@common_options
+@guard(inputs=("reports", "corpus"), outputs=("out", "report_json"))
+def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
+    """Several configurations' score reports side by side: one Markdown or HTML report."""
+    from ragspan.app import report as command
+
+    emit(command.run(out=out, **kwargs), report_json, fmt)
+
+
+@cli.command()
+@format_option
+@common_options
+def metrics(fmt: str) -> None:
+    """List every metric: name grammar, family, values, direction, trec_eval name, definition."""
+    from ragspan.app import metrics as command
+
+    click.echo(command.run(shown_format(fmt)), nl=False)

@@ -1,0 +1,217 @@
+"""Two score reports made one comparison: comparable or refused (``check_comparable``), their
+queries and metrics aligned (``align``), the clusters their queries fall in
+(``cluster_plan``), and the warnings a comparison carries (versions, saturation)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragspan import __version__
+from ragspan.base.errors import InputError, UsageError
+from ragspan.base.ids import normalization_twins
+from ragspan.gate.budgets import Budget, budget_for
+from ragspan.gate.clusters import cluster_index, count, populations
+from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.scoring.metrics.registry import (
+    parse_name,
+)
+
+COMPARED_PARAMETERS = ("k", "grounding_threshold", "relevance_level", "judged_only")
+
+
+def check_comparable(base: ScoreReport, cand: ScoreReport) -> None:
+    """Same kind, eval set, corpus (when both recorded one), parameters and query set; else
+    an InputError naming the candidate."""
+    where = cand.path
+    if base.kind != cand.kind:
+        raise InputError(f"report kinds differ: baseline {base.kind}, candidate {cand.kind}",
+                         where)
+    if base.eval_sha256 != cand.eval_sha256:
+        raise InputError("scored on a different eval set (sha256 "
+                         f"{base.eval_sha256[:12]} vs {cand.eval_sha256[:12]})", where)
+    b_corp, c_corp = base.corpus_sha256, cand.corpus_sha256
+    if b_corp and c_corp and b_corp != c_corp:
+        raise InputError("scored on a different corpus (sha256 "
+                         f"{b_corp[:12]} vs {c_corp[:12]}): corpus drift would be confounded "
+                         "with the change", where)
+    for key in COMPARED_PARAMETERS:
+        if base.parameters.get(key) != cand.parameters.get(key):
+            raise InputError(f"parameter '{key}' differs: baseline "
+                             f"{base.parameters.get(key)}, candidate "
+                             f"{cand.parameters.get(key)}", where)
+    if set(base.ids) != set(cand.ids):
+        only_b = sorted(set(base.ids) - set(cand.ids))
+        only_c = sorted(set(cand.ids) - set(base.ids))
+        twins = normalization_twins(only_b, only_c)
+        said = (f"; {len(twins)} of them differ only by Unicode normalisation (e.g. "
+                f"{twins[0][0]!r} and {twins[0][1]!r})" if twins else "")
+        raise InputError(
+            f"query sets differ: {len(only_b)} only in the baseline (e.g. {only_b[:3]}), "
+            f"{len(only_c)} only in the candidate (e.g. {only_c[:3]}){said}", where)
+
+
+@dataclass
+class Comparison:
+    ids: list[str]
+    names: list[str]
+    base: np.ndarray  # (n, m)
+    cand: np.ndarray
+    rows_base: dict[str, QueryRow]
+    rows_cand: dict[str, QueryRow]
+    kind: str
+    ks: list[int]
+
+
+def align(base: ScoreReport, cand: ScoreReport) -> Comparison:
+    """The metrics both reports carry, per query in the baseline's order."""
+    names = [n for n in base.names if n in cand.names]
+    b_cols = [base.names.index(n) for n in names]
+    c_cols = [cand.names.index(n) for n in names]
+    c_pos = {q: i for i, q in enumerate(cand.ids)}
+    c_rows = np.array([c_pos[q] for q in base.ids], dtype=np.int64)
+    return Comparison(
+        list(base.ids), names, base.values[:, b_cols],
+        cand.values[np.ix_(c_rows, np.asarray(c_cols, dtype=np.int64))],
+        dict(zip(base.ids, base.rows)), dict(zip(cand.ids, cand.rows)), base.kind, base.ks)
+
+
+def check_gated_present(base: ScoreReport, cand: ScoreReport, budgets: dict[str, Budget],
+                        defaults: dict[str, Budget]) -> None:
+    """A metric gated by any budget must be in both reports: one report's lack of it is an
+    InputError naming that report and the metric (never a silently smaller comparison)."""
+    for report, other in ((base, cand), (cand, base)):
+        for name in other.names:
+            if name not in report.names and budget_for(name, budgets, defaults).gated:
+                raise InputError(f"gated metric '{name}' is missing from this report "
+                                 f"(the other report carries it)", report.path)
+
+
+def check_budget_columns(base: ScoreReport, cand: ScoreReport) -> None:
+    """A span report must carry ``retrieved_chars@k`` at every k: without it the retrieval
+    budget cannot be checked, so its absence is an InputError naming the report (never a
+    skipped check)."""
+    if base.kind != "score.span":
+        return
+    for report in (base, cand):
+        for k in report.ks:
+            if f"retrieved_chars@{k}" not in report.names:
+                raise InputError(f"retrieved_chars@{k} is missing, so the retrieval budget "
+                                 "cannot be checked", report.path)
+
+
+def _minor(version: str) -> tuple[str, ...]:
+    return tuple(version.split(".")[:2])
+
+
+SATURATION_WARN = 0.1  # as ``scoring.span_scoring.SATURATION_WARN``
+
+
+def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int]) -> list[str]:
+    """Cutoffs at which a report's results cover most of the scoped documents of at least
+    ``SATURATION_WARN`` of its queries: recall there is high by construction, not ranking."""
+    out = []
+    for role, r in (("baseline", base), ("candidate", cand)):
+        by_k = (r.saturation or {}).get("by_k", {})
+        threshold = (r.saturation or {}).get("threshold", 0.9)
+        for k in ks:
+            v = by_k.get(str(k))
+            if v and v["share"] >= SATURATION_WARN:
+                out.append(f"at k = {k} the {role}'s results cover at least "
+                           f"{threshold:.0%} of the scoped document for {v['queries']} "
+                           f"queries ({v['share']:.0%}): recall there is high by "
+                           "construction, not by ranking")
+    return out
+
+
+def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
+    """A report written by another ragspan major or minor version is named in the verdict
+    (the report format itself is checked by the schema's ``predicateType``)."""
+
+    return [f"the {role} report was written by ragspan {r.tool_version}, this is "
+            f"{__version__}: its metrics may be computed differently"
+            for role, r in (("baseline", base), ("candidate", cand))
+            if r.tool_version and _minor(r.tool_version) != _minor(__version__)]
+
+
+def unmatched_budgets(budgets: dict[str, Budget], names: Sequence[str]) -> list[str]:
+    """Budget keys that match no compared column (``name@k`` exactly, or a base name)."""
+    bases = {parse_name(n).column for n in names}
+    return [key for key in budgets if key not in names and key not in bases]
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """The sampling unit of a comparison (docs/gate.md, "Clustered eval sets"): ``by`` is
+    ``none`` (each question), ``doc_id`` or ``tag:KEY``; ``keys`` the cluster of each query
+    id (absent: a cluster of its own); ``reason`` why, ``population`` what the verdict is
+    about, in words."""
+
+    by: str
+    reason: str
+    keys: dict[str, str]
+    population: str
+
+    def index(self, ids: Sequence[str]) -> np.ndarray | None:
+        """Cluster numbers of ``ids`` (None: per-query inference)."""
+
+        if self.by == "none":
+            return None
+        return cluster_index([self.keys.get(q) for q in ids])
+
+    def as_json(self, ids: Sequence[str]) -> dict[str, Any]:
+
+        index = self.index(ids)
+        units = len(ids) if index is None else count(index)
+        return {"by": self.by, "reason": self.reason, "queries": len(ids), "clusters": units,
+                "population": self.population}
+
+
+def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str) -> ClusterPlan:
+    """Resolve ``--cluster-by``. ``auto``: per question when no document has two questions,
+    or when the eval set asks about every document of its corpus (the verdict is about these
+    documents); by ``doc_id`` otherwise (they are a sample of the documents users query, or
+    the corpus size is unknown). The candidate's clusters must be the baseline's."""
+
+    docs = {q: r.doc_id for q, r in zip(base.ids, base.rows) if r.doc_id is not None}
+    asked = len(set(docs.values()))
+    if setting.startswith("tag:"):
+        key = setting[len("tag:"):]
+        keys = {q: r.tags[key] for q, r in zip(base.ids, base.rows) if key in r.tags}
+        if not keys:
+            raise UsageError(f"--cluster-by {setting}: no query carries the tag '{key}'")
+        by, reason = setting, "given"
+    elif setting in ("doc_id", "none"):
+        keys = docs if setting == "doc_id" else {}
+        by, reason = setting, "given"
+    else:
+        keys = docs
+        shared = len(docs) > asked
+        corpus = (base.documents or {}).get("corpus")
+        if not shared:
+            by, reason = "none", "no document has two questions"
+        elif corpus is not None and asked >= corpus:
+            by, reason = "none", (f"the eval set asks about all {corpus} documents of its corpus"
+                                  if corpus != 1 else "the eval set asks about the one "
+                                  "document of its corpus")
+        elif corpus is None:
+            by, reason = "doc_id", ("the corpus size is not recorded (scored without --corpus): "
+                                    "its documents are taken as a sample")
+        else:
+            by, reason = "doc_id", (f"the eval set asks about {asked} of the corpus's "
+                                    f"{corpus} documents: a sample")
+    if by != "none":
+        cand_keys = ({q: r.doc_id for q, r in zip(cand.ids, cand.rows) if r.doc_id is not None}
+                     if by == "doc_id" else
+                     {q: r.tags[by[4:]] for q, r in zip(cand.ids, cand.rows) if by[4:] in r.tags})
+        differ = sorted(q for q in keys if cand_keys.get(q) != keys[q])
+        if differ or set(cand_keys) - set(keys):
+            first = (differ or sorted(set(cand_keys) - set(keys)))[0]
+            raise InputError(f"the reports' clusters ({by}) differ, e.g. query '{first}': "
+                             f"{keys.get(first)!r} against {cand_keys.get(first)!r}", cand.path)
+    units = len(set(keys.values())) + sum(1 for q in base.ids if q not in keys)
+    return ClusterPlan(by, reason, keys if by != "none" else {},
+                       populations(by, units, asked))

@@ -1,0 +1,117 @@
+"""The retrieval budget: the characters per query each report retrieves at a count k
+(``budget_check``), the decision moved to an equal character budget when they differ
+(``equal_budget_plan``, like with like), and the budget trap (``budget_trap``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ragspan.gate.alignment import Comparison
+from ragspan.gate.budgets import Budget, budget_for
+from ragspan.gate.decision import BudgetCheck, MetricOutcome
+from ragspan.gate.options import GateOptions
+from ragspan.scoring.metrics.registry import (
+    Chars,
+    format_name,
+    parse_cutoff,
+    parse_name,
+)
+
+
+def default_budgets(kind: str) -> dict[str, Budget]:
+    """Only complete grounding is gated by default (2pt); doc reports gate nDCG instead."""
+    return {"complete_grounding" if kind == "score.span" else "doc_ndcg": Budget("pt", 2.0)}
+
+
+def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
+    per_k: dict[str, dict[str, float]] = {}
+    changed = False
+    for k in cmp.ks:
+        if isinstance(k, Chars):
+            continue  # a character cutoff is at equal budget by definition
+        name = f"retrieved_chars@{k}"
+        if name not in cmp.names:
+            return None
+        j = cmp.names.index(name)
+        b, c = float(cmp.base[:, j].mean()), float(cmp.cand[:, j].mean())
+        ratio = c / b if b > 0 else (1.0 if c == 0 else math.inf)
+        moved = abs(ratio - 1.0) > opts.budget_tolerance + 1e-12
+        changed |= moved
+        per_k[str(k)] = {"baseline": b, "candidate": c,
+                         "ratio": ratio if math.isfinite(ratio) else 1e308, "changed": moved}
+    chars = [k for k in cmp.ks if isinstance(k, Chars)]
+    hint = "" if chars else (
+        "score both with character cutoffs (--budget-grid, or --k "
+        + " --k ".join(f"{round(v['baseline'])}c" for v in per_k.values() if v["changed"])
+        + ") to decide at equal budget, or --allow-budget-change to accept")
+    return BudgetCheck(per_k, changed, opts.allow_budget_change, opts.budget_tolerance,
+                       hint=hint)
+
+
+def budgets_at_cutoffs(cmp: Comparison, given: dict[str, Budget]) -> dict[str, Budget]:
+    """A column's budget (``complete_grounding=2pt``, or the default) gates its count cutoffs;
+    a character cutoff is gated when named (``complete_grounding@2000c=2pt``), when the
+    reports have no count cutoff, or where ``equal_budget_plan`` decides a changed k."""
+    if all(isinstance(k, Chars) for k in cmp.ks):
+        return given
+    off = {n: Budget("off") for n in cmp.names
+           if isinstance(parse_name(n).k, Chars) and n not in given}
+    return {**given, **off} if off else given
+
+
+def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[str, Budget],
+                      defaults: dict[str, Budget]) -> tuple[dict[str, Budget], dict[str, str]]:
+    """Like with like: for each count k whose budget changed (and no change is allowed), the
+    character cutoff of the reports nearest the baseline's mean ``retrieved_chars@k`` (the
+    smaller on a tie); the gated metrics at k are turned off there and the same metrics at
+    that cutoff gated with their budgets. Returns the budgets to gate with and k -> cutoff."""
+    chars = [k for k in cmp.ks if isinstance(k, Chars)]
+    if check is None or not check.changed or check.allowed or not chars:
+        return given, {}
+    budgets = dict(given)
+    decided: dict[str, str] = {}
+    for k_text, v in check.per_k.items():
+        if not v["changed"]:
+            continue
+        k = parse_cutoff(k_text)
+        at = min(chars, key=lambda c: (abs(int(c) - v["baseline"]), int(c)))
+        decided[k_text] = str(at)
+        for name in cmp.names:
+            parsed = parse_name(name)
+            budget = budget_for(name, given, defaults)
+            if parsed.k != k or not budget.gated:
+                continue
+            budgets[name] = Budget("off")
+            target = format_name(parsed.base, at, parsed.first_stage)
+            if target in cmp.names and not budget_for(target, given, defaults).gated:
+                budgets[target] = budget
+    return budgets, decided
+
+
+def budget_trap(cmp: Comparison, check: BudgetCheck, outcomes: Sequence[MetricOutcome]
+                ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Per k decided at a character cutoff: a note saying both (the budget ratio at k and the
+    gated metrics at the cutoff) and, where the candidate retrieves more characters at k but
+    none of those metrics is better at the cutoff, the retrieval budget trap (a failure)."""
+    notes: list[str] = []
+    traps: list[str] = []
+    for k_text, at in check.decided_at.items():
+        v = check.per_k[k_text]
+        at_outcomes = [o for o in outcomes if o.gated and parse_name(o.name).k == parse_cutoff(at)]
+        shown = "; ".join(f"{o.name} {o.baseline:.4f} -> {o.candidate:.4f}" for o in at_outcomes)
+        notes.append(f"at k = {k_text} the candidate retrieves x{v['ratio']:.2f} the characters "
+                     f"({v['baseline']:,.0f} -> {v['candidate']:,.0f} per query); its gated "
+                     f"metrics at k = {k_text} are decided at {int(parse_cutoff(at)):,} "
+                     f"characters per query instead (the cutoff nearest the baseline's "
+                     f"budget): {shown or 'none gated'}")
+        better = [o for o in at_outcomes
+                  if (o.delta > 1e-12) == parse_name(o.name).spec.higher_is_better
+                  and abs(o.delta) > 1e-12]
+        if v["ratio"] > 1 + check.tolerance + 1e-12 and at_outcomes and not better:
+            traps.append(f"retrieval budget trap: at k = {k_text} the candidate retrieves "
+                         f"x{v['ratio']:.2f} the characters, and at {int(parse_cutoff(at)):,} "
+                         f"characters per query it is no better ({shown}): the gain at "
+                         f"k = {k_text} is bought with characters, not ranking "
+                         "(--allow-budget-change to accept)")
+    return tuple(notes), tuple(traps)

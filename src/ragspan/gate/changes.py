@@ -1,0 +1,99 @@
+"""What changed, query by query: the most regressed queries and the complete-grounding gains
+and losses by failure label (``grounding_changes``, ``why_line``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ragspan.base.errors import UsageError
+from ragspan.gate.alignment import Comparison
+from ragspan.scoring.metrics.registry import (
+    FAILURE_LEVERS,
+    LABELS,
+    parse_name,
+)
+
+
+def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, Any]]:
+    """The ``top`` queries with the largest drop of the primary metric (ties by id)."""
+    if primary not in cmp.names:
+        raise UsageError(f"primary metric '{primary}' is not in both reports")
+    j = cmp.names.index(primary)
+    parsed = parse_name(primary)
+    higher = parsed.spec.higher_is_better
+    delta = cmp.cand[:, j] - cmp.base[:, j]
+    if not higher:
+        delta = -delta
+    order = sorted((d, qid, i) for i, (qid, d) in enumerate(zip(cmp.ids, delta)) if d < -1e-12)
+    k = str(parsed.k)
+    out = []
+    for _, qid, i in order[:top]:
+        row = {"id": qid, "query": cmp.rows_base[qid].query,
+               "baseline": float(cmp.base[i, j]), "candidate": float(cmp.cand[i, j]),
+               "delta": float(cmp.cand[i, j] - cmp.base[i, j])}
+        if parsed.column == "complete_grounding":
+            row["lost_spans"] = cmp.rows_cand[qid].lost(k)
+            label = cmp.rows_cand[qid].failure.get(k)
+            if label is not None:
+                row["label"] = label
+        out.append(row)
+    return out
+
+
+UNLABELLED = "unlabelled"  # a report made before the labels, or a query without its row
+
+
+def _label_counts(labels: list[str]) -> dict[str, int]:
+    order = {label: i for i, label in enumerate(LABELS)}
+    found: dict[str, int] = {}
+    for label in labels:
+        found[label] = found.get(label, 0) + 1
+    return dict(sorted(found.items(), key=lambda kv: (-kv[1], order.get(kv[0], len(order)))))
+
+
+def _said(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {label}" + (f" ({FAILURE_LEVERS[label]})" if label in FAILURE_LEVERS else "")
+                     for label, n in counts.items())
+
+
+def grounding_changes(cmp: Comparison) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per k of complete grounding: how many queries the candidate broke (grounded in the
+    baseline, not in the candidate) counted by their candidate label, and fixed counted by
+    their baseline label (summary); and each such query with both labels (details)."""
+    counts: dict[str, Any] = {}
+    queries: dict[str, Any] = {}
+    for k in cmp.ks:
+        name = f"complete_grounding@{k}"
+        if name not in cmp.names:
+            continue
+        j = cmp.names.index(name)
+        b, c = cmp.base[:, j] >= 1.0, cmp.cand[:, j] >= 1.0
+        rows = []
+        for i in np.flatnonzero(b != c).tolist():
+            qid = cmp.ids[i]
+            rows.append({"id": qid, "change": "fixed" if c[i] else "broken",
+                         "baseline_label": cmp.rows_base[qid].failure.get(str(k), None),
+                         "candidate_label": cmp.rows_cand[qid].failure.get(str(k), None)})
+        broken = [r["candidate_label"] or UNLABELLED for r in rows if r["change"] == "broken"]
+        fixed = [r["baseline_label"] or UNLABELLED for r in rows if r["change"] == "fixed"]
+        counts[str(k)] = {"broken": len(broken), "broken_by_label": _label_counts(broken),
+                          "fixed": len(fixed), "fixed_by_label": _label_counts(fixed)}
+        queries[str(k)] = rows
+    return counts, queries
+
+
+def why_line(changes: dict[str, Any], k: int) -> str | None:
+    """The sentence a PR comment most needs: what broke at ``k`` and which lever each
+    broken query points at (and what was fixed, by the label it had)."""
+    at = changes.get(str(k))
+    if not at or not (at["broken"] or at["fixed"]):
+        return None
+    parts = []
+    if at["broken"]:
+        parts.append(f"{at['broken']} {'query' if at['broken'] == 1 else 'queries'} lost "
+                     f"complete grounding@{k}: " + _said(at["broken_by_label"]))
+    if at["fixed"]:
+        parts.append(f"{at['fixed']} gained it, having been " + _said(at["fixed_by_label"]))
+    return "; ".join(parts)

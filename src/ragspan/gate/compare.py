@@ -1,0 +1,153 @@
+"""``compare``: is the candidate's retrieval worse than the baseline's, beyond noise and budget?
+
+Order of questions (docs/gate.md):
+
+1. Comparability (else InputError, exit 3): both reports valid score reports of the same
+   kind, neither with verdict ``error``; same eval-set (or qrels) digest; same corpus digest
+   when both recorded one; same query set; same k values, grounding threshold and relevance
+   level.
+2. Retrieval budget: the candidate's mean ``retrieved_chars@k`` may differ from the
+   baseline's by at most ``budget_tolerance`` at every count k, unless
+   ``allow_budget_change``. Where it differs and the reports carry character cutoffs
+   (``--k 2000c``, ``--budget-grid``), the gated metrics at that k are decided at the
+   character cutoff nearest the baseline's budget instead (like with like,
+   ``equal_budget_plan``); a budget increase that gains nothing there is the retrieval
+   budget trap, and fails. Character cutoffs are budget-matched by definition.
+3. Per metric: per-query deltas, paired test, bootstrap CI, budget. ``decision.decide`` turns
+   the outcomes into the verdict; it is the only place a verdict is made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ragspan.base.errors import InputError, UsageError
+from ragspan.gate.alignment import (
+    align,
+    check_budget_columns,
+    check_comparable,
+    check_gated_present,
+    cluster_plan,
+    saturation_warnings,
+    unmatched_budgets,
+    version_warnings,
+)
+from ragspan.gate.budget_match import (
+    budget_check,
+    budget_trap,
+    budgets_at_cutoffs,
+    default_budgets,
+    equal_budget_plan,
+)
+from ragspan.gate.budgets import budget_for
+from ragspan.gate.changes import grounding_changes, most_regressed, why_line
+from ragspan.gate.clusters import count
+from ragspan.gate.decision import decide
+from ragspan.gate.drift import anchor_check, noise_check
+from ragspan.gate.evaluate import evaluate, family, slice_groups, slice_outcomes
+from ragspan.gate.inputs import ScoreReport
+from ragspan.gate.options import GateOptions
+from ragspan.gate.power import power_statement, power_warnings
+from ragspan.gate.result import GateResult
+from ragspan.scoring.metrics.registry import (
+    parse_name,
+)
+
+
+def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
+            budget_origin: dict[str, str | None] | None = None, no_gate: bool = False,
+            allow_identical: bool = False, anchor: ScoreReport | None = None,
+            noise: ScoreReport | None = None) -> GateResult:
+    """Gate ``cand`` against ``base``: the one sequence from two typed reports to a verdict.
+
+    ``opts.budgets`` are the given budgets; ``budget_origin`` says where each came from
+    (None: the command line, a path: that config file), so a budget naming no column is a
+    usage error (exit 2) or an input error naming the file (exit 3). Refused: identical
+    reports (unless ``allow_identical``), incomparable reports, a gated metric in one report
+    only, and gating nothing (unless ``no_gate``, which the summary states). ``anchor``: a
+    pinned release's report; the candidate must also stay within ``opts.anchor_budget`` of
+    it (the drift guard). ``noise``: a second scoring of the baseline; the queries that
+    differ are reported unstable and their spread feeds the power statement."""
+    opts.validate()
+    if base.sha256 == cand.sha256 and not allow_identical:
+        raise UsageError("the baseline and candidate reports are identical (same sha256); "
+                         "pass --allow-identical if that is intended")
+    check_comparable(base, cand)
+    check_budget_columns(base, cand)
+    given = opts.budgets
+    defaults = default_budgets(base.kind)
+    check_gated_present(base, cand, given, defaults)
+    cmp = align(base, cand)
+    origin = budget_origin or {}
+    unmatched = unmatched_budgets(given, cmp.names)
+    for key in unmatched:
+        if origin.get(key) is None:
+            raise UsageError(f"--budget names '{key}', which the reports do not carry")
+    for key in unmatched:
+        raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
+                         origin[key])
+    given = budgets_at_cutoffs(cmp, given)
+    bcheck = budget_check(cmp, opts)
+    given, decided_at = equal_budget_plan(cmp, bcheck, given, defaults)
+    if given is not opts.budgets:
+        opts = dataclasses.replace(opts, budgets=given)
+    gated = tuple(n for n in cmp.names if budget_for(n, given, defaults).gated)
+    if not gated and not no_gate:
+        raise UsageError("no metric is gated (every budget is off or names no column of the "
+                         "reports); pass --no-gate to compare without gating")
+    interval = power = None
+    warnings: list[str] = []
+    level: float | None = None
+    plan = cluster_plan(base, cand, opts.cluster_by)
+    clusters = plan.index(cmp.ids)
+    if clusters is not None and len(cmp.ids) and count(clusters) == 1:
+        warnings.append(f"all {len(cmp.ids)} queries are in one cluster ({plan.by}): nothing "
+                        "can be inferred about other documents, so no gated metric is decided "
+                        "(--cluster-by none to infer about these questions)")
+    groups = slice_groups(cmp, opts)
+    if opts.mode == "interval":
+        level, size = family(cmp, opts, defaults, groups, clusters)
+        interval = {"alpha": opts.level, "bound_alpha": level, "family": size,
+                    "correction": opts.family_correction,
+                    "on_inconclusive": opts.on_inconclusive}
+    outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults, level, clusters)
+    noise_cmp, noise_part = noise_check(base, noise, gated) if noise is not None else (None, None)
+    if level is not None:
+        power = power_statement(cmp, outcomes, level, noise_cmp,
+                                None if noise_cmp is not None else clusters)
+        warnings += power_warnings(power, outcomes)
+    if noise_part is not None:
+        for name, u in noise_part["unstable"].items():
+            if u["count"]:
+                warnings.append(f"{name}: {u['count']} of {len(cmp.ids)} queries differ between "
+                                "two scorings of the baseline (unstable)")
+    warnings += version_warnings(base, cand)
+    warnings += saturation_warnings(base, cand, cmp.ks)
+    if bcheck is not None and decided_at:
+        bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
+        notes, traps = budget_trap(cmp, bcheck, outcomes)
+        bcheck = dataclasses.replace(bcheck, trap=traps)
+        warnings += notes
+    slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level,
+                                                             groups, clusters)
+    anchor_part = None
+    if anchor is not None:
+        anchor_part, a_fail, a_uncertain = anchor_check(anchor, cand, opts, gated, defaults,
+                                                        plan)
+        slice_failures += a_fail
+        slice_uncertain += a_uncertain
+    elif opts.anchor_budget is not None:
+        raise UsageError("--anchor-budget needs --anchor (the pinned release's report)")
+    decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive)
+    k_min = min(cmp.ks)
+    primary = opts.primary_metric or (
+        f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}")
+    regressed = most_regressed(cmp, primary, opts.top)
+    changes, changed = grounding_changes(cmp)
+    parsed = parse_name(primary)
+    why = why_line(changes, parsed.k if parsed.column == "complete_grounding" else k_min)
+    return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
+                      tuple(regressed), len(cmp.ids), tuple(cmp.ks),
+                      dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
+                      why, interval, power, tuple(warnings), anchor_part, noise_part,
+                      plan.as_json(cmp.ids))

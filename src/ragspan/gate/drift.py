@@ -1,0 +1,87 @@
+"""Against other reports than the baseline: a second scoring of the baseline (``noise_check``:
+the queries that differ are unstable) and a pinned release (``anchor_check``, the drift
+guard)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ragspan.base.errors import InputError, UsageError
+from ragspan.gate.alignment import ClusterPlan, Comparison, align, check_comparable
+from ragspan.gate.budgets import Budget, parse_budget_value
+from ragspan.gate.decision import failure_reason, uncertain_reason
+from ragspan.gate.evaluate import evaluate, family
+from ragspan.gate.inputs import ScoreReport
+from ragspan.gate.options import GateOptions
+from ragspan.scoring.metrics.registry import (
+    parse_name,
+)
+
+
+def noise_check(base: ScoreReport, noise: ScoreReport, gated: Sequence[str]
+                ) -> tuple[Comparison, dict[str, Any]]:
+    """The noise floor: ``noise`` is a second scoring of the baseline's configuration (a
+    re-run, a re-index with another seed). Per gated metric, the queries whose value differs
+    between the two are unstable; their share feeds the power statement."""
+    check_comparable(base, noise)
+    cmp = align(base, noise)
+    part: dict[str, Any] = {"report": noise.path, "unstable": {}}
+    for name in gated:
+        if name not in cmp.names:
+            continue
+        j = cmp.names.index(name)
+        moved = np.flatnonzero(np.abs(cmp.cand[:, j] - cmp.base[:, j]) > 1e-12)
+        part["unstable"][name] = {"count": int(moved.size),
+                                  "share": float(moved.size / max(len(cmp.ids), 1)),
+                                  "ids": [cmp.ids[i] for i in moved[:MAX_UNSTABLE_LISTED]]}
+    return cmp, part
+
+
+MAX_UNSTABLE_LISTED = 100
+
+
+def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
+                 gated: Sequence[str], defaults: dict[str, Budget],
+                 plan: ClusterPlan | None = None
+                 ) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The drift guard: every metric gated against the baseline, gated against the pinned
+    ``anchor`` with the cumulative ``opts.anchor_budget`` by the same interval rule (overall
+    only, its own family). Returns the report part, failure and inconclusive reasons."""
+
+    if opts.anchor_budget is None:
+        raise UsageError("--anchor needs --anchor-budget (the cumulative budget, e.g. 5pt)")
+    budget = parse_budget_value(opts.anchor_budget)
+    if not budget.gated:
+        raise UsageError("--anchor-budget off gates nothing; drop --anchor instead")
+    try:
+        check_comparable(anchor, cand)
+    except InputError as exc:  # the pinned report is the odd one out: name it
+        raise InputError(f"the anchor cannot be compared with the candidate: {exc.reason}",
+                         anchor.path) from None
+    cmp = align(anchor, cand)
+    names = [n for n in gated if n in cmp.names]
+    if budget.unit == "pt":
+        for n in names:
+            if not parse_name(n).spec.bounded:
+                raise UsageError(f"--anchor-budget {budget}: '{n}' is not a 0-1 metric; give "
+                                 "the cumulative budget in %")
+    a_opts = GateOptions(**{**opts.__dict__, "budgets": dict.fromkeys(names, budget),
+                            "gate_slices": ()})
+    cols = [cmp.names.index(n) for n in names]
+    sub = Comparison(cmp.ids, names, cmp.base[:, cols], cmp.cand[:, cols], cmp.rows_base,
+                     cmp.rows_cand, cmp.kind, cmp.ks)
+    index = None if plan is None else plan.index(sub.ids)
+    level, size = family(sub, a_opts, {}, None, index) if opts.mode == "interval" \
+        else (opts.level, 0)
+    outs = evaluate(sub.base, sub.cand, names, a_opts, {}, level, index)
+    where = "against the anchor: "
+    failures = [failure_reason(o, where) for o in outs if o.failed]
+    uncertain = [uncertain_reason(o, where) for o in outs if o.decision == "inconclusive"]
+    verdict = "fail" if failures else "inconclusive" if uncertain else "pass"
+    part = {"report": anchor.path, "budget": str(budget), "verdict": verdict,
+            "bound_alpha": level, "family": size,
+            "metrics": {o.name: o.as_json() for o in outs}}
+    return part, failures, uncertain

@@ -1,0 +1,222 @@
+"""The gate's input: a score report read back and verified (``score_report_of``) into a typed
+``ScoreReport``, the values the read-only gate compares. Reading needs only the metric
+registry (names, cutoffs, failure labels): nothing that scores.
+
+``score_report_of`` (a loaded, schema-valid report) refuses (InputError naming the file, exit
+3) anything the gate could not verify: a report of another kind or with verdict ``error``; no
+eval-set (or qrels) digest; no per-query rows; a query listed twice; a row missing a metric of
+the summary (or carrying one the summary lacks); a metric value that is not a finite number;
+a summary mean that differs from the mean of its rows by more than 1e-9 (relative to the
+mean's size when above 1); row fields of the wrong type (``query``, ``tags``,
+``missing_spans``). The gate decides from the rows; the summary must agree with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragspan.base.errors import InputError
+from ragspan.scoring.metrics.registry import LABELS, parse_cutoff, parse_name
+
+SCORE_KINDS = ("score.span", "score.doc")
+SUMMARY_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """What the gate reads of a query besides its metrics: its text, its tags, and per k
+    the gold spans it left below tau (``{"doc_id", "start", "end", "covered"[, "text"]}``)."""
+
+    id: str
+    query: str
+    tags: dict[str, str]
+    missing_spans: dict[str, list[dict[str, Any]]]
+    failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
+    # failing span (doc_id, start, end) -> its chunks; looked up with what a row's span holds
+    evidence: dict[tuple[Any, Any, Any], list[dict[str, Any]]]
+    doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
+
+    def lost(self, k: str) -> list[dict[str, Any]]:
+        """The gold spans missing at ``k``, each with the chunks behind its label."""
+        return [{**s, "chunks": self.evidence.get((s.get("doc_id"), s.get("start"),
+                                                    s.get("end")), [])}
+                for s in self.missing_spans.get(k, [])]
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """``values[i, j]``: query ``ids[i]``'s value of metric ``names[j]``; ``rows`` the typed
+    per-query rows in the same order."""
+
+    path: str
+    sha256: str
+    kind: str
+    parameters: dict[str, Any]
+    eval_sha256: str
+    corpus_sha256: str | None
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+    values: np.ndarray
+    rows: tuple[QueryRow, ...]
+    inputs: dict[str, str] = field(default_factory=dict)  # role -> the sha256 recorded
+    tool_version: str = ""  # the ragspan version that wrote the report
+    documents: dict[str, Any] | None = None  # summary.documents: the corpus's, those asked
+    saturation: dict[str, Any] | None = None  # summary.saturation (``span_scoring.saturation``)
+
+    def input_sha256(self, role: str) -> str:
+        """The sha256 the report records for its input ``role`` ("" when none)."""
+        return self.inputs.get(role, "")
+
+    @property
+    def ks(self) -> list[int]:
+        """The cutoffs, counts and character budgets (``registry.Chars``)."""
+        return [parse_cutoff(k) for k in self.parameters["k"]]
+
+    def column(self, name: str) -> np.ndarray:
+        return self.values[:, self.names.index(name)]
+
+
+def _digest(pred: dict[str, Any], *roles: str) -> str | None:
+    for ref in pred["inputs"]:
+        if ref["role"] in roles:
+            sha: str | None = ref["digest"].get("sha256")
+            return sha
+    return None
+
+
+def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
+    """The row fields the gate reads besides metrics: ``query`` a string, ``tags`` strings
+    by key, ``missing_spans`` lists of spans by k."""
+    if not isinstance(row.get("query", ""), str):
+        raise InputError(f"query '{qid}': 'query' must be a string", path)
+    if not isinstance(row.get("doc_id", ""), str):
+        raise InputError(f"query '{qid}': 'doc_id' must be a string", path)
+    tags = row.get("tags", {})
+    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
+        raise InputError(f"query '{qid}': 'tags' must map keys to strings", path)
+    missing = row.get("missing_spans", {})
+    if not isinstance(missing, dict) or not all(
+            isinstance(v, list) and all(isinstance(s, dict) for s in v) for v in missing.values()):
+        raise InputError(f"query '{qid}': 'missing_spans' must map each k to a list of spans",
+                         path)
+    failure = row.get("failure", {})
+    if not isinstance(failure, dict) or not all(v in LABELS for v in failure.values()):
+        raise InputError(f"query '{qid}': 'failure' must map each k to one of "
+                         f"{', '.join(LABELS)}", path)
+    evidence = row.get("failure_evidence", [])
+    if not isinstance(evidence, list) or not all(
+            isinstance(e, dict) and {"doc_id", "start", "end"} <= e.keys()
+            and isinstance(e.get("chunks", []), list) for e in evidence):
+        raise InputError(f"query '{qid}': 'failure_evidence' must list spans with their "
+                         "chunks", path)
+
+
+def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> ScoreReport:
+    """Verify a loaded, schema-valid report (``envelope.load_report``) as a score report
+    (see the module docstring); ``name`` is its file, ``role`` (``baseline``, ``candidate``)
+    names it in messages, ``sha`` is the sha256 of its bytes."""
+    pred = doc["predicate"]
+    if pred["kind"] not in SCORE_KINDS:
+        raise InputError(f"the {role} is a '{pred['kind']}' report, not a score report", name)
+    if pred["verdict"] == "error":
+        raise InputError(f"the {role} report has verdict 'error' and cannot be compared", name)
+    eval_sha = _digest(pred, "eval_set", "qrels")
+    if not eval_sha:
+        raise InputError(f"the {role} report records no eval-set (or qrels) digest, so it "
+                         "cannot be shown to score the same questions", name)
+    rows = pred["details"].get("queries")
+    if not isinstance(rows, list) or not rows:
+        raise InputError(f"the {role} report has no per-query rows", name)
+    metrics = pred["summary"].get("metrics")
+    if not isinstance(metrics, dict) or not metrics:
+        raise InputError(f"the {role} report has no summary metrics", name)
+    names = tuple(metrics)
+    for metric in names:
+        try:
+            parse_name(metric)
+        except ValueError as exc:
+            raise InputError(f"summary: {exc}", name) from None
+    expected = set(names)
+    ids: list[str] = []
+    first: dict[str, int] = {}
+    values = np.empty((len(rows), len(names)))
+    for i, row in enumerate(rows):
+        qid = row.get("id")
+        if not isinstance(qid, str):
+            raise InputError(f"query row {i}: 'id' must be a string", name)
+        if qid in first:
+            raise InputError(f"query '{qid}' is listed twice (rows {first[qid]} and {i})", name)
+        first[qid] = i
+        ids.append(qid)
+        _check_row_fields(row, qid, name)
+        got = row.get("metrics")
+        if not isinstance(got, dict):
+            raise InputError(f"query '{qid}' has no metrics", name)
+        if got.keys() != expected:
+            missing = sorted(expected - got.keys())
+            if missing:
+                raise InputError(f"query '{qid}' lacks metric '{missing[0]}'"
+                                 f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}"
+                                 " that the summary reports", name)
+            extra = sorted(got.keys() - expected)
+            raise InputError(f"query '{qid}' has metric '{extra[0]}' that the summary lacks",
+                             name)
+        for j, metric in enumerate(names):
+            value = got[metric]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"query '{qid}': metric '{metric}' is not a number", name)
+            values[i, j] = value
+    if not np.isfinite(values).all():
+        i, j = (int(x[0]) for x in np.nonzero(~np.isfinite(values)))
+        raise InputError(f"query '{ids[i]}': metric '{names[j]}' is not finite", name)
+    means = values.mean(axis=0)
+    for j, metric in enumerate(names):
+        stated = metrics[metric]
+        if isinstance(stated, bool) or not isinstance(stated, (int, float)):
+            raise InputError(f"summary metric '{metric}' is not a number", name)
+        if abs(stated - means[j]) > SUMMARY_TOLERANCE * max(1.0, abs(means[j])):
+            raise InputError(f"summary metric '{metric}' is {stated!r} but its rows average "
+                             f"{float(means[j])!r}: the summary disagrees with its rows", name)
+    return ScoreReport(
+        path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
+        eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
+        names=names, values=values,
+        rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
+                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
+                            {(e["doc_id"], e["start"], e["end"]): e["chunks"]
+                             for e in r.get("failure_evidence", [])},
+                            r.get("doc_id"))
+                   for r in rows),
+        inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
+        tool_version=str(pred["tool"].get("version", "")),
+        documents=_documents(pred["summary"].get("documents"), name),
+        saturation=_saturation(pred["summary"].get("saturation"), name),
+    )
+
+
+def _saturation(value: Any, path: str) -> dict[str, Any] | None:
+    """``summary.saturation``: per cutoff, the saturated queries and their share."""
+    if value is None:
+        return None
+    by_k = value.get("by_k") if isinstance(value, dict) else None
+    if not isinstance(by_k, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("queries"), int)
+            and isinstance(v.get("share"), (int, float)) for v in by_k.values()):
+        raise InputError("summary.saturation must give each cutoff's saturated 'queries' and "
+                         "'share'", path)
+    return dict(value)
+
+
+def _documents(value: Any, path: str) -> dict[str, Any] | None:
+    """``summary.documents``: ``corpus`` (an integer, or null without a corpus) and
+    ``asked`` (an integer); anything else is an InputError."""
+    if value is None:
+        return None
+    ok = (isinstance(value, dict) and isinstance(value.get("asked"), int)
+          and (value.get("corpus") is None or isinstance(value.get("corpus"), int)))
+    if not ok:
+        raise InputError("summary.documents must hold the integers 'corpus' and 'asked'", path)
+    return {"corpus": value.get("corpus"), "asked": value["asked"]}

@@ -1,0 +1,82 @@
+"""The gate's result: every outcome, the decision and its audit trail, as the compare report's
+summary and details."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ragspan.gate.budgets import Budget
+from ragspan.gate.decision import BudgetCheck, GateDecision, MetricOutcome
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Everything ``compare`` decided and the numbers it decided from."""
+
+    decision: GateDecision
+    outcomes: tuple[MetricOutcome, ...]
+    budget: BudgetCheck | None
+    slices: dict[str, Any]
+    gated: tuple[str, ...]
+    primary: str
+    most_regressed: tuple[dict[str, Any], ...]
+    queries: int
+    ks: tuple[int, ...]
+    budgets: dict[str, Budget]  # every budget that applied: the defaults, then the given
+    no_gate: bool
+    changes: dict[str, Any]  # grounding_changes: counts per k
+    changed_queries: dict[str, Any]  # grounding_changes: the queries per k
+    why: str | None
+    interval: dict[str, Any] | None = None  # interval mode: alpha, bound alpha, family
+    power: dict[str, Any] | None = None  # interval mode: power_statement
+    warnings: tuple[str, ...] = ()
+    anchor: dict[str, Any] | None = None  # the drift guard's comparison, when asked
+    noise: dict[str, Any] | None = None  # noise_check's unstable queries, when asked
+    clusters: dict[str, Any] | None = None  # the sampling unit (ClusterPlan.as_json)
+
+    def summary(self) -> dict[str, Any]:
+        """The compare report's summary."""
+        out: dict[str, Any] = {
+            "verdict": self.decision.verdict,
+            "reasons": list(self.decision.reasons),
+            "queries": self.queries,
+            "primary_metric": self.primary,
+            "gated_metrics": list(self.gated),
+            "metrics": {o.name: o.as_json() for o in self.outcomes},
+        }
+        if self.decision.uncertain:
+            out["inconclusive"] = list(self.decision.uncertain)
+        if self.interval is not None:
+            out["interval"] = self.interval
+        if self.power is not None:
+            out["power"] = self.power
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        if self.anchor is not None:
+            out["anchor"] = self.anchor
+        if self.noise is not None:
+            out["noise"] = self.noise
+        if self.clusters is not None:
+            out["clusters"] = self.clusters
+        if self.no_gate:
+            out["no_gate"] = True
+        if self.changes:
+            out["grounding_changes"] = self.changes
+        if self.why:
+            out["why"] = self.why
+        if self.budget is not None:
+            out["retrieval_budget"] = {"tolerance": self.budget.tolerance,
+                                       "changed": self.budget.changed,
+                                       "allowed": self.budget.allowed,
+                                       "per_k": self.budget.per_k}
+            if self.budget.decided_at:
+                out["retrieval_budget"]["decided_at"] = self.budget.decided_at
+                out["retrieval_budget"]["trap"] = list(self.budget.trap)
+        return out
+
+    def details(self) -> dict[str, Any]:
+        out = {"most_regressed": list(self.most_regressed), "slices": self.slices}
+        if self.changed_queries:
+            out["grounding_changes"] = self.changed_queries
+        return out
