@@ -164,3 +164,26 @@ def test_two_sweeps_over_the_same_inputs_give_the_same_bytes(tmp_path):
     timed = {name for name in first if name.endswith("run-retriever.json")}
     assert {name for name in first if first[name] != second[name]} <= timed
     assert b"latency_ms" not in first["fixed/run.jsonl"]
+
+
+def test_each_input_is_read_once(tmp_path, monkeypatch):
+    """N configurations: each configuration file, the corpus and the eval set are read once
+    (not once per reader), and the results equal separate runs (the test above)."""
+    import ragspan.app.sweep  # noqa: F401  (every reader loaded, so each binding is patched)
+    from ragspan.io import files
+
+    from conftest import patch_everywhere
+
+    reads: dict[str, int] = {}
+    real = files.read_bytes
+
+    def counted(path, *a, **k):
+        reads[str(path)] = reads.get(str(path), 0) + 1
+        return real(path, *a, **k)
+
+    patch_everywhere(monkeypatch, files, "read_bytes", counted)
+    configs = [config(tmp_path, n, c) for n, c in (("a", "fixed"), ("b", "clause"),
+                                                     ("c", "fixed"))]
+    assert sweep(tmp_path, *configs).exit_code == 0
+    inputs = [*configs, str(EX / "corpus.jsonl"), str(EX / "eval.jsonl")]
+    assert {p: reads.get(p, 0) for p in inputs} == {p: 1 for p in inputs}

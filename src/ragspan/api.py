@@ -51,12 +51,10 @@ class Scored:
 
     def text(self) -> str:
         """The report's canonical JSON, as ``--out`` writes it."""
-
         return report_text(self.report)
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the report to ``path`` (atomically)."""
-
         write_files({str(path): self.text()})
 
 
@@ -75,10 +73,12 @@ def _materialize(source: Source | None, name: str, folder: Path) -> str | None:
     return str(path)
 
 
-def _typed(report: dict[str, Any], name: str) -> ScoreReport:
-
-    text = report_text(report)
-    return score_report_of(json.loads(text), sha256_hex(text.encode("utf-8")), name, "score")
+def _typed(report: Mapping[str, Any], name: str) -> tuple[dict[str, Any], ScoreReport]:
+    """The report as JSON values and as the gate reads it, from one canonical serialisation
+    (its bytes' sha256 is the report's identity, as a file's would be)."""
+    text = report_text(dict(report))
+    doc = json.loads(text)
+    return doc, score_report_of(doc, sha256_hex(text.encode("utf-8")), name, "score")
 
 
 def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
@@ -91,7 +91,6 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
     A run whose items carry their text is checked or placed in ``corpus`` as ``score
     --align/--on-ambiguous/--unplaced/--fuzzy-threshold`` do (docs/formats.md).
     docs/api.md has a worked example on in-memory rows."""
-
     with tempfile.TemporaryDirectory(prefix="ragspan-") as tmp:
         folder = Path(tmp)
         paths = {key: _materialize(value, f"{key}.jsonl", folder) for key, value in (
@@ -103,13 +102,11 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
                              judged_only=judged_only, chunks=paths["chunks"],
                              anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                         "unplaced": unplaced, "threshold": fuzzy_threshold})
-        report = json.loads(json.dumps(result.report))
-    return Scored(report, _typed(report, "score"))
+    return Scored(*_typed(result.report, "score"))
 
 
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Any ragspan report, checked against the schema (``InputError`` when it is not one)."""
-
     return load_report(path)[0]
 
 
@@ -119,7 +116,7 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
     if isinstance(source, Scored):
         return source.typed
     if isinstance(source, Mapping):
-        return _typed(dict(source), "report")
+        return _typed(source, "report")[1]
 
     doc, sha = load_report(source)
     return score_report_of(doc, sha, os.fspath(source), "score")
@@ -141,7 +138,6 @@ def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None 
     not give, with the command line's precedence (an explicit budget beats every file
     budget for the columns it names). The CLI, given the same file as ``--config``, gives
     the same verdict."""
-
     parsed = dict(parse_budget(f"{m}={v}") for m, v in (budgets or {}).items())
     table: dict[str, Any] = {}
     if config is not None:

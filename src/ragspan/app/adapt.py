@@ -11,7 +11,6 @@ from ragspan.evalsets.adapt import adapt
 def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
         normalize_whitespace: bool, max_docs: int, max_bytes: int,
         max_pdf_chars_per_byte: float = 20.0, max_pdf_chars: int = 50_000_000) -> CommandResult:
-
     build = adapt(docs, queries, normalize_whitespace=normalize_whitespace,
                   max_docs=max_docs, max_bytes=max_bytes,
                   pdf_cap=(max_pdf_chars_per_byte, max_pdf_chars))

@@ -78,7 +78,6 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     and the report's parameters, summary and per-query rows must equal the re-scored ones
     (an input error naming the first query or key that differs). Catches hand-edited rows
     and digests alike."""
-
     pred = doc["predicate"]
     params = pred["parameters"]
     run = sources.baseline_run if role == "baseline" else sources.candidate_run

@@ -28,15 +28,12 @@ def run(what: str, src: str, fmt: str, out: str) -> None:
     """Convert ``src`` (format detected) to ``fmt`` at ``out`` (atomically). Run order is
     kept exactly: a JSONL run written as TREC gets strictly decreasing scores, so trec_eval
     reproduces its order."""
-
     if what == "qrels":
-
         judgments = read_qrels(src).judgments
         if fmt == "trec":
             trec_safe(((q, d) for q, docs in judgments.items() for d in docs), src)
         text = write_qrels(judgments, fmt)
     else:
-
         if fmt == "trec" and detect_run_format(read_head(src), src) == "span":
             raise UsageError(f"{src} is a span run: TREC carries doc ids only, so its offsets "
                              "(and its spans within one document) would be lost; score it "

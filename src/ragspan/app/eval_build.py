@@ -20,7 +20,6 @@ def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
     """The report of ``build`` (an ``evalsets.build.EvalBuild``) with its files (eval set at
     ``out``, corpus at ``corpus_out``, and ``extra``: path -> (role, text), such as a run),
     to be written together with the report or not at all; None parameters are left out."""
-
     files = build_files(build, out, corpus_out)
     for path, (_, text) in (extra or {}).items():
         files[path] = text
@@ -41,5 +40,4 @@ def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
 
 def input_ref(role: str, path: str) -> Any:
     """An InputRef of a file read whole (its sha256 from its bytes)."""
-
     return InputRef(role, path, sha256_hex(read_bytes(path)))

@@ -19,9 +19,7 @@ from ragspan.io.writers import jsonl
 
 def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> CommandResult:
     """Import ``source`` with its options (the click options of ``import <source>``)."""
-
     if source == "cuad":
-
         common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
                   "queries": opts.get("sample_queries"),
                   "exclude_metadata": opts["exclude_metadata"]}
@@ -44,14 +42,12 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
         if common["queries"] is not None:
             params["sample_queries"] = common["queries"]
     elif source == "legalbench-rag":
-
         build = import_legalbench(opts["root"], tuple(opts["subsets"]),
                                   paper_sampling=opts["paper_sampling"])
         inputs = [input_ref("benchmark", f"{opts['root']}/benchmarks/{s}.json")
                   for s in build.header["subsets"]]
         params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"]}
     elif source == "ragas":
-
         corpus = read_corpus(opts["corpus"])
         build, run_rows = import_ragas(opts["rows"], corpus, on_ambiguous=opts["on_ambiguous"],
                                        threshold=opts["fuzzy_threshold"])
@@ -62,12 +58,10 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
                             parameters={"source": source, **params},
                             extra={opts["run_out"]: ("run", jsonl(run_rows))})
     elif source == "chroma":
-
         build = import_chroma(opts["root"])
         inputs = [input_ref("questions", f"{opts['root']}/questions_df.csv")]
         params = {}
     else:
-
         build = import_beir(opts["root"], opts["split"])
         inputs = [input_ref("queries", f"{opts['root']}/queries.jsonl"),
                   input_ref("qrels", f"{opts['root']}/qrels/{opts['split']}.tsv")]

@@ -18,7 +18,6 @@ def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",), ngr
         model: str = "all-MiniLM-L6-v2", chunk_size: int = 1000, cache_dir: str | None = None,
         max_records: int = 1_000_000, max_leaks: int = 0) -> CommandResult:
     """Exit 4 when more than ``max_leaks`` items leak (``ragspan.base.verdicts``)."""
-
     fields = tuple(dict.fromkeys(fields or ("query",)))
     bad = [f for f in fields if f not in FIELDS]
     if bad:

@@ -12,9 +12,7 @@ from ragspan.scoring.metrics.registry import LISTING_HEADER, METRICS, listing_ro
 
 def run(fmt: str) -> str:
     """The registry as ``table``, ``markdown`` or ``json`` text (ending in a newline)."""
-
     if fmt == "json":
-
         return canonical_dumps([{"name": m.name, "family": m.family, "binary": m.binary,
                                  "bounded": m.bounded, "higher_is_better": m.higher_is_better,
                                  "trec_eval": m.trec_eval, "definition": m.definition}

@@ -31,7 +31,6 @@ class CommandResult:
 def refuse_clobbering(outputs: Mapping[str, str | None], inputs: Iterable[str | None]) -> None:
     """Before any work: refuse outputs that are an input, a directory, a special file or in
     a missing folder (``ragspan.io.outputs.check_outputs``)."""
-
     check_outputs(dict(outputs), list(inputs))
 
 
@@ -39,7 +38,6 @@ def deliver(result: CommandResult, out: str | None, fmt: str) -> int:
     """Write ``result.files`` and the JSON report (to ``out``) all together or not at all,
     print ``fmt`` to stdout (nothing for json when the report went to ``out``), and return
     the report's exit code (the code comes from the result, never the other way round)."""
-
     staged = dict(result.files)
     if out:
         staged[out] = report_text(result.report)

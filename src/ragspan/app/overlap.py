@@ -16,7 +16,6 @@ from ragspan.report.envelope import statement
 def run(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
         max_records: int = 1_000_000, max_duplicates: int = 0) -> CommandResult:
     """Exit 4 when more than ``max_duplicates`` pairs are found (``ragspan.base.verdicts``)."""
-
     ca, cb = read_corpus(a, max_records=max_records), read_corpus(b, max_records=max_records)
     params: dict[str, Any] = {"method": method, "max_records": max_records}
     if method == "exact":

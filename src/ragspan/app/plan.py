@@ -19,7 +19,6 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
     """``design_effect``: with several questions per document the variance of the mean
     grows by this factor, so the queries needed grow by it and the minimum detectable drop
     by its square root (effective sample size n / design effect)."""
-
     b = parse_budget_value(budget)
     d = parse_budget_value(drop) if drop is not None else None
     for flag, value in (("--budget", b), ("--drop", d)):

@@ -37,7 +37,6 @@ def format_of(out: str) -> str:
 
 def read_configs(paths: Sequence[str]) -> list[Any]:
     """Each score report, verified as ``compare`` verifies it, as a ``readout.build.Config``."""
-
     configs = []
     for path in paths:
         doc, sha = load_report(path)
@@ -50,7 +49,6 @@ def corpus_for(readout: Any, corpus: str | None) -> Any:
     """The corpus given on the command line, checked against the digest the baseline report
     records. A path written inside a report is never read: a crafted report could name any
     local file and have it quoted into the readout."""
-
     if corpus is None:
         raise UsageError("the client readout quotes the missed clauses from the corpus: give "
                          "--corpus (the path a report records is never read)")
@@ -67,7 +65,6 @@ def corpus_for(readout: Any, corpus: str | None) -> Any:
 
 
 def render(readout: Any, fmt: str, audience: str, corpus: Any = None) -> str:
-
     doc = client.document(readout, corpus) if audience == "client" \
         else developer.document(readout)
     return html_page(doc) if fmt == "html" else markdown(doc)
@@ -102,7 +99,6 @@ def summary_of(readout: Any) -> dict[str, Any]:
 def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int | None = None,
         audience: str = "developer", corpus: str | None = None,
         all_pairs: bool = False) -> CommandResult:
-
     if audience not in AUDIENCES:
         raise UsageError(f"--audience {audience}: expected one of {', '.join(AUDIENCES)}")
     if not reports:

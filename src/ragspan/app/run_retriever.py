@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,14 @@ from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import RUN_RETRIEVER_OPTIONS
 from ragspan.base.records import InputRef
-from ragspan.io.corpus import read_corpus
+from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.docruns import write_doc_rows
-from ragspan.io.evalset import read_eval_set
+from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.qrels import read_qrels
 from ragspan.io.writers import jsonl
 from ragspan.report.envelope import statement
-from ragspan.retrieval.config import load_config
+from ragspan.retrieval.config import PipelineConfig, config_of_bytes
 from ragspan.retrieval.embed import Embedder, default_cache_dir
 from ragspan.retrieval.filters import unscoped_rows
 from ragspan.retrieval.live import LiveSpec, run_live
@@ -30,6 +31,22 @@ from ragspan.retrieval.user import load_retriever, run_user_retriever
 __all__ = ["RUN_RETRIEVER_OPTIONS", "run"]
 
 log = logging.getLogger("ragspan")
+
+
+@dataclass(frozen=True)
+class ReadInputs:
+    """Inputs read once for several runs: the corpus, the eval set, and per configuration
+    path its parsed configuration and the sha256 of its bytes."""
+
+    corpus: Corpus
+    evalset: EvalSet
+    configs: dict[str, tuple[PipelineConfig, str]]
+
+
+def read_config(path: str) -> tuple[PipelineConfig, str]:
+    """The configuration in ``path`` and the sha256 of the bytes it was parsed from."""
+    data = read_bytes(path)
+    return config_of_bytes(data, path), sha256_hex(data)
 
 
 def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -52,10 +69,11 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         doc_key: str | None = None, start_key: str | None = None, end_key: str | None = None,
         text_key: str | None = None, model: str | None = None, scope: str | None = None,
         keep_collection: bool = False, strict_cache: bool = False,
-        record_latency: bool = False, progress: bool | None = None) -> CommandResult:
+        record_latency: bool = False, progress: bool | None = None,
+        read: ReadInputs | None = None) -> CommandResult:
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
-    writes together with the report or not at all."""
-
+    writes together with the report or not at all. ``read``: the corpus, eval set and
+    configuration already read from those paths (``sweep`` reads each once)."""
     if sum(x is not None for x in (config, retriever, collection)) != 1:
         raise UsageError("give exactly one of --config (a pipeline), --retriever (your own) or "
                          "--collection (your Qdrant collection, read-only)")
@@ -80,13 +98,12 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         raise UsageError("--tag names the run of a TREC file: give it with --to trec")
     t0 = time.perf_counter()
     bar = Progress(progress)
-    corp = read_corpus(corpus)
-    evalset = read_eval_set(eval_set)
+    corp = read.corpus if read is not None else read_corpus(corpus)
+    evalset = read.evalset if read is not None else read_eval_set(eval_set)
     queries = list(evalset.queries)
     inputs = [InputRef("corpus", corpus, corp.sha256), InputRef("eval_set", eval_set, evalset.sha256)]
     judged_skip = 0
     if qrels is not None:
-
         judged = read_qrels(qrels)
         inputs.append(InputRef("qrels", qrels, judged.sha256))
         kept = [q for q in queries if q.id in judged.judgments]
@@ -102,8 +119,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     notes: dict[str, Any] = {}
     doc_latency: list[float] = []  # a doc-level user run's per-query times
     if config is not None:
-
-        cfg = load_config(config)
+        cfg, config_sha = read.configs[config] if read is not None else read_config(config)
         if depth is not None:
             cfg = dataclasses.replace(cfg, depth=depth)
         unscoped = unscoped_rows(cfg.scope, queries, eval_set)
@@ -114,7 +130,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         if cfg.dense is not None and (qdrant_path or qdrant_url):
             cfg = dataclasses.replace(cfg, dense=dataclasses.replace(
                 cfg.dense, backend="qdrant", qdrant_path=qdrant_path, qdrant_url=qdrant_url))
-        inputs.append(InputRef("config", config, sha256_hex(read_bytes(config))))
+        inputs.append(InputRef("config", config, config_sha))
         cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
         pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache,
                         keep_collection=keep_collection)
@@ -154,7 +170,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
             outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
         parameters: dict[str, Any] = {"config": cfg.as_json(), "config_digest": cfg.digest}
     elif collection is not None:
-
         spec = LiveSpec(collection, url=qdrant_url, path=qdrant_path, vector_name=vector_name,
                         doc_key=doc_key or "doc_id", start_key=start_key or "start",
                         end_key=end_key or "end", text_key=text_key or "text",
@@ -170,7 +185,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         summary["collection"] = live
         parameters = {"collection": header["collection"], **embedder.describe()}
     else:
-
         obj = load_retriever(present(retriever, "--retriever"))
         result = run_user_retriever(obj, queries, corp, bar, depth, id_key)
         doc_latency = result.latency_ms if result.level == "doc" else []
@@ -179,7 +193,6 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         header["retriever"] = retriever
         parameters = {"retriever": retriever}
         if result.level == "doc":
-
             fmt = to or "jsonl"
             parameters.update(level="doc", format=fmt, **({"tag": tag} if tag else {}))
             outputs[out] = write_doc_rows(result.doc_rows, fmt, tag or "ragspan")

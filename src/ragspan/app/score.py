@@ -13,9 +13,9 @@ from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
 from ragspan.base.records import InputRef
 from ragspan.io.anchoring import Anchor
 from ragspan.io.chunks import read_chunks
-from ragspan.io.corpus import read_corpus
+from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.docruns import detect_run_format, read_doc_run
-from ragspan.io.evalset import read_eval_set
+from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_head
 from ragspan.io.runs import read_span_run
 from ragspan.report.envelope import statement_of
@@ -35,7 +35,6 @@ BUDGET_GRID = tuple(Chars(250 * 2 ** i) for i in range(8))  # 250c, 500c, ..., 3
 def parse_k(text: str) -> int:
     """A ``--k`` value: a count of results in [1, MAX_K], or a character budget ``2000c``
     (``registry.Chars``) in [1, MAX_CHARS_CUTOFF]; ValueError says what is wrong."""
-
     try:
         k = parse_cutoff(text.strip())
     except ValueError:
@@ -83,7 +82,6 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     chunking be decided (span level only). ``anchoring``: how the run's texts are checked
     and placed (``io.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
     ``threshold``)."""
-
     ks = tuple(ks) or DEFAULT_KS
     if chroma_metrics and qrels is not None:
         raise UsageError("--chroma-metrics are span metrics: give it with --eval-set and a "
@@ -112,7 +110,6 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
 def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
                 relevance_level: int, judged_only: bool,
                 min_coverage: float = 0.0):  # -> ReportBody
-
     q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
                                   judged_only)
     judged = len(scores.in_run) if not judged_only else \
@@ -126,12 +123,13 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
 def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
                   chunks: str | None, anchoring: dict[str, Any] | None = None,
-                  chroma_metrics: bool = False, min_coverage: float = 0.0):  # -> ReportBody
+                  chroma_metrics: bool = False, min_coverage: float = 0.0,
+                  read: tuple[EvalSet, Corpus | None] | None = None):  # -> ReportBody
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label), doc level otherwise
-    (``sweep`` scores its configurations through this too)."""
-
-    evalset = read_eval_set(eval_set)
+    (``sweep`` scores its configurations through this too, with ``read``: the eval set and
+    corpus it read once from those paths)."""
+    evalset = read[0] if read is not None else read_eval_set(eval_set)
     if run_format == "auto":
         run_format = detect_run_format(read_head(run), run)
     doc_only = run_format == "span" and not any(q.gold_spans for q in evalset.queries) \
@@ -160,7 +158,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
         raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
                          "span report scores every query of the eval set, so its doc-level "
                          "view does too")
-    corp = read_corpus(corpus) if corpus else None
+    corp = read[1] if read is not None else read_corpus(corpus) if corpus else None
     # a text without doc_id is placed in its query's scope document (never its gold's)
     anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))
     span_run = read_span_run(run, anchor)

@@ -12,6 +12,7 @@ is recorded in the sweep report and the sweep goes on, and it ends with exit 3.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import time
@@ -21,16 +22,18 @@ from typing import Any
 from ragspan.app import run_retriever
 from ragspan.app.output import CommandResult
 from ragspan.app.report import render
+from ragspan.app.run_retriever import ReadInputs, read_config
 from ragspan.app.score import eval_set_body
 from ragspan.base.errors import ExitCode, RagspanError, UsageError
 from ragspan.base.records import InputRef
 from ragspan.gate.inputs import score_report_of
 from ragspan.io.corpus import read_corpus
-from ragspan.io.files import read_bytes, sha256_hex
+from ragspan.io.evalset import read_eval_set
+from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
 from ragspan.report.envelope import report_text, statement, statement_of
 from ragspan.report.readout.build import build, config_of
-from ragspan.retrieval.config import load_config
+from ragspan.retrieval.config import PipelineConfig
 from ragspan.scoring.span_scoring import DEFAULT_KS
 
 log = logging.getLogger("ragspan")
@@ -38,14 +41,17 @@ FILES = ("run.jsonl", "chunks.jsonl", "run-retriever.json", "score.json")
 REPORTS = {"markdown": "md", "html": "html"}  # the developer report, written last
 
 
-def plan(configs: Sequence[str], out_dir: str) -> list[tuple[str, str, dict[str, str]]]:
+def plan(configs: Sequence[str], out_dir: str
+         ) -> tuple[list[tuple[str, str, dict[str, str]]], dict[str, tuple[PipelineConfig, str]]]:
     """``(config path, name, {file: path})`` per configuration, names read from the
-    configurations (each must be unique: it names the folder)."""
-
+    configurations (each must be unique: it names the folder), and each configuration as
+    read, once (``run_retriever.read_config``: parsed, and the sha256 of its bytes)."""
     seen: dict[str, str] = {}
     out = []
+    read: dict[str, tuple[PipelineConfig, str]] = {}
     for path in configs:
-        name = load_config(path).name
+        read[path] = read.get(path) or read_config(path)
+        name = read[path][0].name
         if name in seen:
             raise UsageError(f"configurations {seen[name]} and {path} share the name "
                              f"'{name}': each names its own folder under --out-dir")
@@ -54,20 +60,19 @@ def plan(configs: Sequence[str], out_dir: str) -> list[tuple[str, str, dict[str,
         seen[name] = path
         folder = os.path.join(out_dir, name)
         out.append((path, name, {f: os.path.join(folder, f) for f in FILES}))
-    return out
+    return out, read
 
 
 def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         ks: Sequence[int] = (), tau: float = 0.5, cache_dir: str | None = None,
         no_cache: bool = False, keep_going: bool = False, baseline: str | None = None
         ) -> CommandResult:
-
     if not configs:
         raise UsageError("give at least one --config")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageError(f"--out-dir {out_dir} is not a folder")
     ks = tuple(ks) or DEFAULT_KS
-    planned = plan(configs, out_dir)
+    planned, read_configs = plan(configs, out_dir)
     if baseline is not None and baseline not in [name for _, name, _ in planned]:
         raise UsageError(f"--baseline '{baseline}' names no configuration; the configurations "
                          f"are {', '.join(name for _, name, _ in planned)}")
@@ -86,7 +91,7 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
             with contextlib.suppress(OSError):
                 os.rmdir(folder)
         raise
-    corpus_sha = read_corpus(corpus).sha256
+    read = ReadInputs(read_corpus(corpus), read_eval_set(eval_set), read_configs)
     rows: list[dict[str, Any]] = []
     scored: list[Any] = []  # readout.build.Config of each finished configuration
     failed = 0
@@ -100,11 +105,12 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         try:
             rr = run_retriever.run(corpus=corpus, eval_set=eval_set, out=files["run.jsonl"],
                                    config=config, chunks_out=files["chunks.jsonl"],
-                                   cache_dir=cache_dir, no_cache=no_cache)
+                                   cache_dir=cache_dir, no_cache=no_cache, read=read)
             write_files(dict(rr.files))  # scored from where they lie, so reports name them
             written = list(rr.files)
             body = eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
-                                  False, files["chunks.jsonl"])
+                                  False, files["chunks.jsonl"],
+                                  read=(read.evalset, read.corpus))
             score_doc = statement_of(body)
             score_text = report_text(score_doc)
             write_files({files["run-retriever.json"]: report_text(rr.report),
@@ -124,9 +130,9 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
                          sha256_hex(score_text.encode("utf-8"))))
         scored.append(_config(score_text, files["score.json"]))
     written_reports = _write_reports(scored, baseline, reports)
-    inputs = [InputRef("eval_set", eval_set, sha256_hex(read_bytes(eval_set))),
-              InputRef("corpus", corpus, corpus_sha),
-              *(InputRef("config", c, sha256_hex(read_bytes(c))) for c in configs)]
+    inputs = [InputRef("eval_set", eval_set, read.evalset.sha256),
+              InputRef("corpus", corpus, read.corpus.sha256),
+              *(InputRef("config", c, read_configs[c][1]) for c in configs)]
     subject = [InputRef("score", r["files"]["score.json"], r["score_sha256"])
                for r in rows if "error" not in r] or inputs[:1]
     code = ExitCode.INPUT if failed else ExitCode.OK
@@ -145,10 +151,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
 
 
 def _config(score_text: str, path: str) -> Any:
-    """A finished configuration as ``ragspan report`` would read its score report back."""
-    import json
-
-
+    """A finished configuration as ``ragspan report`` reads its score report: from the
+    canonical text just written (parsed once; its sha256 is the file's)."""
     doc = json.loads(score_text)
     return config_of(score_report_of(doc, sha256_hex(score_text.encode("utf-8")), path,
                                      "score"), doc["predicate"])
@@ -158,7 +162,6 @@ def _write_reports(scored: Sequence[Any], baseline: str | None, paths: dict[str,
                    ) -> dict[str, str]:
     """The developer report of the finished configurations (``ragspan report``), in each
     format; none when no configuration finished, or the baseline is not among them."""
-
     if not scored or (baseline is not None and baseline not in [c.name for c in scored]):
         if scored:
             log.warning("sweep: the baseline %s did not finish: no report written", baseline)

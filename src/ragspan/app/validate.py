@@ -28,7 +28,6 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
     (exit 3), with one stderr line counting the findings by check. With ``chunks``, the
     chunking diagnostics at each of ``ks`` (default 5 and 10), and with ``run`` (a span run
     over that chunking) the precision it attained as a share of the chunking's ceiling."""
-
     if run and not chunks:
         raise UsageError("--run needs --chunks: the precision ceiling is the chunking's")
     ks = tuple(sorted(set(ks))) or (5, 10)
@@ -48,7 +47,6 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
         findings += found
         attained = None
         if run:
-
             span_run = read_span_run(run)
             inputs.append(InputRef("run", run, span_run.sha256))
             scored = compute_span_report(evalset, span_run, corp, ks, tau, manifest)

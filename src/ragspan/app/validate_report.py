@@ -7,6 +7,5 @@ from ragspan.report.envelope import read_report
 
 def run(report: str) -> str:
     """The line to print for a valid report; an invalid one raises InputError (exit 3)."""
-
     doc = read_report(report)
     return f"{report}: valid ({doc['predicate']['kind']})"

@@ -90,7 +90,6 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
     """Before the command runs, refuse outputs that would overwrite an input or cannot be
     written (``ragspan.io.outputs.check_outputs``). ``inputs``/``outputs`` name parameters;
     ``implicit`` are files read when they exist (./pyproject.toml)."""
-
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kw: Any) -> Any:
@@ -120,7 +119,6 @@ def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--verbose``, ``--quiet``, ``--log-format`` on every command."""
-
     @click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
     @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
     @click.option("--log-format", type=click.Choice(["text", "json"]), default=None,
@@ -171,7 +169,6 @@ def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     """Click options built from their one declaration (``ragspan.base.options.Option``): each
     defaults to None, False or () (not given), so a config file and then the declared
     default apply; the help states the declared default."""
-
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         for opt in reversed(options):
             if opt.kind == "table":

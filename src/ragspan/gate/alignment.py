@@ -130,7 +130,6 @@ def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int])
 def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
     """A report written by another ragspan major or minor version is named in the verdict
     (the report format itself is checked by the schema's ``predicateType``)."""
-
     return [f"the {role} report was written by ragspan {r.tool_version}, this is "
             f"{__version__}: its metrics may be computed differently"
             for role, r in (("baseline", base), ("candidate", cand))
@@ -157,13 +156,11 @@ class ClusterPlan:
 
     def index(self, ids: Sequence[str]) -> np.ndarray | None:
         """Cluster numbers of ``ids`` (None: per-query inference)."""
-
         if self.by == "none":
             return None
         return cluster_index([self.keys.get(q) for q in ids])
 
     def as_json(self, ids: Sequence[str]) -> dict[str, Any]:
-
         index = self.index(ids)
         units = len(ids) if index is None else count(index)
         return {"by": self.by, "reason": self.reason, "queries": len(ids), "clusters": units,
@@ -175,7 +172,6 @@ def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str) -> ClusterP
     or when the eval set asks about every document of its corpus (the verdict is about these
     documents); by ``doc_id`` otherwise (they are a sample of the documents users query, or
     the corpus size is unknown). The candidate's clusters must be the baseline's."""
-
     docs = {q: r.doc_id for q, r in zip(base.ids, base.rows) if r.doc_id is not None}
     asked = len(set(docs.values()))
     if setting.startswith("tag:"):

@@ -50,7 +50,6 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     """The drift guard: every metric gated against the baseline, gated against the pinned
     ``anchor`` with the cumulative ``opts.anchor_budget`` by the same interval rule (overall
     only, its own family). Returns the report part, failure and inconclusive reasons."""
-
     if opts.anchor_budget is None:
         raise UsageError("--anchor needs --anchor-budget (the cumulative budget, e.g. 5pt)")
     budget = parse_budget_value(opts.anchor_budget)

@@ -37,7 +37,6 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
     cluster number per query, ``ragspan.gate.clusters``): the tests flip, the bootstrap resamples
     and the bounds are computed over whole clusters (the cluster-robust t bounds, for binary
     metrics too)."""
-
     n, m = base.shape
     deltas = cand - base
     units = deltas if clusters is None else cl.cluster_sums(deltas, clusters)
@@ -190,7 +189,6 @@ def family(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budget],
     """Interval mode: the error rate of each bound, so that the family of every gated
     metric (each k) overall and in every gated slice keeps ``opts.level``
     (``stats.family_alpha``); and the family's size."""
-
     cols = [j for j, n in enumerate(cmp.names) if budget_for(n, opts.budgets, defaults).gated]
     signs = np.array([1.0 if parse_name(cmp.names[j]).spec.higher_is_better else -1.0
                       for j in cols])

@@ -24,7 +24,6 @@ def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: f
     baseline's against ``noise`` (a second scoring of the baseline) when given, else the
     candidate's against the baseline. ``clusters``: the spread is the clusters' (the
     cluster-robust standard error, t quantiles with C - 1 degrees of freedom)."""
-
     out: dict[str, Any] = {}
     n = len(cmp.ids)
     for o in outcomes:

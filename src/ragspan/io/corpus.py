@@ -121,7 +121,6 @@ def _read_directory(path: Path, max_records: int | None,
             data = read_bytes(f)
             text = decode_utf8(data, f)
         elif suffix == PDF_SUFFIX:
-
             data = read_bytes(f)
             text = extract_pdf_text(f, data, *(pdf_cap or ()))
             extractor = extractor_info()

@@ -182,7 +182,6 @@ def chunk_document(doc_id: str, text: str, spec: ChunkerSpec) -> tuple[list[Chun
     elif spec.kind == "recursive":
         spans = recursive(text, spec.size)
     elif spec.kind in TOKEN_KINDS:
-
         chunker = token_windows if spec.kind == "tokens" else recursive_tokens
         spans = chunker(text, load_tokenizer(spec.tokenizer), spec.size, spec.overlap)
     else:

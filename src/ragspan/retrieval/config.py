@@ -131,7 +131,6 @@ def parse_config(raw: dict[str, Any], path: str) -> PipelineConfig:
 
 def check(cfg: PipelineConfig, path: str) -> None:
     """What the per-key types cannot say: overlap below size, a retriever on, a rerank model."""
-
     try:
         cfg.chunker.check()
     except UsageError as exc:
@@ -143,5 +142,11 @@ def check(cfg: PipelineConfig, path: str) -> None:
 
 
 def load_config(path: str) -> PipelineConfig:
+    """The pipeline configuration in the TOML file ``path``."""
+    return config_of_bytes(read_bytes(path), path)
 
-    return parse_config(parse_toml(decode_records(read_bytes(path), path), path), path)
+
+def config_of_bytes(data: bytes, path: str) -> PipelineConfig:
+    """The pipeline configuration in ``data``, the bytes of the TOML file ``path`` (a caller
+    that also digests the file reads it once)."""
+    return parse_config(parse_toml(decode_records(data, path), path), path)

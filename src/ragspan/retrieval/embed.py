@@ -102,7 +102,6 @@ class Embedder:
 
     def __init__(self, model: str = DEFAULT_MODEL, cache_dir: Path | None = None,
                  batch_size: int = 64, progress: Any = None, strict_cache: bool = False):
-
         self.name = model
         self.load_path, self.model_id = resolve_model(model)
         self.batch_size = batch_size

@@ -154,7 +154,6 @@ def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder:
              progress: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The span run of the collection over ``queries``, and what the report records of it
     (the collection, the placement counts, the calls made: reads only)."""
-
     client = connect(spec)
     try:
         info = describe(client, spec)

@@ -87,25 +87,20 @@ class Pipeline:
     def _build(self, cfg: PipelineConfig, cache_dir: Path | None, progress: Any,
                strict_cache: bool, keep_collection: bool) -> None:
         if cfg.dense is not None:
-
             embedder = Embedder(cfg.dense.model, cache_dir, cfg.dense.batch_size, progress,
                                 strict_cache=strict_cache)
             self.embedder = embedder
             vectors = embedder.embed(self.table.texts, "embedding")
             self.chunk_counts = (embedder.embedded, embedder.cached)
             if cfg.dense.backend == "qdrant":
-
                 self.dense = QdrantIndex(vectors, self.table.payloads, path=cfg.dense.qdrant_path,
                                          url=cfg.dense.qdrant_url, keep=keep_collection)
             else:
-
                 self.dense = ExactIndex(vectors)
         if cfg.sparse is not None:
-
             self.sparse = BM25Index(self.table.texts, k1=cfg.sparse.k1, b=cfg.sparse.b,
                                     backend=cfg.sparse.backend)
         if cfg.rerank is not None:
-
             self.reranker = Reranker(cfg.rerank.model, cfg.rerank.batch_size)
 
     def rank(self, query: EvalQuery, qvec: Any = None, dense_hits: Any = None

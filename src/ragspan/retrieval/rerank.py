@@ -12,7 +12,6 @@ from ragspan.retrieval.embed import quiet_transformers
 
 class Reranker:
     def __init__(self, model: str, batch_size: int = 32):
-
         quiet_transformers()
         try:
             from sentence_transformers import CrossEncoder

@@ -148,7 +148,6 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
     doc level, the same document) twice keeps its first rank; ``depth`` then keeps the first
     ``depth``. Results that are doc ids alone, for every query, give a doc-level run; ids
     alone mixed with spans are an error naming the first."""
-
     results = []
     for n, q in enumerate(queries, start=1):
         t0 = time.perf_counter()

@@ -299,7 +299,6 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     if twins is not None:
         summary["ids_differing_by_normalization"] = twins
     if report.manifest is not None:
-
         parameters["chunks"] = True
         counts = tuple(k for k in report.ks if not isinstance(k, Chars))  # a ceiling per count
         summary["chunking"] = chunking_summary(

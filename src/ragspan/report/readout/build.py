@@ -154,7 +154,6 @@ class Readout:
 
 def interval(values: np.ndarray) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of a mean (``stats.bootstrap_ci``)."""
-
     ci = bootstrap_ci(values.reshape(-1, 1), CI_RESAMPLES, CI_SEED)
     return float(ci.low[0]), float(ci.high[0])
 
@@ -170,7 +169,6 @@ def family_of(configs: Sequence[Config], compared: Sequence[tuple[int, int]], k:
     units (``gate.cluster_plan``: whole documents when the eval set is a sample of the
     corpus); then each pair's bounds at the family's error rate (cluster-robust t bounds, or
     the gate's per-query bounds)."""
-
     if not compared:
         return None
     cg = f"complete_grounding@{k}"

@@ -22,7 +22,6 @@ MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compa
 
 def render(doc: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
-
         return canonical_dumps(doc)
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")

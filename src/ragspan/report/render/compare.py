@@ -16,7 +16,6 @@ def _p(m: dict[str, Any]) -> str:
 
 def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     """Gated metrics first, then the registry's order (complete grounding leads), then k."""
-
     order = {n: i for i, n in enumerate(METRICS)}
 
     def key(item: tuple[str, Any]) -> tuple[bool, bool, int, int]:
@@ -28,7 +27,6 @@ def _ordered(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
-
     rows = []
     for name, m in _ordered(summary["metrics"]):
         base = parse_name(name).column

@@ -103,7 +103,6 @@ def fmt_number(value: float, base: str) -> str:
 
 def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tuple[str, list[str]]]]:
     """Rows ``(metric base, cells)`` and the k columns, in first-seen metric order."""
-
     parsed = [parse_name(n) for n in summary_metrics]
     ks: list[int] = list(sorted_cutoffs(p.k for p in parsed))  # counts, then budgets
     bases: list[str] = []
@@ -123,7 +122,6 @@ def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tupl
 
 def ordered_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """Summary metrics ordered by the registry (complete grounding first), then by name."""
-
     order = {name: i for i, name in enumerate(METRICS)}
 
     def key(name: str) -> tuple[bool, int, str, tuple[bool, int]]:

@@ -206,7 +206,6 @@ LISTING_HEADER = ["metric", "family", "per query", "better", "budget", "trec_eva
 
 def markdown_tables() -> tuple[str, str]:
     """The span-family and doc-family tables of docs/metrics.md."""
-
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
