@@ -13,6 +13,7 @@ import pytest
 from conftest import assert_input_error, run_cli, shared, write_jsonl
 
 METADATA = {"Document Name", "Parties", "Agreement Date", "Effective Date", "Expiration Date"}
+CROSS_REFERENCES = {"Competitive Restriction Exception"}  # left out by default, as the harness
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -31,12 +32,14 @@ def import_cuad(tmp_path: Path, *extra, csv_path=None, contracts=None):
 def clause_pieces(exclude_metadata: bool) -> list[dict]:
     rows = [json.loads(x) for x in
             (shared("cuad_dev") / "clause_spans.jsonl").read_text("utf-8").splitlines()]
-    return [r for r in rows if not (exclude_metadata and r["category"] in METADATA)]
+    return [r for r in rows
+            if not (exclude_metadata and r["category"] in METADATA | CROSS_REFERENCES)]
 
 
 @pytest.mark.parametrize("exclude", [True, False])
 def test_cuad_counts_match_clause_spans(tmp_path, exclude):
-    res = import_cuad(tmp_path, *([] if exclude else ["--include-metadata-clauses"]))
+    res = import_cuad(tmp_path, *([] if exclude else ["--include-metadata-clauses",
+                                                      "--include-cross-references"]))
     assert res.exit_code == 0, res.stderr
     pieces = clause_pieces(exclude)
     unique = {(p["doc_id"][:-4], p["category"], p["start"], p["end"]) for p in pieces if p["unique"]}
@@ -61,6 +64,29 @@ def test_cuad_counts_match_clause_spans(tmp_path, exclude):
     details = json.loads((tmp_path / "r.json").read_text())["predicate"]["details"]
     assert len(details["ambiguous_pieces"]) == summary["ambiguous_pieces"]
     assert all(a["occurrences"] > 1 for a in details["ambiguous_pieces"])
+
+
+def test_cross_references_are_left_out_by_default_and_counted(tmp_path):
+    """Competitive Restriction Exception is phrased as a cross-reference ("except as set
+    forth in Articles 7.1 ..."): not imported unless --include-cross-references, and each
+    (contract, category) cell left out is counted."""
+    rows = [json.loads(x) for x in
+            (shared("cuad_dev") / "clause_spans.jsonl").read_text("utf-8").splitlines()]
+    cells = {(r["doc_id"], r["category"]) for r in rows if r["category"] in CROSS_REFERENCES}
+    assert cells  # the shared subset has some
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert import_cuad(tmp_path / "a").exit_code == 0
+    assert import_cuad(tmp_path / "b", "--include-cross-references").exit_code == 0
+    left = json.loads((tmp_path / "a" / "r.json").read_text())["predicate"]
+    kept = json.loads((tmp_path / "b" / "r.json").read_text())["predicate"]
+    assert left["summary"]["cross_reference_skipped"] == len(cells)
+    assert kept["summary"]["cross_reference_skipped"] == 0
+    cats = lambda d: {r["tags"]["category"] for r in read_rows(d / "eval.jsonl")[1:]}  # noqa: E731
+    assert not cats(tmp_path / "a") & CROSS_REFERENCES
+    assert cats(tmp_path / "b") & CROSS_REFERENCES == CROSS_REFERENCES
+    header = read_rows(tmp_path / "a" / "eval.jsonl")[0]["_header"]
+    assert header["exclude_cross_references"] is True
 
 
 def test_cuad_sampling_is_deterministic(tmp_path):

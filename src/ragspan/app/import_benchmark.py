@@ -22,7 +22,8 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
     if source == "cuad":
         common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
                   "queries": opts.get("sample_queries"),
-                  "exclude_metadata": opts["exclude_metadata"]}
+                  "exclude_metadata": opts["exclude_metadata"],
+                  "exclude_cross_references": opts["exclude_cross_references"]}
         if opts.get("squad_json"):
             if opts.get("csv"):
                 raise UsageError("give --squad-json or --csv, not both")
@@ -38,7 +39,8 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
             inputs = [input_ref("master_clauses", opts["csv"]),
                       input_ref("categories", opts["categories"])]
         params = {"sample_docs": common["sample_docs"], "seed": common["seed"],
-                  "exclude_metadata_clauses": common["exclude_metadata"]}
+                  "exclude_metadata_clauses": common["exclude_metadata"],
+                  "exclude_cross_references": common["exclude_cross_references"]}
         if common["queries"] is not None:
             params["sample_queries"] = common["queries"]
     elif source == "legalbench-rag":

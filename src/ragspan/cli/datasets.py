@@ -62,6 +62,10 @@ def import_group() -> None:
 @click.option("--exclude-metadata-clauses/--include-metadata-clauses", "exclude_metadata",
               default=True, show_default=True,
               help="Skip Document Name, Parties, Agreement/Effective/Expiration Date.")
+@click.option("--exclude-cross-references/--include-cross-references",
+              "exclude_cross_references", default=True, show_default=True,
+              help="Skip Competitive Restriction Exception (phrased as a cross-reference to "
+                   "another clause), as the reference harness does.")
 @click.option("--allow-missing-contracts", is_flag=True,
               help="List and skip CSV rows without a contract file (default: error).")
 @output_options

@@ -33,6 +33,9 @@ from ragspan.io.writers import span_json
 
 METADATA_CLAUSES = ("Document Name", "Parties", "Agreement Date", "Effective Date",
                     "Expiration Date")
+# phrased as a cross-reference to another clause ("except as set forth in Article 7.1"): the
+# reference harness leaves it out, since its answer is the other clause, not this text
+CROSS_REFERENCE_CLAUSES = ("Competitive Restriction Exception",)
 OMITTED = "<omitted>"
 QUESTION = ('Highlight the parts (if any) of this contract related to "{category}" that should '
             "be reviewed by a lawyer. Details: {description}")
@@ -127,7 +130,7 @@ def _quotes(cell: str, path: str, line: int, column: str) -> list[str]:
 def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                     sample_docs: int | None = None, seed: int = 0,
                     queries: int | None = None,
-                    exclude_metadata: bool = True,
+                    exclude_metadata: bool = True, exclude_cross_references: bool = True,
                     allow_missing_contracts: bool = False) -> EvalBuild:
     descriptions = read_descriptions(categories)
     data = read_bytes(csv_path)
@@ -146,6 +149,7 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
         raise InputError(f"categories without a description in {categories}: {unknown[:SHOW]}",
                          csv_path, 1)
     skipped = set(METADATA_CLAUSES) if exclude_metadata else set()
+    cross = set(CROSS_REFERENCE_CLAUSES) if exclude_cross_references else set()
     rows_by_doc: dict[str, tuple[int, list[str]]] = {}
     missing: list[str] = []
     cdir = Path(contracts)
@@ -171,7 +175,7 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
     documents, out_rows = [], []
     counts = {"pieces": 0, "spans": 0, "ambiguous_pieces": 0, "duplicate_pieces": 0,
               "empty_pieces": 0, "queries_without_unique_piece": 0,
-              "missing_contracts": len(missing)}
+              "missing_contracts": len(missing), "cross_reference_skipped": 0}
     ambiguous: list[dict[str, Any]] = []
     not_found: list[str] = []
     for doc_id in chosen:
@@ -181,6 +185,10 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
         documents.append(Document(doc_id, body, "", {"source": path.name}))
         for col, category in columns:
             if category in skipped:
+                continue
+            if category in cross:
+                counts["cross_reference_skipped"] += bool(_quotes(row[col], csv_path, line,
+                                                                  category))
                 continue
             spans: dict[tuple[int, int], dict[str, Any]] = {}
             pieces = 0
@@ -223,12 +231,14 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
         raise InputError("no query has an unambiguous clause", csv_path)
     details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing}
     return _build(out_rows, documents, counts, details, csv_path, data, "cuad-csv", "CUAD",
-                  queries, sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata)
+                  queries, sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata,
+                  exclude_cross_references=exclude_cross_references)
 
 
 def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: int = 0,
                       queries: int | None = None,
-                      exclude_metadata: bool = True) -> EvalBuild:
+                      exclude_metadata: bool = True, exclude_cross_references: bool = True
+                      ) -> EvalBuild:
     """SQuAD-style CUAD: ``data[].title``, ``paragraphs[].context``, ``qas[]`` with ``answers``
     (``text``, ``answer_start``) and ``is_impossible``."""
     data = read_bytes(json_path)
@@ -259,7 +269,8 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
             qas.extend((doc_id, qa) for qa in para_qas)
     chosen = sample(list(docs), sample_docs, seed, "documents", json_path)
     keep = set(chosen)
-    counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0}
+    counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0,
+              "cross_reference_skipped": 0}
     rows = []
     seen: set[str] = set()
     for doc_id, qa in qas:
@@ -278,6 +289,9 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
         category = qid.rsplit("__", 1)[-1] if "__" in qid else ""
         if exclude_metadata and category in METADATA_CLAUSES:
             counts["metadata_skipped"] += 1
+            continue
+        if exclude_cross_references and category in CROSS_REFERENCE_CLAUSES:
+            counts["cross_reference_skipped"] += 1
             continue
         spans: dict[tuple[int, int], dict[str, Any]] = {}
         answers = qa.get("answers", [])
@@ -307,4 +321,5 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
         raise InputError("no answerable question in the selected documents", json_path)
     return _build(rows, documents, counts, {}, json_path, data, "cuad-squad", "CUAD SQuAD",
                   queries, sample_docs=sample_docs, seed=seed,
-                  exclude_metadata_clauses=exclude_metadata)
+                  exclude_metadata_clauses=exclude_metadata,
+                  exclude_cross_references=exclude_cross_references)
