@@ -40,3 +40,18 @@ def test_span_runs_that_miss_the_eval_set(tmp_path):
     assert res.exit_code == 0, res.stderr
     res = run_cli("score", "--eval-set", evalset, "--run", run, "--min-coverage", "1.5")
     assert res.exit_code == 2
+
+
+def test_queries_without_a_relevant_document_are_counted_and_said(tmp_path):
+    """A judged query whose documents are all below the relevance level scores 0 on the
+    binary metrics whatever the run: the summary counts it and the log says so."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 0\nq3 0 d3 1\nq3 0 d4 2\n", encoding="utf-8")
+    run = tmp_path / "r.txt"
+    run.write_text("q1 Q0 d1 1 9 t\nq2 Q0 d2 1 9 t\nq3 Q0 d3 1 9 t\n", encoding="utf-8")
+    for level, expected in ((1, 1), (2, 2)):
+        res = run_cli("score", "--qrels", qrels, "--run", run, "--relevance-level", str(level),
+                      "--format", "json")
+        assert res.exit_code == 0, res.stderr
+        assert res.json()["predicate"]["summary"]["queries_without_relevant"] == expected
+        assert f"{expected} of 3 judged queries have no document judged relevant" in res.stderr

@@ -170,9 +170,8 @@ def test_each_input_is_read_once(tmp_path, monkeypatch):
     """N configurations: each configuration file, the corpus and the eval set are read once
     (not once per reader), and the results equal separate runs (the test above)."""
     import ragspan.app.sweep  # noqa: F401  (every reader loaded, so each binding is patched)
-    from ragspan.io import files
-
     from conftest import patch_everywhere
+    from ragspan.io import files
 
     reads: dict[str, int] = {}
     real = files.read_bytes

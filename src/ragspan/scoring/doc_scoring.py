@@ -10,6 +10,7 @@ judgments are ignored and counted.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
@@ -23,6 +24,8 @@ from ragspan.io.qrels import read_qrels
 from ragspan.io.runcolumns import DocRun, text_keys
 from ragspan.scoring.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
 from ragspan.scoring.metrics.registry import DOC_METRICS, format_name
+
+log = logging.getLogger("ragspan")
 
 
 @dataclass
@@ -119,6 +122,16 @@ class JudgedDocs:
         grade = np.where(found, jg_s[pos] if jkey_s.size else 0, UNJUDGED)
 
         values = rank_metrics(Ranking(eq, er, grade), Judgments(jq, jg), n, ks, level)
+        # a query judged with nothing relevant at ``level`` scores 0 on every binary-relevance
+        # metric whatever the run (trec_eval scores it so; nDCG counts every positive
+        # grade): counted and said, never silent
+        relevant = np.zeros(n, dtype=bool)
+        relevant[jq[jg >= level]] = True
+        counts["queries_without_relevant"] = int(n - relevant.sum())
+        if counts["queries_without_relevant"]:
+            log.warning("%d of %d judged queries have no document judged relevant (grade >= "
+                        "%d): their precision, recall, MAP, MRR and hit rate are 0 whatever "
+                        "the run", counts["queries_without_relevant"], n, level)
         return DocScores(evaluated, values, in_run, counts, ks, level, judged_only)
 
     def score_run(self, run: DocRun, ks: Sequence[int], level: int,

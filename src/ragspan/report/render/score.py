@@ -15,7 +15,8 @@ def table(doc: dict[str, Any]) -> str:
     head = [f"ragspan score ({pred['kind']}): {s['queries']} queries"]
     extra = []
     for key in ("queries_without_run_row", "run_rows_without_query", "queries_without_judgments",
-                "judged_queries_without_run_row", "run_rows_for_unjudged_queries"):
+                "judged_queries_without_run_row", "run_rows_for_unjudged_queries",
+                "queries_without_relevant"):
         if s.get(key):
             extra.append(f"{key.replace('_', ' ')}: {s[key]}")
     if "grounding_threshold" in pred["parameters"]:
