@@ -20,6 +20,7 @@ from typing import Any, Union
 
 from ragspan.app import score as command
 from ragspan.app.compare import merge_budgets
+from ragspan.app.score import parse_k
 from ragspan.app.settings import load_tool_config
 from ragspan.gate import compare as gate
 from ragspan.gate.budgets import parse_budget
@@ -82,7 +83,7 @@ def _typed(report: Mapping[str, Any], name: str) -> tuple[dict[str, Any], ScoreR
 
 
 def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
-          k: Sequence[int] = (), tau: float = 0.5, chunks: Source | None = None,
+          k: Sequence[int | str] = (), tau: float = 0.5, chunks: Source | None = None,
           qrels: Source | None = None, relevance_level: int = 1,
           judged_only: bool = False, align: bool = False, on_ambiguous: str = "error",
           unplaced: str = "error", fuzzy_threshold: float = 0.9) -> Scored:
@@ -97,7 +98,8 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
             ("eval_set", eval_set), ("run", run), ("corpus", corpus), ("chunks", chunks),
             ("qrels", qrels))}
         result = command.run(eval_set=paths["eval_set"], run=paths["run"] or "",
-                             corpus=paths["corpus"], qrels=paths["qrels"], ks=tuple(k),
+                             corpus=paths["corpus"], qrels=paths["qrels"],
+                             ks=tuple(parse_k(c) if isinstance(c, str) else c for c in k),
                              tau=tau, relevance_level=relevance_level,
                              judged_only=judged_only, chunks=paths["chunks"],
                              anchoring={"align": align, "on_ambiguous": on_ambiguous,
