@@ -291,7 +291,7 @@ def test_workflows_and_hook_are_well_formed():
                                              ".github/workflows/release.yml")]
     for text in texts:  # every third-party action pinned by commit, its version beside it
         for ref in re.findall(r"uses: (\S+)(.*)", text):
-            if ref[0].startswith(("./", "your-org/")):
+            if ref[0].startswith(("./", "ragspan/ragspan@")):
                 continue
             assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", ref[0]), ref
             assert re.search(r"# v\d", ref[1]), ref
@@ -317,7 +317,8 @@ def test_workflows_and_hook_are_well_formed():
             assert call == " -I", call
         assert not re.search(r"^\s*ragspan ", text, re.M)  # the console script: not isolated
     # the data folder cannot shadow a module; the cache is saved from the default branch only
-    assert "ragspan/" not in texts[2].replace("your-org/ragspan@", "")
+    assert "ragspan/" not in texts[2].replace("ragspan/ragspan@", "").replace(
+        "github.com/ragspan/ragspan", "")
     jobs = gate_wf["jobs"]
     uses = {name: [st.get("uses", "") for st in job["steps"]] for name, job in jobs.items()}
     assert jobs["warm-cache"]["if"] == "github.event_name == 'push'"
@@ -327,7 +328,7 @@ def test_workflows_and_hook_are_well_formed():
     assert not any(u.startswith("actions/cache@") or "/save@" in u for u in uses["gate"])
     # the recipe installs the release its gate action is pinned to
     version = gate_wf["env"]["RAGSPAN_VERSION"]
-    action_ref = next(u for u in uses["gate"] if u.startswith("your-org/ragspan@"))
+    action_ref = next(u for u in uses["gate"] if u.startswith("ragspan/ragspan@"))
     assert action_ref.endswith("@v" + version)
     assert texts[2].count('"ragspan[retrieval]==$RAGSPAN_VERSION"') == 2
     step = next(st for st in jobs["gate"]["steps"] if st.get("id") == "gate")
