@@ -291,6 +291,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["placement"] = {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS}
     if report.saturation is not None:  # recall high by construction at these cutoffs
         summary["saturation"] = report.saturation
+    if report.off_scope is not None:  # results from another document than the query's
+        summary["off_scope"] = report.off_scope
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())

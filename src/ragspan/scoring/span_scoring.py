@@ -167,6 +167,7 @@ class SpanReport:
     chroma: bool = False  # Chroma's chunking metrics computed (``score --chroma-metrics``)
     precision_omega: np.ndarray | None = None  # per query, with chroma and a manifest
     saturation: dict[str, Any] | None = None  # ``saturation``: with a corpus and scoped queries
+    off_scope: dict[str, Any] | None = None  # ``off_scope``: results outside the query's document
 
     def metric_names(self) -> list[str]:
         bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
@@ -231,7 +232,7 @@ def compute_span_report(
         if chroma and manifest is not None else None
     sat = saturation(evalset, corpus, ranked, codes, ks) if corpus is not None else None
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
-                      ranked, manifest, chroma, omega, sat)
+                      ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes, ks))
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
@@ -267,6 +268,30 @@ def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
         den = total
         out[q] = numerator / den if den else 0.0
     return out
+
+
+def off_scope(evalset: EvalSet, ranked: RankedColumns, codes: DocCodes, ks: Sequence[int]
+              ) -> dict[str, Any] | None:
+    """Per cutoff, of the results of the queries that name their document (``doc_id``), how
+    many come from another document (within the cutoff: rank < k, or a non-empty kept part
+    at a character budget; repeats counted, as a reader is given them). An unfiltered
+    retriever over many contracts shows here what share of its top k is the wrong contract.
+    None when no query names its document or no result lies outside it."""
+    scope = np.fromiter((codes.code(q.doc_id) if q.doc_id is not None else -1
+                         for q in evalset.queries), dtype=np.int64, count=len(evalset.queries))
+    scoped = scope[ranked.query] >= 0 if ranked.query.size else np.zeros(0, dtype=bool)
+    if not scoped.any():
+        return None
+    outside = scoped & (ranked.doc != scope[ranked.query])
+    by_k: dict[str, Any] = {}
+    for k in ks:
+        within = kept_lengths(ranked, int(k)) > 0 if isinstance(k, Chars) else ranked.rank < k
+        results, out = int((scoped & within).sum()), int((outside & within).sum())
+        if out:
+            by_k[str(k)] = {"results": results, "outside": out, "share": out / results}
+    if not by_k:
+        return None
+    return {"scoped_queries": int((scope >= 0).sum()), "by_k": by_k}
 
 
 SATURATED = 0.9  # share of its scoped document a query's results cover

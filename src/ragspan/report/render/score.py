@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragspan.report.render.text import Markdown, aligned, md_table, metric_grid, ordered_metrics
+from ragspan.report.render.text import (
+    Markdown,
+    aligned,
+    md_lines,
+    md_table,
+    metric_grid,
+    ordered_metrics,
+)
 from ragspan.scoring.metrics.registry import cutoff_key, parse_cutoff
 
 
@@ -32,7 +39,23 @@ def table(doc: dict[str, Any]) -> str:
         header, body, note = labels
         text += "\nfailing complete grounding, by label:\n" + aligned(header, body, left=2)
         text += note
+    off = _off_scope(s)
+    if off:
+        text += "\n" + off + "\n"
     return text
+
+
+def _off_scope(summary: dict[str, Any]) -> str | None:
+    """One line: per cutoff, the share of the scoped queries' results from another
+    document (``summary.off_scope``); None when there are none."""
+    found = summary.get("off_scope")
+    if not found:
+        return None
+    ks = sorted(found["by_k"], key=lambda k: cutoff_key(parse_cutoff(k)))
+    parts = [f"k = {k}: {100 * found['by_k'][k]['share']:.1f}% ({found['by_k'][k]['outside']} "
+             f"of {found['by_k'][k]['results']})" for k in ks]
+    return (f"results outside the query's document ({found['scoped_queries']} queries name "
+            f"theirs): " + "; ".join(parts))
 
 
 def _labels(summary: dict[str, Any]) -> tuple[list[str], list[list[str]], str] | None:
@@ -67,4 +90,7 @@ def markdown(doc: dict[str, Any]) -> str:
         text += md_table(header, body, right_from=2)
         if note:
             text += "\n" + note
+    off = _off_scope(s)
+    if off:
+        text += "\n" + md_lines(off) + "\n"
     return text
