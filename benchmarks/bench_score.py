@@ -2,6 +2,10 @@
 
 Prints queries/second for the metric computation alone and for the whole command (JSONL
 parsing, scoring, report building and writing). Targets: metrics < 1 s, command < 10 s.
+Then the floor, side by side in one run: the fastest parse of the run file available (pyarrow's
+JSON reader into columns, no checks), the metric computation and writing the report's
+canonical JSON; the whole command, with the ``fast`` extra and without, against it. Target:
+the whole command within 2x the floor.
 Then the failure labels: the labelling alone (the facts of every gold span and the labels at
 4 cutoffs, with a chunk manifest of 512-character chunks tiling every document), and the
 whole command with ``--chunks`` against without. Target: labelling adds < 0.5 s.
@@ -100,13 +104,21 @@ def main() -> None:
             best = elapsed if best is None else min(best, elapsed)
         label_s = best
         totals = {}
-        for name, extra in (("without --chunks", {}),
-                            ("with --chunks", {"chunks": str(tmp / "chunks.jsonl")})):
-            t0 = time.perf_counter()
-            result = score.run(eval_set=str(e), run=str(r), ks=(1, 5, 10, 100), **extra)
-            (tmp / "report.json").write_text(report_text(result.report), encoding="utf-8")
-            totals[name] = time.perf_counter() - t0
+        for name, extra, fast in (("without --chunks", {}, "1"),
+                                  ("with --chunks", {"chunks": str(tmp / "chunks.jsonl")}, "1"),
+                                  ("plain reader", {}, "")):
+            os.environ["RAGSPAN_NO_FAST"] = "" if fast else "1"
+            best_t = None
+            for _ in range(2):
+                t0 = time.perf_counter()
+                result = score.run(eval_set=str(e), run=str(r), ks=(1, 5, 10, 100), **extra)
+                (tmp / "report.json").write_text(report_text(result.report), encoding="utf-8")
+                dt = time.perf_counter() - t0
+                best_t = dt if best_t is None else min(best_t, dt)
+            totals[name] = best_t
+        os.environ.pop("RAGSPAN_NO_FAST")
         total_s = totals["without --chunks"]
+        floor = _floor(r, evalset, run, result.report, tmp)
     print(f"metric computation (4 cutoffs): {metric_s:.3f} s = {N_QUERIES / metric_s:,.0f} "
           f"queries/s (target < 1 s)")
     print(f"4 character cutoffs ({', '.join(map(str, budgets))}): {timing['chars']:.3f} s "
@@ -118,7 +130,39 @@ def main() -> None:
           f"(target < 0.5 s); failing queries at @10: {sum(labels.counts(10).values()):,}")
     print(f"whole command with --chunks: {totals['with --chunks']:.3f} s "
           f"(+{totals['with --chunks'] - total_s:.3f} s over without)")
+    parse_s, metrics_s, write_s = floor
+    floor_s = sum(floor)
+    print(f"floor: fastest parse {parse_s:.3f} s + metrics {metrics_s:.3f} s + write "
+          f"{write_s:.3f} s = {floor_s:.3f} s")
+    print(f"whole command {total_s:.3f} s = x{total_s / floor_s:.2f} the floor (target <= x2); "
+          f"with the plain reader (no fast extra) {totals['plain reader']:.3f} s = "
+          f"x{totals['plain reader'] / floor_s:.2f}")
     sys.stdout.flush()
+
+
+def _floor(run_path: Path, evalset, run, report, tmp: Path) -> tuple[float, float, float]:
+    """The best of two of: pyarrow's JSON reader on the run file (columns, nothing checked),
+    the metric computation, the canonical JSON of the report written to a file."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    from ragspan.base.canonical import canonical_dumps
+    from ragspan.scoring.span_scoring import compute_span_report
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    data = run_path.read_bytes()
+    parse = best(lambda: pj.read_json(pa.BufferReader(data)))
+    metrics = best(lambda: compute_span_report(evalset, run, None, (1, 5, 10, 100), 0.5))
+    write = best(lambda: (tmp / "floor.json").write_text(canonical_dumps(report),
+                                                          encoding="utf-8"))
+    return parse, metrics, write
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def build(cases, match_any=None):
         offsets.append(len(doc))
     n = len(doc)
     spans = SpanList(ids, np.asarray(offsets, np.int64), doc, np.asarray(start, np.int64),
-                     np.asarray(end, np.int64), np.full(n, np.nan), [None] * n, [None] * n)
+                     np.asarray(end, np.int64), np.full(n, np.nan), [None] * n)
     return EvalSet("e.jsonl", "0" * 64, tuple(queries)), SpanRun("r.jsonl", "0" * 64, spans,
                                                                    list(range(len(ids))))
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError
+from ragspan.io import fastruns
 from ragspan.io.anchoring import Anchor
 from ragspan.io.evalset import (
     MAX_OFFSET,
@@ -23,6 +24,7 @@ from ragspan.io.evalset import (
     parse_id,
     unique_row_id,
 )
+from ragspan.io.fastspans import read_arrow_spans
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
@@ -41,7 +43,6 @@ class SpanList:
     end: np.ndarray
     score: np.ndarray
     chunk_id: list[str | None]
-    sources: list[dict[str, int] | None]
     doc_names: list[str] = field(default_factory=list)
     doc_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
@@ -82,7 +83,6 @@ class _Columns:
         self.end: list[Any] = []
         self.score: list[Any] = []
         self.chunk: list[str | None] = []
-        self.sources: list[dict[str, int] | None] = []
         self.line_of_span: list[int] = []
 
     def add(self, raw: Any, path: str, line: int, qid: str = "") -> None:
@@ -115,7 +115,6 @@ class _Columns:
             self.end.append(end)
             self.score.append(item.get("score"))
             self.chunk.append(item.get("chunk_id"))
-            self.sources.append(item.get("sources"))
             kept += 1
         self.line_of_span.extend([line] * kept)
         self.offsets.append(len(self.doc))
@@ -146,7 +145,6 @@ class _Columns:
             end=end,
             score=score,
             chunk_id=self.chunk,
-            sources=self.sources,
             doc_names=list(names),
             doc_code=code,
         )
@@ -175,6 +173,19 @@ def _int_column(values: list[Any], name: str, cols: _Columns, path: str) -> np.n
     return np.asarray(values, dtype=np.int64)
 
 
+def _span_run_of(c: dict[str, Any], name: str, data: bytes, anchor: Anchor | None) -> SpanRun:
+    """The SpanRun of ``read_arrow_spans``'s checked columns, as the plain reader builds it."""
+    config = None if c["header"] is None else header_record(c["header"], 0, name, 1)
+    spans = SpanList(ids=c["ids"], offsets=c["offsets"], doc_id=c["doc_id"], start=c["start"],
+                     end=c["end"], score=c["score"], chunk_id=c["chunk_id"],
+                     doc_names=c["doc_names"], doc_code=c["doc_code"])
+    lat = c["latency_ms"]
+    return SpanRun(path=name, sha256=sha256_hex(data), spans=spans, lines=c["lines"],
+                   latency_ms=lat if np.isfinite(lat).any() else None, config=config,
+                   placement=anchor.summary() if anchor is not None else None,
+                   placement_records=anchor.records if anchor is not None else {})
+
+
 def _score_column(values: list[Any], cols: _Columns, path: str) -> np.ndarray:
     out = np.full(len(values), np.nan)
     for i, value in enumerate(values):
@@ -188,13 +199,21 @@ def _score_column(values: list[Any], cols: _Columns, path: str) -> np.ndarray:
     return out
 
 
-def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None) -> SpanRun:
+def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
+                  fast: bool | None = None) -> SpanRun:
     """Read a span run (JSONL). Query ids must be unique; offsets ``0 <= start < end``;
     scores, where given, finite. A row may carry ``retrieved_first_stage`` and ``latency_ms``.
     An item may carry its ``text``, with or without offsets: ``anchor`` checks it against the
-    corpus or places it there (``io.anchoring``); without ``anchor`` a text is refused."""
+    corpus or places it there (``io.anchoring``); without ``anchor`` a text is refused.
+    Fields of an item other than ``doc_id``, ``start``, ``end``, ``score``, ``chunk_id`` and
+    ``text`` are not kept. ``fast`` (default: when pyarrow is installed) reads the file
+    through pyarrow where that is certain to give the same run (``io.fastspans``)."""
     name = str(path)
     data = read_bytes(path)
+    if fastruns.fast_available() if fast is None else fast:
+        columns = read_arrow_spans(data)
+        if columns is not None:
+            return _span_run_of(columns, name, data, anchor)
     text = decode_records(data, name)
     main = _Columns("retrieved", anchor)
     first = _Columns("retrieved_first_stage", anchor)
