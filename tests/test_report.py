@@ -364,3 +364,38 @@ def test_reports_scored_at_character_budgets_only_are_refused_with_the_fix(made,
         scored.append(out)
     res = run_cli("report", *scored, "--out", tmp_path / "r.md")
     assert res.exit_code == 2 and "score with --k 5" in res.stderr
+
+
+def test_the_csv_has_one_row_per_query_and_configuration(tmp_path):
+    """report --csv: the rows equal the score reports' per-query values, a formula-looking
+    id is defused, and the CSV is written with the report or not at all."""
+    import csv
+    import json
+
+    from conftest import run_cli, write_jsonl
+
+    rows = [{"id": qid, "query": "x", "doc_id": "d", "gold_spans": [[0, 5]]}
+            for qid in ("q1", "=HYPERLINK(1)")]
+    evalset = write_jsonl(tmp_path / "e.jsonl", rows)
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": "abcdefghij"}])
+    scores = []
+    for name, end in (("a", 5), ("b", 2)):
+        run = write_jsonl(tmp_path / f"{name}.jsonl", [
+            {"id": r["id"], "retrieved": [{"doc_id": "d", "start": 0, "end": end}]} for r in rows])
+        out = tmp_path / f"{name}.json"
+        assert run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus,
+                       "--k", "1", "--out", out).exit_code == 0
+        scores.append(out)
+    res = run_cli("report", *scores, "--out", tmp_path / "r.md", "--csv", tmp_path / "r.csv")
+    assert res.exit_code == 0, res.stderr
+    table = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8", newline="")))
+    assert [(r["configuration"], r["query_id"]) for r in table] == [
+        (c, q) for c in ("a", "b") for q in ("q1", "'=HYPERLINK(1)")]
+    for path, part in zip(scores, (table[:2], table[2:])):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for qrow, crow in zip(doc["predicate"]["details"]["queries"], part):
+            assert {m: float(crow[m]) for m in qrow["metrics"]} == qrow["metrics"]
+    assert {r["failure@1"] for r in table[2:]} == {"partial-grounding"}
+    assert {r["failure@1"] for r in table[:2]} == {""}
+    res = run_cli("report", *scores, "--out", tmp_path / "s.md", "--csv", tmp_path / "s.md")
+    assert res.exit_code == 2 and not (tmp_path / "s.md").exists()

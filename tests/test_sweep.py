@@ -62,7 +62,8 @@ def test_each_configuration_is_what_run_retriever_and_score_write(tmp_path):
         assert row["failure_labels"] == score["failure_labels"]["by_k"]
     # the developer report is the sweep's last step: what ragspan report writes from its files
     assert pred["details"]["reports"] == {"html": str(tmp_path / "out" / "report.html"),
-                                          "markdown": str(tmp_path / "out" / "report.md")}
+                                          "markdown": str(tmp_path / "out" / "report.md"),
+                                          "csv": str(tmp_path / "out" / "report.csv")}
     for ext in ("md", "html"):
         res = run_cli("report", tmp_path / "out" / "fixed" / "score.json",
                       tmp_path / "out" / "clause" / "score.json", "--out",

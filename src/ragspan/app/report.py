@@ -22,6 +22,7 @@ from ragspan.report.envelope import load_report, statement
 from ragspan.report.readout import client, developer
 from ragspan.report.readout.build import build, config_of
 from ragspan.report.readout.document import html_page, markdown
+from ragspan.report.readout.query_csv import query_csv
 
 AUDIENCES = ("developer", "client")
 FORMAT_OF_EXTENSION = {".md": "markdown", ".markdown": "markdown", ".html": "html",
@@ -98,7 +99,9 @@ def summary_of(readout: Any) -> dict[str, Any]:
 
 def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int | None = None,
         audience: str = "developer", corpus: str | None = None,
-        all_pairs: bool = False) -> CommandResult:
+        all_pairs: bool = False, csv_out: str | None = None) -> CommandResult:
+    """The readout written to ``out`` and, with ``csv_out``, the per-query table
+    (``readout.query_csv``) beside it, all or nothing."""
     if audience not in AUDIENCES:
         raise UsageError(f"--audience {audience}: expected one of {', '.join(AUDIENCES)}")
     if not reports:
@@ -116,4 +119,9 @@ def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int
                                    "baseline": readout.base.name,
                                    **({"all_pairs": True} if all_pairs else {})},
         summary=summary_of(readout), details={})
-    return CommandResult(doc, {out: text})
+    files = {out: text}
+    if csv_out is not None:
+        if csv_out == out:
+            raise UsageError("--csv and --out name the same file")
+        files[csv_out] = query_csv(readout.configs)
+    return CommandResult(doc, files)

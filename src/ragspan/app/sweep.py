@@ -33,12 +33,14 @@ from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
 from ragspan.report.envelope import report_text, statement, statement_of
 from ragspan.report.readout.build import build, config_of
+from ragspan.report.readout.query_csv import query_csv
 from ragspan.retrieval.config import PipelineConfig
 from ragspan.scoring.span_scoring import DEFAULT_KS
 
 log = logging.getLogger("ragspan")
 FILES = ("run.jsonl", "chunks.jsonl", "run-retriever.json", "score.json")
-REPORTS = {"markdown": "md", "html": "html"}  # the developer report, written last
+# the developer report and the per-query table (``readout.query_csv``), written last
+REPORTS = {"markdown": "md", "html": "html", "csv": "csv"}
 
 
 def plan(configs: Sequence[str], out_dir: str
@@ -167,7 +169,8 @@ def _write_reports(scored: Sequence[Any], baseline: str | None, paths: dict[str,
             log.warning("sweep: the baseline %s did not finish: no report written", baseline)
         return {}
     readout = build(scored, baseline)
-    write_files({p: render(readout, fmt, "developer") for fmt, p in paths.items()})
+    write_files({p: query_csv(readout.configs) if fmt == "csv"
+                 else render(readout, fmt, "developer") for fmt, p in paths.items()})
     return dict(paths)
 
 

@@ -202,11 +202,13 @@ def plan(fmt: str, **kwargs: Any) -> None:
 @click.option("--all-pairs", is_flag=True,
               help="Compare every pair of configurations as one family, not only each with "
                    "the baseline.")
+@click.option("--csv", "csv_out", type=str,
+              help="Also write one row per query and configuration here (CSV).")
 @click.option("--report", "report_json", type=str,
               help="Also write the command's JSON report here.")
 @format_option
 @common_options
-@guard(inputs=("reports", "corpus"), outputs=("out", "report_json"))
+@guard(inputs=("reports", "corpus"), outputs=("out", "csv_out", "report_json"))
 def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
     """Several configurations' score reports side by side: one Markdown or HTML report."""
     from ragspan.app import report as command
