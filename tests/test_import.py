@@ -405,3 +405,65 @@ def test_validate_warns_when_the_query_holds_its_answer(tmp_path):
     assert res.exit_code == 0, res.stdout  # a warning
     finding = res.json()["predicate"]["details"]["findings"][0]
     assert finding["check"] == "gold_in_query" and "verbatim" in finding["message"]
+
+
+def _crlf_legalbench(tmp_path: Path) -> tuple[Path, str]:
+    """Two subsets over a corpus file with CRLF line ends, spans given as the benchmark's code
+    reads the file (text mode: CRLF is one character)."""
+    raw = "Clause 1.\r\nThe Supplier shall indemnify the Buyer.\r\nClause 3.\r\n"
+    translated = raw.replace("\r\n", "\n")
+    answer = "The Supplier shall indemnify the Buyer."
+    start = translated.index(answer)
+    root = tmp_path / "lbr"
+    (root / "corpus" / "c").mkdir(parents=True)
+    (root / "benchmarks").mkdir()
+    (root / "corpus" / "c" / "a.txt").write_bytes(raw.encode("utf-8"))
+    for subset, n in (("one", 1), ("two", 3)):
+        tests = [{"query": f"{subset} {i}?", "snippets": [
+            {"file_path": "c/a.txt", "span": [start, start + len(answer)], "answer": answer}]}
+            for i in range(n)]
+        (root / "benchmarks" / f"{subset}.json").write_text(json.dumps({"tests": tests}),
+                                                           encoding="utf-8")
+    return root, answer
+
+
+def test_legalbench_reads_crlf_documents_as_the_benchmark_does(tmp_path):
+    """Default: newlines translated as Python's text mode reads them, so the benchmark's
+    offsets slice back to its answers; --newlines keep reads the bytes as they are, where
+    the same offsets point one character early per CRLF before them: refused by name."""
+    root, answer = _crlf_legalbench(tmp_path)
+    res = run_cli("import", "legalbench-rag", "--root", root, "--out", tmp_path / "e.jsonl",
+                  "--corpus-out", tmp_path / "c.jsonl")
+    assert res.exit_code == 0, res.stderr
+    header, *rows = read_rows(tmp_path / "e.jsonl")
+    text = read_rows(tmp_path / "c.jsonl")[0]["text"]
+    assert "\r" not in text and header["_header"]["newlines"] == "translate"
+    span = rows[0]["gold_spans"][0]
+    assert text[span["start"]:span["end"]] == answer
+    res = run_cli("import", "legalbench-rag", "--root", root, "--newlines", "keep", "--out",
+                  tmp_path / "k.jsonl")
+    assert res.exit_code == 3 and "c/a.txt" in res.stderr, res.stderr
+    assert not (tmp_path / "k.jsonl").exists()
+
+
+def test_several_legalbench_subsets_get_a_macro_mean(tmp_path):
+    """The benchmark weighs each subset equally: score states that mean (summary.macro_mean)
+    beside the mean over queries."""
+    root, _ = _crlf_legalbench(tmp_path)
+    assert run_cli("import", "legalbench-rag", "--root", root, "--out", tmp_path / "e.jsonl",
+                   "--corpus-out", tmp_path / "c.jsonl").exit_code == 0
+    rows = read_rows(tmp_path / "e.jsonl")[1:]
+    span = rows[0]["gold_spans"][0]
+    run = [{"id": r["id"], "retrieved": [{"doc_id": span["doc_id"], "start": span["start"],
+                                          "end": span["end"]}] if r["tags"]["subset"] == "one"
+            else []} for r in rows]
+    (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(x) for x in run), encoding="utf-8")
+    res = run_cli("score", "--eval-set", tmp_path / "e.jsonl", "--run", tmp_path / "r.jsonl",
+                  "--corpus", tmp_path / "c.jsonl", "--k", "1", "--format", "json",
+                  "--min-coverage", "0")
+    assert res.exit_code == 0, res.stderr
+    summary = res.json()["predicate"]["summary"]
+    assert summary["metrics"]["span_recall@1"] == 0.25  # 1 of 4 queries
+    macro = summary["macro_mean"]
+    assert macro["over"] == "subset" and macro["groups"] == ["one", "two"]
+    assert macro["metrics"]["span_recall@1"] == 0.5  # (1 + 0) / 2

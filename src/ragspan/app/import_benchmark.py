@@ -45,10 +45,12 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
             params["sample_queries"] = common["queries"]
     elif source == "legalbench-rag":
         build = import_legalbench(opts["root"], tuple(opts["subsets"]),
-                                  paper_sampling=opts["paper_sampling"])
+                                  paper_sampling=opts["paper_sampling"],
+                                  newlines=opts["newlines"])
         inputs = [input_ref("benchmark", f"{opts['root']}/benchmarks/{s}.json")
                   for s in build.header["subsets"]]
-        params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"]}
+        params = {"subsets": list(opts["subsets"]), "paper_sampling": opts["paper_sampling"],
+                  "newlines": opts["newlines"]}
     elif source == "ragas":
         corpus = read_corpus(opts["corpus"])
         build, run_rows = import_ragas(opts["rows"], corpus, on_ambiguous=opts["on_ambiguous"],

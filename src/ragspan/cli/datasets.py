@@ -84,6 +84,10 @@ def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 @click.option("--subset", "subsets", multiple=True, help="Benchmark name; repeatable (default all).")
 @click.option("--paper-sampling", is_flag=True,
               help="Keep the benchmark's own 194-per-subset selection.")
+@click.option("--newlines", type=click.Choice(["translate", "keep"]), default="translate",
+              show_default=True,
+              help="translate: read corpus files as the benchmark's code does (CRLF and CR "
+                   "become LF, its offsets' text); keep: as they are.")
 @output_options
 @common_options
 @guard(inputs=("root",), outputs=("out", "corpus_out", "report"))

@@ -62,6 +62,24 @@ def slices(evalset: EvalSet, values: dict[str, np.ndarray],
     return out
 
 
+MACRO_TAG = "subset"
+
+
+def macro_mean(evalset: EvalSet, cut: dict[str, Any]) -> dict[str, Any] | None:
+    """The mean over subsets of each metric's mean per subset, when the eval set's header
+    lists several ``subsets`` and its queries are tagged with them (``import
+    legalbench-rag``): the benchmark's own headline weighting (each subset counts the same,
+    whatever its number of tests), beside ``summary.metrics``, the mean over queries."""
+    listed = (evalset.header or {}).get("subsets")
+    groups = cut.get(MACRO_TAG, {})
+    if not isinstance(listed, list) or len(listed) < 2 or len(groups) < 2:
+        return None
+    names = next(iter(groups.values()))["metrics"]
+    return {"over": MACRO_TAG, "groups": sorted(groups),
+            "metrics": {n: float(np.mean([g["metrics"][n] for g in groups.values()]))
+                        for n in names}}
+
+
 MAX_EVIDENCE = 20
 
 
@@ -312,9 +330,13 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
         summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),
                                  "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
+    cut = slices(report.evalset, values, report.labels)
+    macro = macro_mean(report.evalset, cut)
+    if macro is not None:
+        summary["macro_mean"] = macro
     details: dict[str, Any] = {
         "queries": rows,
-        "slices": slices(report.evalset, values, report.labels),
+        "slices": cut,
         "run_rows_without_query": report.unmatched_run_ids[:MAX_LISTED_IDS],
     }
     return ReportBody(kind="score.span",

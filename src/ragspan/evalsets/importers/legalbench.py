@@ -5,6 +5,16 @@ Each test is ``{"query": ..., "snippets": [{"file_path": ..., "span": [start, en
 the benchmark's own selection: when a subset holds more than 194 tests, sort them by a random
 key seeded from the first snippet's file path (``random.seed(path); random.random()``) and
 keep the first 194.
+
+Newlines: the benchmark's code reads each corpus file with Python's ``open(path).read()``, in
+text mode, which turns ``\r\n`` and a lone ``\r`` into ``\n``; its spans are offsets into
+that text. ``newlines="translate"`` (the default) reads the files the same way, so the
+offsets mean what they mean there, and the corpus written holds that text; ``"keep"`` reads
+them as they are (ragspan's own reading everywhere else), where a span past a ``\r\n``
+points elsewhere and its answer no longer slices back (an InputError naming the test). The
+benchmark's headline figures weight each subset equally (``benchmark_name_to_weight``, 0.25
+each, spread over its tests): a macro mean over subsets, which ``score`` states beside the
+micro mean when the eval set holds several (``summary.macro_mean``).
 """
 
 from __future__ import annotations
@@ -55,8 +65,20 @@ def _tests(path: Path) -> list[dict[str, Any]]:
     return tests
 
 
+NEWLINES = ("translate", "keep")
+
+
+def read_document(data: bytes, path: Path, newlines: str) -> str:
+    """A corpus file's text: UTF-8, and with ``translate`` the newlines as Python's text mode
+    reads them (``\r\n`` and ``\r`` become ``\n``)."""
+    text = decode_utf8(data, path)
+    if newlines == "translate":
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
 def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
-                      paper_sampling: bool = False) -> EvalBuild:
+                      paper_sampling: bool = False, newlines: str = "translate") -> EvalBuild:
     base = Path(root)
     bench_dir, corpus_dir = base / "benchmarks", base / "corpus"
     if not bench_dir.is_dir() or not corpus_dir.is_dir():
@@ -79,7 +101,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
                 doc_id = s["file_path"]
                 if doc_id not in texts:
                     fpath = corpus_dir / doc_id
-                    texts[doc_id] = decode_utf8(read_bytes(fpath), fpath)
+                    texts[doc_id] = read_document(read_bytes(fpath), fpath, newlines)
                 start, end = s["span"]
                 if end > len(texts[doc_id]):
                     raise InputError(f"span [{start}, {end}) is past the end of '{doc_id}' "
@@ -97,5 +119,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
     verify_slices(rows, documents, "LegalBench-RAG", str(root))
     corpus = Corpus(root, "", {d.id: d for d in documents})
     head = provenance(corpus, "legalbench-rag", paper_sampling=paper_sampling,
-                      subsets=[f.stem for f in files])
+                      subsets=[f.stem for f in files], newlines=newlines)
+    if newlines == "translate":
+        head["extractor"]["text"] = "utf-8, newlines translated as Python's text mode"
     return EvalBuild(head, rows, documents, counts, {})

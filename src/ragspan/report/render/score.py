@@ -42,7 +42,25 @@ def table(doc: dict[str, Any]) -> str:
     off = _off_scope(s)
     if off:
         text += "\n" + off + "\n"
+    macro = _macro(s)
+    if macro:
+        text += "\n" + macro + "\n"
     return text
+
+
+MACRO_SHOWN = ("complete_grounding", "char_precision", "char_recall")
+
+
+def _macro(summary: dict[str, Any]) -> str | None:
+    """One line: the macro mean over subsets (``summary.macro_mean``) of the headline span
+    metrics, at each cutoff; None without one."""
+    found = summary.get("macro_mean")
+    if not found:
+        return None
+    shown = [f"{n} {v:.4f}" for n, v in found["metrics"].items()
+             if n.split("@")[0] in MACRO_SHOWN]
+    return (f"macro mean over {len(found['groups'])} {found['over']}s (each counts the same): "
+            + ", ".join(shown))
 
 
 def _off_scope(summary: dict[str, Any]) -> str | None:
@@ -93,4 +111,7 @@ def markdown(doc: dict[str, Any]) -> str:
     off = _off_scope(s)
     if off:
         text += "\n" + md_lines(off) + "\n"
+    macro = _macro(s)
+    if macro:
+        text += "\n" + md_lines(macro) + "\n"
     return text
