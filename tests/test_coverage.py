@@ -55,3 +55,22 @@ def test_queries_without_a_relevant_document_are_counted_and_said(tmp_path):
         assert res.exit_code == 0, res.stderr
         assert res.json()["predicate"]["summary"]["queries_without_relevant"] == expected
         assert f"{expected} of 3 judged queries have no document judged relevant" in res.stderr
+
+
+def test_a_reorder_stage_that_changes_nothing_is_said(tmp_path):
+    """A run that records its first stage: score counts the rows the rerank or fusion stage
+    changed (summary.first_stage), and warns when it changed none."""
+    evalset = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": f"q{i}", "query": "x", "gold_spans": [{"doc_id": "d", "start": 0, "end": 4}]}
+        for i in range(3)])
+    a, b = {"doc_id": "d", "start": 0, "end": 4}, {"doc_id": "d", "start": 4, "end": 9}
+    for reordered in (0, 1):
+        rows = [{"id": f"q{i}", "retrieved": [b, a] if i < reordered else [a, b],
+                 "retrieved_first_stage": [a, b]} for i in range(3)]
+        run = write_jsonl(tmp_path / f"r{reordered}.jsonl", rows)
+        res = run_cli("score", "--eval-set", evalset, "--run", run, "--k", "1",
+                      "--format", "json")
+        assert res.exit_code == 0, res.stderr
+        assert res.json()["predicate"]["summary"]["first_stage"] == {"rows": 3,
+                                                                     "reordered": reordered}
+        assert ("changed nothing" in res.stderr) == (reordered == 0)

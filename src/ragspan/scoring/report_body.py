@@ -311,6 +311,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["saturation"] = report.saturation
     if report.off_scope is not None:  # results from another document than the query's
         summary["off_scope"] = report.off_scope
+    if report.reordering is not None:  # rows the rerank or fusion stage changed
+        summary["first_stage"] = report.reordering
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,8 @@ from ragspan.scoring.metrics.span import (
 
 DEFAULT_KS = (5, 10)
 DEFAULT_TAU = 0.5
+
+log = logging.getLogger("ragspan")
 
 
 @dataclass
@@ -168,6 +171,7 @@ class SpanReport:
     precision_omega: np.ndarray | None = None  # per query, with chroma and a manifest
     saturation: dict[str, Any] | None = None  # ``saturation``: with a corpus and scoped queries
     off_scope: dict[str, Any] | None = None  # ``off_scope``: results outside the query's document
+    reordering: dict[str, Any] | None = None  # ``reordering``: with a first stage
 
     def metric_names(self) -> list[str]:
         bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
@@ -232,7 +236,8 @@ def compute_span_report(
         if chroma and manifest is not None else None
     sat = saturation(evalset, corpus, ranked, codes, ks) if corpus is not None else None
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
-                      ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes, ks))
+                      ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes, ks),
+                      reordering(run))
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
@@ -268,6 +273,29 @@ def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
         den = total
         out[q] = numerator / den if den else 0.0
     return out
+
+
+def reordering(run: SpanRun) -> dict[str, Any] | None:
+    """How many rows the reorder stage (rerank, fusion) changed: a row whose final list is
+    not its first-stage list, span for span (document and offsets, in order). None when the
+    run records no first stage. A stage that changed no row is said: a reranker that
+    reorders nothing is a configuration error, not a result."""
+    first = run.first_stage
+    if first is None:
+        return None
+    final = run.spans
+    changed = 0
+    for i in range(len(final.ids)):
+        a, b = final.row(i), first.row(i)
+        same = len(a) == len(b) and all(
+            final.doc_id[x] == first.doc_id[y] for x, y in zip(a, b)) and bool(
+            (final.start[a.start:a.stop] == first.start[b.start:b.stop]).all()
+            and (final.end[a.start:a.stop] == first.end[b.start:b.stop]).all())
+        changed += not same
+    if not changed:
+        log.warning("the run's final ranking equals its first stage for every row: the "
+                    "reorder stage (rerank or fusion) changed nothing")
+    return {"rows": len(final.ids), "reordered": changed}
 
 
 def off_scope(evalset: EvalSet, ranked: RankedColumns, codes: DocCodes, ks: Sequence[int]
