@@ -326,6 +326,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["chunking"] = chunking_summary(
             report.evalset, report.manifest, counts, report.tau,
             {k: metrics[format_name("precision", k)] for k in counts})
+        if report.chunk_recall is not None:  # relevant chunks retrieved, with the ceiling
+            summary["chunking"]["chunk_recall"] = report.chunk_recall
         if report.precision_omega is not None:  # Chroma's oracle IoU of this chunking
             summary["chunking"]["precision_omega"] = _mean(report.precision_omega)
     if report.run.latency_ms is not None:

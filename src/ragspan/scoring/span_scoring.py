@@ -172,6 +172,7 @@ class SpanReport:
     saturation: dict[str, Any] | None = None  # ``saturation``: with a corpus and scoped queries
     off_scope: dict[str, Any] | None = None  # ``off_scope``: results outside the query's document
     reordering: dict[str, Any] | None = None  # ``reordering``: with a first stage
+    chunk_recall: dict[str, Any] | None = None  # ``chunk_recall``: with a chunk manifest
 
     def metric_names(self) -> list[str]:
         bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
@@ -228,16 +229,17 @@ def compute_span_report(
                                 tau, chroma)
     except OverflowError as exc:  # offsets x groups beyond one int64 line (spans.make_line)
         raise InputError(f"offsets too large to score together: {exc}", run.path) from None
-    facts = span_facts(gold, ranked, None if manifest is None
-                       else chunk_columns(manifest, codes))
+    chunks = None if manifest is None else chunk_columns(manifest, codes)
+    facts = span_facts(gold, ranked, chunks)
     grounded = {k: scores.values[format_name("complete_grounding", k)] >= 1.0 for k in ks}
     labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau, scores.slots)
-    omega = precision_omega(gold, chunk_columns(manifest, codes)) \
-        if chroma and manifest is not None else None
+    omega = precision_omega(gold, chunks) if chroma and chunks is not None else None
     sat = saturation(evalset, corpus, ranked, codes, ks) if corpus is not None else None
+    c_recall = chunk_recall(gold, ranked, chunks, facts.chunk_pairs, ks) \
+        if chunks is not None and facts.chunk_pairs is not None else None
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
                       ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes, ks),
-                      reordering(run))
+                      reordering(run), c_recall)
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
@@ -273,6 +275,39 @@ def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
         den = total
         out[q] = numerator / den if den else 0.0
     return out
+
+
+def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
+                 pairs: tuple[np.ndarray, np.ndarray], ks: Sequence[int]) -> dict[str, Any]:
+    """Chunk-level recall per count cutoff: of a query's relevant chunks (the manifest's
+    chunks that overlap one of its gold spans), the share among its top k results (a result
+    counts as the chunk with its document and offsets; repeats once), averaged over the
+    queries with a relevant chunk; and its ceiling, ``min(1, k / relevant chunks)``, averaged
+    alike: below it no ranking can go higher, so a low chunk recall at a small k can be the
+    chunking's, not the ranking's."""
+    g, c = pairs
+    n = gold.n_queries
+    rel = np.unique(gold.query[g] * np.int64(len(chunks.ids) + 1) + c)
+    rel_q = rel // (len(chunks.ids) + 1)
+    relevant = np.bincount(rel_q, minlength=n)
+    key = {(int(d), int(s), int(e)): i for i, (d, s, e) in enumerate(
+        zip(chunks.doc.tolist(), chunks.start.tolist(), chunks.end.tolist()))}
+    hit = np.fromiter((key.get(t, -1) for t in zip(ranked.doc.tolist(), ranked.start.tolist(),
+                                                   ranked.end.tolist())),
+                      dtype=np.int64, count=ranked.doc.size)
+    asked = relevant > 0
+    by_k: dict[str, Any] = {}
+    for k in ks:
+        if isinstance(k, Chars):
+            continue
+        sel = (hit >= 0) & (ranked.rank < k)
+        got = np.unique(ranked.query[sel] * np.int64(len(chunks.ids) + 1) + hit[sel])
+        found = np.bincount(got[np.isin(got, rel)] // (len(chunks.ids) + 1), minlength=n)
+        if asked.any():
+            by_k[str(k)] = {
+                "recall": float((found[asked] / relevant[asked]).mean()),
+                "ceiling": float(np.minimum(1.0, k / relevant[asked]).mean())}
+    return {"queries": int(asked.sum()), "by_k": by_k}
 
 
 def reordering(run: SpanRun) -> dict[str, Any] | None:
