@@ -254,7 +254,11 @@ def labels(r: Readout) -> Section:
 
 
 def slice_sections(r: Readout) -> list[Section]:
+    """Per tag key (category, subset, ...), per value: each configuration's complete
+    grounding and MRR at the readout's k (MRR: the rank of the first result that overlaps a
+    gold span, averaged within the slice)."""
     k, cg = r.k, r.cg
+    mrr = f"mrr@{k}"
     small = GATE_DEFAULTS["min_slice_size"]
     out = []
     base_slices = r.base.predicate["details"].get("slices", {})
@@ -267,13 +271,16 @@ def slice_sections(r: Readout) -> list[Section]:
             for c in r.configs:
                 at = c.predicate["details"].get("slices", {}).get(key, {}).get(value)
                 cells.append(f3(at["metrics"][cg]) if at else DASH)
+                got = at and at["metrics"].get(mrr)
+                cells.append(DASH if got is None else f3(got))
             mark = " †" if count < small else ""
             marked |= bool(mark)
             rows.append([value + mark, str(count), *cells])
         caption = (f"† fewer than {small} queries: too few to tell a change from noise "
                    "(compare reports such slices without gating them)." if marked else "")
-        out.append(Section(f"Complete grounding@{k} by {key}", [
-            Table([key, "queries", *(c.name for c in r.configs)], rows, caption)]))
+        out.append(Section(f"Complete grounding@{k} and MRR@{k} by {key}", [
+            Table([key, "queries", *(h for c in r.configs for h in (c.name, f"{c.name} MRR"))],
+                  rows, caption)]))
     return out
 
 
