@@ -26,7 +26,9 @@ def test_score_and_compare_equal_the_cli(tmp_path):
                    "--corpus", fix / "corpus.jsonl", "--k", "1", "--out", out).exit_code == 0
     scored = ragspan.score(fix / "eval.jsonl", fix / "run-fail.jsonl", fix / "corpus.jsonl",
                            k=[1])
-    assert scored.text() == out.read_text(encoding="utf-8")
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["predicate"]["parameters"].pop("argv")[:2] == ["score", "--eval-set"]
+    assert json.loads(scored.text()) == written  # the API records no command line
     rows = [json.loads(line) for line in (fix / "run-fail.jsonl").read_text().splitlines()]
     from_rows = ragspan.score(fix / "eval.jsonl", rows, fix / "corpus.jsonl", k=[1])
     assert from_rows.metrics == scored.metrics

@@ -79,7 +79,8 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     (an input error naming the first query or key that differs). Catches hand-edited rows
     and digests alike."""
     pred = doc["predicate"]
-    params = pred["parameters"]
+    # the command line that wrote it is not a scoring parameter: how it was typed, not what
+    params = {k: v for k, v in pred["parameters"].items() if k != "argv"}
     run = sources.baseline_run if role == "baseline" else sources.candidate_run
     chunks = sources.baseline_chunks if role == "baseline" else sources.candidate_chunks
     given = {"eval_set": sources.eval_set, "qrels": sources.qrels, "corpus": sources.corpus,

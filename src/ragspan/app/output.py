@@ -4,10 +4,11 @@ together or not at all, the chosen format on stdout, the exit code from the repo
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragspan.base.argv import redacted
 from ragspan.io.outputs import check_outputs, write_files
 from ragspan.report.envelope import report_text
 from ragspan.report.render import render
@@ -34,10 +35,15 @@ def refuse_clobbering(outputs: Mapping[str, str | None], inputs: Iterable[str | 
     check_outputs(dict(outputs), list(inputs))
 
 
-def deliver(result: CommandResult, out: str | None, fmt: str) -> int:
+def deliver(result: CommandResult, out: str | None, fmt: str,
+            argv: Sequence[str] | None = None) -> int:
     """Write ``result.files`` and the JSON report (to ``out``) all together or not at all,
     print ``fmt`` to stdout (nothing for json when the report went to ``out``), and return
-    the report's exit code (the code comes from the result, never the other way round)."""
+    the report's exit code (the code comes from the result, never the other way round).
+    ``argv``: the command line, recorded as ``parameters.argv`` with its secrets taken out
+    (``base.argv.redacted``)."""
+    if argv is not None:
+        result.report["predicate"]["parameters"]["argv"] = redacted(argv)
     staged = dict(result.files)
     if out:
         staged[out] = report_text(result.report)

@@ -12,6 +12,7 @@ import click
 
 from ragspan import __version__
 from ragspan.base import logs
+from ragspan.base.argv import outputs_elided
 from ragspan.base.errors import RagspanError
 from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
 
@@ -67,6 +68,12 @@ class RagspanGroup(click.Group):
     """Maps ragspan's errors to one stderr line and their exit code (never a traceback, and
     no held log line before it); Ctrl-C exits 130."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Keep the command line (after the program name) for the report's
+        ``parameters.argv``."""
+        ctx.meta.setdefault("argv", list(args))
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             result = super().invoke(ctx)
@@ -104,6 +111,9 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
                 raise click.UsageError("only one input can be '-' (standard input)")
             refuse_clobbering({"--" + name.replace("_", "-"): kw.get(name) for name in outputs},
                               paths)
+            ctx = click.get_current_context()  # where outputs go is no part of what was run
+            ctx.meta["output_flags"] = [flag for p in ctx.command.params if p.name in outputs
+                                        for flag in p.opts]
             return func(*args, **kw)
 
         return wrapper
@@ -150,7 +160,10 @@ def emit(result: Any, out: str | None, fmt: str | None) -> None:
     """Deliver a command's result (``app.output.deliver``) and exit with its code."""
     from ragspan.app.output import deliver
 
-    code = deliver(result, out, shown_format(fmt))
+    meta = click.get_current_context().meta
+    argv = meta.get("argv")
+    code = deliver(result, out, shown_format(fmt),
+                   None if argv is None else outputs_elided(argv, meta.get("output_flags", [])))
     if code:
         sys.exit(code)
 
