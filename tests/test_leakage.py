@@ -188,6 +188,38 @@ def test_overlap_exact_and_minhash(tmp_path):
     assert res.exit_code == 0
 
 
+def test_overlap_shingle_size(tmp_path):
+    """--shingle N: the Jaccard is that of word N-gram sets (checked by brute force), so a
+    text with every tenth word changed is a near-duplicate at 1-word shingles and none at 5;
+    --shingle with --method exact is a usage error."""
+    from ragspan.contamination.normalize import tokens
+
+    base = doc_with(300, seed=20)
+    words = base.split()
+    edited = " ".join("CHANGED" if i % 10 == 5 else w for i, w in enumerate(words))
+    a = write_jsonl(tmp_path / "a.jsonl", [{"id": "a", "text": base}])
+    b = write_jsonl(tmp_path / "b.jsonl", [{"id": "b", "text": edited}])
+
+    def grams(text, n):
+        toks = tokens(text)
+        return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
+
+    for n in (1, 3, 5):
+        res = run_cli("overlap", "--a", a, "--b", b, "--method", "minhash", "--shingle",
+                      str(n), "--threshold", "0.5", "--max-duplicates", "5", "--format", "json")
+        assert res.exit_code == 0, res.stderr
+        pred = res.json()["predicate"]
+        assert pred["parameters"]["shingle_words"] == n
+        ga, gb = grams(base, n), grams(edited, n)
+        jac = len(ga & gb) / len(ga | gb)
+        found = {(p["a"], p["b"]): p["jaccard"] for p in pred["details"]["pairs"]}
+        assert found == ({("a", "b"): jac} if jac >= 0.5 else {}), (n, jac)
+    assert len(grams(base, 1) & grams(edited, 1)) / len(grams(base, 1) | grams(edited, 1)) >= 0.5
+    assert run_cli("overlap", "--a", a, "--b", b, "--shingle", "3").exit_code == 2
+    assert run_cli("overlap", "--a", a, "--b", b, "--method", "minhash", "--shingle",
+                   "51").exit_code == 2
+
+
 def test_minhash_recall_at_the_threshold():
     """The banding finds a pair exactly at Jaccard 0.8 with probability >= 99.5%."""
     from ragspan.contamination.overlap import MIN_RECALL, PERMUTATIONS, banding

@@ -14,8 +14,12 @@ from ragspan.report.envelope import statement
 
 
 def run(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
-        max_records: int = 1_000_000, max_duplicates: int = 0) -> CommandResult:
-    """Exit 4 when more than ``max_duplicates`` pairs are found (``ragspan.base.verdicts``)."""
+        max_records: int = 1_000_000, max_duplicates: int = 0,
+        shingle: int | None = None) -> CommandResult:
+    """Exit 4 when more than ``max_duplicates`` pairs are found (``ragspan.base.verdicts``).
+    ``shingle``: MinHash's word n-gram size (default 5)."""
+    if shingle is not None and method != "minhash":
+        raise UsageError("--shingle sets the word n-gram size of --method minhash")
     ca, cb = read_corpus(a, max_records=max_records), read_corpus(b, max_records=max_records)
     params: dict[str, Any] = {"method": method, "max_records": max_records}
     if method == "exact":
@@ -24,8 +28,9 @@ def run(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
     else:
         if not 0 < threshold <= 1:
             raise UsageError("--threshold must be in (0, 1]")
-        pairs, extra = minhash_pairs(ca, cb, threshold)
-        params.update({"threshold": threshold, "shingle_words": SHINGLE, **extra})
+        size = SHINGLE if shingle is None else shingle
+        pairs, extra = minhash_pairs(ca, cb, threshold, size)
+        params.update({"threshold": threshold, "shingle_words": size, **extra})
     verdict = findings_verdict(len(pairs), max_duplicates)
     summary = {"documents_a": len(ca), "documents_b": len(cb), "duplicate_pairs": len(pairs),
                "documents_a_duplicated": len({p["a"] for p in pairs}),

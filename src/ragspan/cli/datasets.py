@@ -210,7 +210,10 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--b", "b", required=True, type=str, help="Second corpus.")
 @click.option("--method", type=click.Choice(["exact", "minhash"]), default="exact", show_default=True)
 @click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.8,
-              show_default=True, help="Jaccard of word 5-gram shingles (--method minhash).")
+              show_default=True, help="Jaccard of word-shingle sets (--method minhash).")
+@click.option("--shingle", type=click.IntRange(min=1, max=50), default=None,
+              help="minhash: shingle size in words (default 5; smaller finds reworded "
+                   "near-duplicates, larger only long shared passages).")
 @click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
 @click.option("--max-duplicates", type=click.IntRange(min=0), default=0, show_default=True,
               help="Exit 4 when more pairs than this are found.")

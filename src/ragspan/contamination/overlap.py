@@ -1,7 +1,8 @@
 """``ragspan overlap``: documents shared by two corpora (train/test contamination).
 
 - ``exact``: identical after normalisation (``normalize.py``).
-- ``minhash``: word 5-gram shingles, MinHash signatures (multiply-shift hashing, numpy) and
+- ``minhash``: word n-gram shingles (n = ``shingle``, 5 unless given; at most
+  ``MAX_SHINGLE``), MinHash signatures (multiply-shift hashing, numpy) and
   LSH banding. The banding (``bands`` x ``rows`` <= ``permutations``) is the one with the most
   rows per band whose probability of finding a pair exactly at the threshold,
   ``1 - (1 - t**rows)**bands``, is at least 99.5%; the report states the actual miss
@@ -21,6 +22,7 @@ from ragspan.contamination.normalize import tokens
 from ragspan.io.corpus import Corpus
 
 SHINGLE = 5
+MAX_SHINGLE = 50
 PERMUTATIONS = 128
 MIN_RECALL = 0.995
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -41,10 +43,12 @@ def _token_hash(tok: str) -> int:
     return int.from_bytes(hashlib.blake2b(tok.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def shingles(text: str, cache: dict[str, int]) -> tuple[set[tuple[str, ...]], np.ndarray]:
-    """Exact shingle set (for verification) and their 64-bit hashes (for MinHash)."""
+def shingles(text: str, cache: dict[str, int], size: int = SHINGLE
+             ) -> tuple[set[tuple[str, ...]], np.ndarray]:
+    """Exact set of word ``size``-grams (for verification; a text shorter than ``size``
+    words is one shingle) and their 64-bit hashes (for MinHash)."""
     toks = tokens(text)
-    k = min(SHINGLE, len(toks))
+    k = min(size, len(toks))
     grams = {tuple(toks[i:i + k]) for i in range(len(toks) - k + 1)} if k else set()
     hashes = np.fromiter((hash_gram(g, cache) for g in grams), dtype=np.uint64, count=len(grams))
     return grams, hashes
@@ -82,12 +86,16 @@ def exact_pairs(a: Corpus, b: Corpus) -> list[dict[str, Any]]:
     return pairs
 
 
-def minhash_pairs(a: Corpus, b: Corpus, threshold: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def minhash_pairs(a: Corpus, b: Corpus, threshold: float, shingle: int = SHINGLE
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Pairs whose shingle sets (word ``shingle``-grams) have Jaccard >= ``threshold``."""
+    if not 1 <= shingle <= MAX_SHINGLE:
+        raise UsageError(f"--shingle must be in [1, {MAX_SHINGLE}] words, got {shingle}")
     bands, rows, miss = banding(threshold)
     cache: dict[str, int] = {}
     ids_a, ids_b = sorted(a.documents), sorted(b.documents)
-    sh_a = [shingles(a.text(d), cache) for d in ids_a]
-    sh_b = [shingles(b.text(d), cache) for d in ids_b]
+    sh_a = [shingles(a.text(d), cache, shingle) for d in ids_a]
+    sh_b = [shingles(b.text(d), cache, shingle) for d in ids_b]
     sig_a = signatures([h for _, h in sh_a], PERMUTATIONS)
     sig_b = signatures([h for _, h in sh_b], PERMUTATIONS)
     candidates: set[tuple[int, int]] = set()
