@@ -74,3 +74,31 @@ def test_a_reorder_stage_that_changes_nothing_is_said(tmp_path):
         assert res.json()["predicate"]["summary"]["first_stage"] == {"rows": 3,
                                                                      "reordered": reordered}
         assert ("changed nothing" in res.stderr) == (reordered == 0)
+
+
+def test_per_stage_latency_goes_from_the_run_to_the_score(tmp_path):
+    """run-retriever --record-latency writes each row's stage_ms (here BM25: search); score
+    states p50/p95 per stage; a stage_ms that is not numbers is refused by line."""
+    import pytest
+
+    from conftest import ROOT
+
+    pytest.importorskip("bm25s", reason="the retrieval extra is not installed")
+    ex = ROOT / "examples" / "cuad"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('name = "s"\n[chunker]\nkind = "sentence"\nsize = 1000\n[sparse]\n'
+                   'backend = "bm25s"\n', encoding="utf-8")
+    run = tmp_path / "r.jsonl"
+    res = run_cli("run-retriever", "--corpus", ex / "corpus.jsonl", "--eval-set",
+                  ex / "eval.jsonl", "--config", cfg, "--out", run, "--no-cache",
+                  "--record-latency", "--format", "json")
+    assert res.exit_code == 0, res.stderr
+    assert set(res.json()["predicate"]["summary"]["latency_ms"]["stages"]) == {"search"}
+    res = run_cli("score", "--eval-set", ex / "eval.jsonl", "--run", run, "--k", "5",
+                  "--format", "json")
+    stages = res.json()["predicate"]["summary"]["latency_ms"]["stages"]
+    assert set(stages) == {"search"} and 0 <= stages["search"]["p50"] <= stages["search"]["p95"]
+    bad = write_jsonl(tmp_path / "b.jsonl", [{"id": "x", "retrieved": [],
+                                              "stage_ms": {"search": "fast"}}])
+    assert_input_error(run_cli("score", "--eval-set", ex / "eval.jsonl", "--run", bad),
+                       "stage_ms", "b.jsonl")

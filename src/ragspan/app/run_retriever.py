@@ -50,14 +50,23 @@ def read_config(path: str) -> tuple[PipelineConfig, str]:
 
 
 def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """p50 / p95 of the rows' ``latency_ms`` (ms per query), for the run-retriever report."""
+    """p50 / p95 of the rows' ``latency_ms`` (ms per query) and of each stage's
+    ``stage_ms``, for the run-retriever report."""
     import numpy as np
 
     lat = np.array([r["latency_ms"] for r in rows if "latency_ms" in r], dtype=float)
     if not lat.size:
         return {"rows": 0}
-    return {"p50": round(float(np.percentile(lat, 50)), 3),
-            "p95": round(float(np.percentile(lat, 95)), 3), "rows": int(lat.size)}
+    out: dict[str, Any] = {"p50": round(float(np.percentile(lat, 50)), 3),
+                           "p95": round(float(np.percentile(lat, 95)), 3), "rows": int(lat.size)}
+    names = sorted({s for r in rows for s in r.get("stage_ms", {})})
+    if names:  # per stage (embed, search, fusion, rerank), over the rows it ran for
+        out["stages"] = {}
+        for s in names:
+            v = np.array([r["stage_ms"][s] for r in rows if s in r.get("stage_ms", {})])
+            out["stages"][s] = {"p50": round(float(np.percentile(v, 50)), 3),
+                                "p95": round(float(np.percentile(v, 95)), 3)}
+    return out
 
 
 def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
@@ -204,7 +213,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     summary["latency_ms"] = latency_summary(rows or [{"latency_ms": round(x, 3)}
                                                      for x in doc_latency])
     if not record_latency:  # a wall time in the run would change every digest downstream
-        rows = [{k: v for k, v in row.items() if k != "latency_ms"} for row in rows]
+        rows = [{k: v for k, v in row.items() if k not in ("latency_ms", "stage_ms")}
+                for row in rows]
     if out not in outputs:
         outputs[out] = jsonl([{"_header": header}, *rows])
     elapsed = time.perf_counter() - t0

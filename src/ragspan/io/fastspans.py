@@ -5,7 +5,7 @@ Only files whose reading is certain to equal the plain reader's (``runs.read_spa
 taken: valid UTF-8 with no byte-order mark, no ``\\u`` escape (a lone surrogate must be
 refused), no control character, tab or carriage return; one JSON object per line (every line
 starts with ``{``, no blank line), an optional ``_header`` object on the first line only;
-no item that carries its ``text`` (placing texts is the plain reader's) and no
+no item that carries its ``text`` (placing texts is the plain reader's), no ``stage_ms`` and no
 ``retrieved_first_stage``; string ids, every row with a list ``retrieved`` of objects with a
 string ``doc_id`` and integer offsets ``0 <= start < end <= 2^40``, ``score`` a number or
 absent, ``chunk_id`` a string or absent, ``latency_ms`` a number or absent; no id twice,
@@ -24,7 +24,7 @@ import numpy as np
 from ragspan.io.evalset import MAX_OFFSET
 
 # what the plain reader treats in ways pyarrow may not (escapes), or does not read here
-UNSURE = (b"\\u", b'"text"', b'"retrieved_first_stage"')
+UNSURE = (b"\\u", b'"text"', b'"retrieved_first_stage"', b'"stage_ms"')
 BOM = b"\xef\xbb\xbf"
 
 

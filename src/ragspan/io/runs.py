@@ -66,6 +66,9 @@ class SpanRun:
     first_stage: SpanList | None = None
     latency_ms: np.ndarray | None = None
     config: dict[str, Any] | None = field(default=None)
+    # per stage (embed, search, fusion, rerank), the rows' milliseconds (NaN where a row
+    # gave none); None when no row gave ``stage_ms``
+    stage_ms: dict[str, np.ndarray] | None = None
     # items that carried their text: how each was checked or placed (None: none carried one)
     placement: dict[str, Any] | None = None
     placement_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -220,6 +223,7 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
     ids: list[str] = []
     lines: list[int] = []
     latency: list[float] = []
+    stage_rows: list[dict[str, float]] = []
     seen: dict[str, int] = {}
     any_first = False
     config: dict[str, Any] | None = None
@@ -245,6 +249,7 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
             raise InputError("'latency_ms' must be a finite number", name, line)
         else:
             latency.append(float(lat))
+        stage_rows.append(_stages(obj.get("stage_ms"), name, line))
     if not ids:
         raise InputError("the run holds no rows", name)
     lat_arr = np.asarray(latency, dtype=float)
@@ -256,6 +261,26 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
         first_stage=first.finish(ids, name) if any_first else None,
         latency_ms=lat_arr if np.isfinite(lat_arr).any() else None,
         config=config,
+        stage_ms=_stage_columns(stage_rows),
         placement=anchor.summary() if anchor is not None else None,
         placement_records=anchor.records if anchor is not None else {},
     )
+
+
+def _stages(value: Any, path: str, line: int) -> dict[str, float]:
+    """A row's ``stage_ms``: absent, or an object of stage names to finite numbers."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in value.values()):
+        raise InputError("'stage_ms' must map each stage to a finite number of milliseconds",
+                         path, line)
+    return {str(k): float(v) for k, v in value.items()}
+
+
+def _stage_columns(rows: list[dict[str, float]]) -> dict[str, np.ndarray] | None:
+    names = sorted({s for r in rows for s in r})
+    if not names:
+        return None
+    return {s: np.array([r.get(s, math.nan) for r in rows]) for s in names}

@@ -103,13 +103,17 @@ class Pipeline:
         if cfg.rerank is not None:
             self.reranker = Reranker(cfg.rerank.model, cfg.rerank.batch_size)
 
-    def rank(self, query: EvalQuery, qvec: Any = None, dense_hits: Any = None
+    def rank(self, query: EvalQuery, qvec: Any = None, dense_hits: Any = None,
+             stages: dict[str, float] | None = None
              ) -> tuple[list[Candidate], list[Candidate] | None]:
         """The final ranking and, when a reranker ran, the first-stage ranking; ``qvec`` is
         the query's embedding when it was computed already (``run`` embeds them in
         batches); ``dense_hits`` its dense ``(indices, scores)`` when searched already (a
-        Qdrant index is searched in batches)."""
+        Qdrant index is searched in batches). ``stages`` receives the milliseconds each
+        stage took (``search``, ``fusion``, ``rerank``, as they ran)."""
         cfg = self.cfg
+        stages = {} if stages is None else stages
+        t0 = time.perf_counter()
         filters = query_filters(cfg.scope, query.doc_id, query.filters)
         allowed = self.filters.allowed(filters, query.id)
         rankings: dict[str, list[int]] = {}
@@ -131,19 +135,24 @@ class Pipeline:
                                          present(cfg.sparse, "the BM25 settings").depth, allowed)
             rankings["bm25"] = idx.tolist()
             scores["bm25"] = dict(zip(idx.tolist(), sc.tolist()))
+        t1 = time.perf_counter()
+        stages["search"] = stages.get("search", 0.0) + (t1 - t0) * 1000.0
         if len(rankings) == 1:
             (name, ranking), = rankings.items()
             fused = [Candidate(i, float(scores[name][i]), {name: r})
                      for r, i in enumerate(ranking, start=1)]
         else:
             fused = rrf(rankings, cfg.fusion_k)
+            stages["fusion"] = (time.perf_counter() - t1) * 1000.0
         if self.reranker is None:
             return fused[:cfg.depth], None
+        t2 = time.perf_counter()
         pool = fused[:present(cfg.rerank, "the rerank settings").depth]
         rs = self.reranker.scores(query.query, [self.table.texts[c.index] for c in pool])
         order = sorted(range(len(pool)), key=lambda j: (-rs[j], j))
         final = [Candidate(pool[j].index, float(rs[j]), {**pool[j].sources, "rerank": r})
                  for r, j in enumerate(order, start=1)]
+        stages["rerank"] = (time.perf_counter() - t2) * 1000.0
         return final[:cfg.depth], fused[:cfg.depth]
 
     def spans(self, ranking: list[Candidate]) -> list[dict[str, Any]]:
@@ -158,16 +167,18 @@ class Pipeline:
     def run(self, queries: list[EvalQuery]) -> list[dict[str, Any]]:
         """One row per query. Dense queries are embedded first, all in batches and through
         the embedding cache (keyed by model and text, as chunks are); each row's
-        ``latency_ms`` is its search time plus its share of that embedding time."""
+        ``latency_ms`` is its search time plus its share of that embedding time, and
+        ``stage_ms`` the same split by stage (``embed``, ``search``, ``fusion``,
+        ``rerank``: those that ran; a batched search is shared out like the embedding)."""
         rows = []
         digest = self.cfg.digest[:16]
         qvecs: Any = None
-        share = 0.0
+        share = embed_share = search_share = 0.0
         if self.embedder is not None and queries:
             t0 = time.perf_counter()
             before = (self.embedder.embedded, self.embedder.cached)
             qvecs = self.embedder.embed([q.query for q in queries], "embedding queries")
-            share = (time.perf_counter() - t0) * 1000.0 / len(queries)
+            share = embed_share = (time.perf_counter() - t0) * 1000.0 / len(queries)
             self.query_counts = (self.embedder.embedded - before[0],
                                  self.embedder.cached - before[1])
         batched = None
@@ -177,16 +188,21 @@ class Pipeline:
             batched = self.dense.search_batch(
                 qvecs, present(cfg.dense, "the dense settings").depth,
                 [query_filters(cfg.scope, q.doc_id, q.filters) for q in queries])
-            share += (time.perf_counter() - t0) * 1000.0 / len(queries)
+            search_share = (time.perf_counter() - t0) * 1000.0 / len(queries)
+            share += search_share
         for n, q in enumerate(queries, start=1):
             t0 = time.perf_counter()
+            stages = {"search": search_share}
             final, first = self.rank(q, None if qvecs is None else qvecs[n - 1],
-                                     None if batched is None else batched[n - 1])
+                                     None if batched is None else batched[n - 1], stages)
             latency = (time.perf_counter() - t0) * 1000.0 + share
+            if qvecs is not None:
+                stages["embed"] = embed_share
             row: dict[str, Any] = {"id": q.id, "retrieved": self.spans(final)}
             if first is not None:
                 row["retrieved_first_stage"] = self.spans(first)
             row["latency_ms"] = round(latency, 3)
+            row["stage_ms"] = {s: round(v, 3) for s, v in sorted(stages.items())}
             row["config_digest"] = digest
             rows.append(row)
             if self.progress:

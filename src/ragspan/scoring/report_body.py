@@ -334,6 +334,11 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
         summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),
                                  "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
+        if report.run.stage_ms is not None:  # per stage, over the rows it ran for
+            summary["latency_ms"]["stages"] = {
+                s: {"p50": float(np.percentile(v[np.isfinite(v)], 50)),
+                    "p95": float(np.percentile(v[np.isfinite(v)], 95))}
+                for s, v in report.run.stage_ms.items()}
     cut = slices(report.evalset, values, report.labels)
     macro = macro_mean(report.evalset, cut)
     if macro is not None:

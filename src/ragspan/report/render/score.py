@@ -32,6 +32,8 @@ def table(doc: dict[str, Any]) -> str:
     if lat:
         head.append(f"latency per query: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms "
                     f"({lat['rows']} rows)")
+        for stage, v in lat.get("stages", {}).items():
+            head.append(f"  {stage}: p50 {v['p50']:.1f} ms, p95 {v['p95']:.1f} ms")
     grid = aligned(["metric", *[f"@{k}" for k in ks]], [[b, *c] for b, c in rows])
     text = "\n".join(head + extra) + "\n\n" + grid
     labels = _labels(s)
