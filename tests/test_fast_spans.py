@@ -31,6 +31,10 @@ ODD = [  # each breaks one condition of the fast path, or of the run itself
     '{"id": "x", "retrieved": [{"doc_id": "d", "start": 0, "end": 2, "score": 1e400}]}',
     '{"id": "x", "retrieved": [{"doc_id": "d", "start": 0, "end": 2, "chunk_id": 3}]}',
     '{"id": "x", "retrieved": [{"doc_id": "d", "start": 0, "end": 2, "text": "ab"}]}',
+    '{"id": "x", "retrieved": [{"doc_id": "d", "start": 0, "end": 2, "sources": [1]}]}',
+    '{"id": "x", "retrieved": [{"doc_id": "d", "start": 0, "end": 2, "sources": {"bm25": 0}}]}',
+    '{"id": "x", "retrieved": [{"doc_id": "d", "start": 0, "end": 2, "sources": {"dense": 1.5}}]}',
+    '{"id": "x", "retrieved": [{"doc_id": "d", "start": 0, "end": 2, "sources": {"dense": true}}]}',
     '{"id": "x", "retrieved": [], "latency_ms": "5"}', '{"id": "x", "retrieved": [], "id": "y"}',
     '{"id": "x\\ud800", "retrieved": []}', '{"id": "x\\u00e9", "retrieved": []}',
     '{"id": "x", "retrieved": []} {"id": "z", "retrieved": []}', '  {"id": "x", "retrieved": []}',
@@ -51,7 +55,9 @@ def row(draw, i):
         if draw(st.booleans()):
             item["chunk_id"] = draw(st.one_of(st.text(max_size=4), st.none()))
         if draw(st.booleans()):
-            item["sources"] = {"dense": 1}
+            item["sources"] = draw(st.dictionaries(
+                st.sampled_from(["dense", "bm25", "rerank"]),
+                st.one_of(st.integers(1, 500), st.none()), max_size=3))
         items.append(item)
     obj = {"id": f"q{i}", "retrieved": items}
     if draw(st.booleans()):
@@ -80,6 +86,7 @@ def outcome(path, fast):
     return ("run", run.sha256, run.lines, run.config, s.ids, s.offsets.tolist(), s.doc_id,
             s.start.tolist(), s.end.tolist(), np.nan_to_num(s.score, nan=-7.5).tolist(),
             s.chunk_id, s.doc_names, s.doc_code.tolist(),
+            None if s.source_rank is None else {k: v.tolist() for k, v in s.source_rank.items()},
             None if run.latency_ms is None else np.nan_to_num(run.latency_ms, nan=-1).tolist())
 
 

@@ -22,7 +22,8 @@ from ragspan.report.envelope import statement_of
 from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
 from ragspan.scoring.metrics.registry import Chars, parse_cutoff
 from ragspan.scoring.report_body import doc_body, span_body
-from ragspan.scoring.span_scoring import DEFAULT_KS, SATURATED, SATURATION_WARN, compute_span_report
+from ragspan.scoring.run_facts import SATURATED, SATURATION_WARN
+from ragspan.scoring.span_scoring import DEFAULT_KS, compute_span_report
 
 __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
 

@@ -107,7 +107,7 @@ def _minor(version: str) -> tuple[str, ...]:
     return tuple(version.split(".")[:2])
 
 
-SATURATION_WARN = 0.1  # as ``scoring.span_scoring.SATURATION_WARN``
+SATURATION_WARN = 0.1  # as ``scoring.run_facts.SATURATION_WARN``
 
 
 def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int]) -> list[str]:

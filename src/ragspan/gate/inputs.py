@@ -64,7 +64,7 @@ class ScoreReport:
     inputs: dict[str, str] = field(default_factory=dict)  # role -> the sha256 recorded
     tool_version: str = ""  # the ragspan version that wrote the report
     documents: dict[str, Any] | None = None  # summary.documents: the corpus's, those asked
-    saturation: dict[str, Any] | None = None  # summary.saturation (``span_scoring.saturation``)
+    saturation: dict[str, Any] | None = None  # summary.saturation (``run_facts.saturation``)
 
     def input_sha256(self, role: str) -> str:
         """The sha256 the report records for its input ``role`` ("" when none)."""

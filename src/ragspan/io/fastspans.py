@@ -26,6 +26,7 @@ from ragspan.io.evalset import MAX_OFFSET
 # what the plain reader treats in ways pyarrow may not (escapes), or does not read here
 UNSURE = (b"\\u", b'"text"', b'"retrieved_first_stage"', b'"stage_ms"')
 BOM = b"\xef\xbb\xbf"
+FUSED_SOURCES = ("dense", "bm25")  # the retrievers a pipeline fuses, as ``sources`` names them
 
 
 def _unsure(data: bytes) -> bool:
@@ -53,6 +54,24 @@ def _header(data: bytes) -> tuple[int, dict[str, Any] | None] | None:
     return (len(data) if end < 0 else end + 1), obj
 
 
+def _source_ranks(sources: Any) -> dict[str, np.ndarray] | None | bool:
+    """Each fused retriever's ranks (0 where an item's ``sources`` lacks it), None when no
+    item names one, False when a rank is below 1 (the plain reader's error)."""
+    out, given = {}, False
+    for s in FUSED_SOURCES:
+        col = sources.field(s)
+        given |= col.null_count < len(col)
+        arr = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        valid = col.is_valid().to_numpy(zero_copy_only=False)
+        if sources.null_count:
+            valid &= sources.is_valid().to_numpy(zero_copy_only=False)
+            arr = np.where(valid, arr, 0)
+        if (arr[valid] < 1).any():
+            return False
+        out[s] = arr
+    return out if given else None
+
+
 def read_arrow_spans(data: bytes) -> dict[str, Any] | None:
     """The checked columns of the span run in ``data`` (see the module docstring): ``ids``,
     ``lines`` (1-based file lines of the rows), ``offsets``, ``doc_id``, ``start``, ``end``,
@@ -78,8 +97,10 @@ def read_arrow_spans(data: bytes) -> dict[str, Any] | None:
     lines = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
     if body.count(b"\n{") != lines - 1:
         return None  # a blank, indented or continued line
+    sources = pa.struct([(s, pa.int64()) for s in FUSED_SOURCES])
     item = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
-                      ("score", pa.float64()), ("chunk_id", pa.string())])
+                      ("score", pa.float64()), ("chunk_id", pa.string()),
+                      ("sources", sources)])
     schema = pa.schema([("id", pa.string()), ("retrieved", pa.list_(item)),
                         ("latency_ms", pa.float64())])
     try:
@@ -117,6 +138,9 @@ def _columns(table: Any, header: dict[str, Any] | None) -> dict[str, Any] | None
     lat = latency.fill_null(np.nan).to_numpy(zero_copy_only=False).astype(float)
     if not np.isfinite(lat[latency.is_valid().to_numpy(zero_copy_only=False)]).all():
         return None
+    ranks = _source_ranks(items.field("sources"))
+    if ranks is False:
+        return None
     sizes = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
     first_line = 2 if header is not None else 1
     coded = doc.dictionary_encode()  # codes in order of first occurrence, as the plain reader's
@@ -127,4 +151,5 @@ def _columns(table: Any, header: dict[str, Any] | None) -> dict[str, Any] | None
         "score": score, "chunk_id": items.field("chunk_id").to_pylist(), "latency_ms": lat,
         "header": header, "doc_names": coded.dictionary.to_pylist(),
         "doc_code": coded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+        "source_rank": ranks,
     }

@@ -24,7 +24,7 @@ from ragspan.io.evalset import (
     parse_id,
     unique_row_id,
 )
-from ragspan.io.fastspans import read_arrow_spans
+from ragspan.io.fastspans import FUSED_SOURCES, read_arrow_spans
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
 
 
@@ -45,6 +45,9 @@ class SpanList:
     chunk_id: list[str | None]
     doc_names: list[str] = field(default_factory=list)
     doc_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # per fused retriever (``FUSED_SOURCES``), each item's 1-based rank in that retriever's
+    # own list (``sources``), 0 where it did not list it; None when no item says
+    source_rank: dict[str, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if self.doc_code.size != len(self.doc_id):
@@ -86,6 +89,8 @@ class _Columns:
         self.end: list[Any] = []
         self.score: list[Any] = []
         self.chunk: list[str | None] = []
+        self.sources: dict[str, list[int]] = {s: [] for s in FUSED_SOURCES}
+        self.any_sources = False
         self.line_of_span: list[int] = []
 
     def add(self, raw: Any, path: str, line: int, qid: str = "") -> None:
@@ -118,9 +123,25 @@ class _Columns:
             self.end.append(end)
             self.score.append(item.get("score"))
             self.chunk.append(item.get("chunk_id"))
+            self._add_sources(item.get("sources"), rank, path, line)
             kept += 1
         self.line_of_span.extend([line] * kept)
         self.offsets.append(len(self.doc))
+
+    def _add_sources(self, value: Any, rank: int, path: str, line: int) -> None:
+        """An item's ``sources``: absent, or an object of retriever names to 1-based ranks
+        (only the fused retrievers' are kept)."""
+        if value is not None and not isinstance(value, dict):
+            raise InputError(f"{self.key}[{rank}]: 'sources' must map retrievers to ranks",
+                             path, line)
+        for s in FUSED_SOURCES:
+            r = (value or {}).get(s)
+            if r is not None and (isinstance(r, bool) or not isinstance(r, int)
+                                  or not 1 <= r <= MAX_OFFSET):
+                raise InputError(f"{self.key}[{rank}]: sources.{s} must be a rank >= 1",
+                                 path, line)
+            self.any_sources |= r is not None
+            self.sources[s].append(r or 0)
 
     def skip(self) -> None:
         self.offsets.append(len(self.doc))
@@ -150,6 +171,8 @@ class _Columns:
             chunk_id=self.chunk,
             doc_names=list(names),
             doc_code=code,
+            source_rank={s: np.asarray(v, dtype=np.int64) for s, v in self.sources.items()}
+            if self.any_sources else None,
         )
 
     def _where(self, i: int) -> str:
@@ -181,7 +204,8 @@ def _span_run_of(c: dict[str, Any], name: str, data: bytes, anchor: Anchor | Non
     config = None if c["header"] is None else header_record(c["header"], 0, name, 1)
     spans = SpanList(ids=c["ids"], offsets=c["offsets"], doc_id=c["doc_id"], start=c["start"],
                      end=c["end"], score=c["score"], chunk_id=c["chunk_id"],
-                     doc_names=c["doc_names"], doc_code=c["doc_code"])
+                     doc_names=c["doc_names"], doc_code=c["doc_code"],
+                     source_rank=c["source_rank"])
     lat = c["latency_ms"]
     return SpanRun(path=name, sha256=sha256_hex(data), spans=spans, lines=c["lines"],
                    latency_ms=lat if np.isfinite(lat).any() else None, config=config,
@@ -242,13 +266,7 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
             first.add(obj["retrieved_first_stage"], name, line, qid)
         else:
             first.skip()
-        lat = obj.get("latency_ms")
-        if lat is None:
-            latency.append(math.nan)
-        elif isinstance(lat, bool) or not isinstance(lat, (int, float)) or not math.isfinite(lat):
-            raise InputError("'latency_ms' must be a finite number", name, line)
-        else:
-            latency.append(float(lat))
+        latency.append(_latency(obj.get("latency_ms"), name, line))
         stage_rows.append(_stages(obj.get("stage_ms"), name, line))
     if not ids:
         raise InputError("the run holds no rows", name)
@@ -265,6 +283,15 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
         placement=anchor.summary() if anchor is not None else None,
         placement_records=anchor.records if anchor is not None else {},
     )
+
+
+def _latency(value: Any, path: str, line: int) -> float:
+    """A row's ``latency_ms``: absent (NaN) or a finite number."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError("'latency_ms' must be a finite number", path, line)
+    return float(value)
 
 
 def _stages(value: Any, path: str, line: int) -> dict[str, float]:

@@ -313,6 +313,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["off_scope"] = report.off_scope
     if report.reordering is not None:  # rows the rerank or fusion stage changed
         summary["first_stage"] = report.reordering
+    if report.fusion is not None:  # which retriever surfaced the relevant results
+        summary["fusion"] = report.fusion
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,6 @@ from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failure
 from ragspan.scoring.metrics.registry import (
     CHROMA_METRICS,
     SPAN_METRICS,
-    Chars,
     format_name,
     parse_name,
     sorted_cutoffs,
@@ -28,14 +26,16 @@ from ragspan.scoring.metrics.span import (
     GoldColumns,
     RankedColumns,
     SpanScores,
-    kept_lengths,
     score_spans,
 )
+from ragspan.scoring.run_facts import chunk_recall, fusion_sources, off_scope, reordering, saturation
 
 DEFAULT_KS = (5, 10)
+
+
 DEFAULT_TAU = 0.5
 
-log = logging.getLogger("ragspan")
+
 
 
 @dataclass
@@ -173,6 +173,7 @@ class SpanReport:
     off_scope: dict[str, Any] | None = None  # ``off_scope``: results outside the query's document
     reordering: dict[str, Any] | None = None  # ``reordering``: with a first stage
     chunk_recall: dict[str, Any] | None = None  # ``chunk_recall``: with a chunk manifest
+    fusion: dict[str, Any] | None = None  # ``fusion_sources``: items naming their retrievers
 
     def metric_names(self) -> list[str]:
         bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
@@ -234,12 +235,13 @@ def compute_span_report(
     grounded = {k: scores.values[format_name("complete_grounding", k)] >= 1.0 for k in ks}
     labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau, scores.slots)
     omega = precision_omega(gold, chunks) if chroma and chunks is not None else None
-    sat = saturation(evalset, corpus, ranked, codes, ks) if corpus is not None else None
+    sat = saturation(evalset, corpus, ranked, codes.code, ks) if corpus is not None else None
     c_recall = chunk_recall(gold, ranked, chunks, facts.chunk_pairs, ks) \
         if chunks is not None and facts.chunk_pairs is not None else None
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
-                      ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes, ks),
-                      reordering(run), c_recall)
+                      ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes.code, ks),
+                      reordering(run), c_recall,
+                      fusion_sources(ranked, run.spans, facts.pool_pairs, ks))
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
@@ -275,123 +277,3 @@ def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
         den = total
         out[q] = numerator / den if den else 0.0
     return out
-
-
-def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
-                 pairs: tuple[np.ndarray, np.ndarray], ks: Sequence[int]) -> dict[str, Any]:
-    """Chunk-level recall per count cutoff: of a query's relevant chunks (the manifest's
-    chunks that overlap one of its gold spans), the share among its top k results (a result
-    counts as the chunk with its document and offsets; repeats once), averaged over the
-    queries with a relevant chunk; and its ceiling, ``min(1, k / relevant chunks)``, averaged
-    alike: below it no ranking can go higher, so a low chunk recall at a small k can be the
-    chunking's, not the ranking's."""
-    g, c = pairs
-    n = gold.n_queries
-    rel = np.unique(gold.query[g] * np.int64(len(chunks.ids) + 1) + c)
-    rel_q = rel // (len(chunks.ids) + 1)
-    relevant = np.bincount(rel_q, minlength=n)
-    key = {(int(d), int(s), int(e)): i for i, (d, s, e) in enumerate(
-        zip(chunks.doc.tolist(), chunks.start.tolist(), chunks.end.tolist()))}
-    hit = np.fromiter((key.get(t, -1) for t in zip(ranked.doc.tolist(), ranked.start.tolist(),
-                                                   ranked.end.tolist())),
-                      dtype=np.int64, count=ranked.doc.size)
-    asked = relevant > 0
-    by_k: dict[str, Any] = {}
-    for k in ks:
-        if isinstance(k, Chars):
-            continue
-        sel = (hit >= 0) & (ranked.rank < k)
-        got = np.unique(ranked.query[sel] * np.int64(len(chunks.ids) + 1) + hit[sel])
-        found = np.bincount(got[np.isin(got, rel)] // (len(chunks.ids) + 1), minlength=n)
-        if asked.any():
-            by_k[str(k)] = {
-                "recall": float((found[asked] / relevant[asked]).mean()),
-                "ceiling": float(np.minimum(1.0, k / relevant[asked]).mean())}
-    return {"queries": int(asked.sum()), "by_k": by_k}
-
-
-def reordering(run: SpanRun) -> dict[str, Any] | None:
-    """How many rows the reorder stage (rerank, fusion) changed: a row whose final list is
-    not its first-stage list, span for span (document and offsets, in order). None when the
-    run records no first stage. A stage that changed no row is said: a reranker that
-    reorders nothing is a configuration error, not a result."""
-    first = run.first_stage
-    if first is None:
-        return None
-    final = run.spans
-    changed = 0
-    for i in range(len(final.ids)):
-        a, b = final.row(i), first.row(i)
-        same = len(a) == len(b) and all(
-            final.doc_id[x] == first.doc_id[y] for x, y in zip(a, b)) and bool(
-            (final.start[a.start:a.stop] == first.start[b.start:b.stop]).all()
-            and (final.end[a.start:a.stop] == first.end[b.start:b.stop]).all())
-        changed += not same
-    if not changed:
-        log.warning("the run's final ranking equals its first stage for every row: the "
-                    "reorder stage (rerank or fusion) changed nothing")
-    return {"rows": len(final.ids), "reordered": changed}
-
-
-def off_scope(evalset: EvalSet, ranked: RankedColumns, codes: DocCodes, ks: Sequence[int]
-              ) -> dict[str, Any] | None:
-    """Per cutoff, of the results of the queries that name their document (``doc_id``), how
-    many come from another document (within the cutoff: rank < k, or a non-empty kept part
-    at a character budget; repeats counted, as a reader is given them). An unfiltered
-    retriever over many contracts shows here what share of its top k is the wrong contract.
-    None when no query names its document or no result lies outside it."""
-    scope = np.fromiter((codes.code(q.doc_id) if q.doc_id is not None else -1
-                         for q in evalset.queries), dtype=np.int64, count=len(evalset.queries))
-    scoped = scope[ranked.query] >= 0 if ranked.query.size else np.zeros(0, dtype=bool)
-    if not scoped.any():
-        return None
-    outside = scoped & (ranked.doc != scope[ranked.query])
-    by_k: dict[str, Any] = {}
-    for k in ks:
-        within = kept_lengths(ranked, int(k)) > 0 if isinstance(k, Chars) else ranked.rank < k
-        results, out = int((scoped & within).sum()), int((outside & within).sum())
-        if out:
-            by_k[str(k)] = {"results": results, "outside": out, "share": out / results}
-    if not by_k:
-        return None
-    return {"scoped_queries": int((scope >= 0).sum()), "by_k": by_k}
-
-
-SATURATED = 0.9  # share of its scoped document a query's results cover
-SATURATION_WARN = 0.1  # share of the scoped queries from which score and compare warn
-
-
-def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, codes: DocCodes,
-               ks: Sequence[int]) -> dict[str, Any] | None:
-    """Per cutoff, how many of the queries scoped to a document (``doc_id``) retrieve at
-    least ``SATURATED`` of that document's characters (union of the results inside it; at a
-    character budget, the kept parts): there recall is high by construction, not by
-    ranking. None when no query is scoped or no cutoff saturates any."""
-    scope = np.full(len(evalset.queries), -1, dtype=np.int64)
-    length = np.zeros(len(evalset.queries), dtype=np.int64)
-    for i, q in enumerate(evalset.queries):
-        if q.doc_id is not None and q.doc_id in corpus.documents:
-            scope[i] = codes.code(q.doc_id)
-            length[i] = len(corpus.text(q.doc_id))
-    n_scoped = int((scope >= 0).sum())
-    if not n_scoped or not ranked.query.size:
-        return None
-    inside = ranked.doc == scope[ranked.query]
-    line = sp.make_line(len(evalset.queries), int(max(ranked.end.max(), 1)))
-    by_k: dict[str, Any] = {}
-    for k in ks:
-        if isinstance(k, Chars):
-            kept = kept_lengths(ranked, int(k))
-            sel, end = inside & (kept > 0), ranked.start + kept
-        else:
-            sel, end = inside & (ranked.rank < k), ranked.end
-        u = sp.union(line.place(ranked.query[sel], ranked.start[sel]),
-                     line.place(ranked.query[sel], end[sel]))
-        covered = np.bincount(line.group_of(u.start), weights=u.lengths.astype(float),
-                              minlength=len(evalset.queries))
-        full = (scope >= 0) & (length > 0) & (covered >= SATURATED * length)
-        if full.any():
-            by_k[str(k)] = {"queries": int(full.sum()), "share": float(full.sum() / n_scoped)}
-    if not by_k:
-        return None
-    return {"threshold": SATURATED, "scoped_queries": n_scoped, "by_k": by_k}

@@ -47,7 +47,24 @@ def table(doc: dict[str, Any]) -> str:
     macro = _macro(s)
     if macro:
         text += "\n" + macro + "\n"
+    for line in _fusion(s):
+        text += "\n" + line + "\n"
     return text
+
+
+def _fusion(summary: dict[str, Any]) -> list[str]:
+    """Per cutoff, one line: which retriever surfaced the relevant results
+    (``summary.fusion``); none without it."""
+    found = summary.get("fusion")
+    if not found:
+        return []
+    out = []
+    for k, v in sorted(found["by_k"].items(), key=lambda kv: cutoff_key(parse_cutoff(kv[0]))):
+        only = ", ".join(f"{v[f'found_by_{s}_only']} by {s} only" for s in found["sources"])
+        out.append(f"fusion at k = {k}: {v['relevant_in_top']} relevant results in the top k, "
+                   f"{v['promoted']} put there by the fusion (each retriever alone ranked them "
+                   f"below k), {only}")
+    return out
 
 
 MACRO_SHOWN = ("complete_grounding", "char_precision", "char_recall")
@@ -116,4 +133,6 @@ def markdown(doc: dict[str, Any]) -> str:
     macro = _macro(s)
     if macro:
         text += "\n" + md_lines(macro) + "\n"
+    for line in _fusion(s):
+        text += "\n" + md_lines(line) + "\n"
     return text

@@ -1,0 +1,182 @@
+"""What a run's results say beside the metrics, each a summary section of the score report:
+results from another document than the query's (``off_scope``), saturation of the scoped
+document (``saturation``), chunk-level recall with its ceiling (``chunk_recall``), which
+fused retriever surfaced the relevant results (``fusion_sources``) and the rows a reorder
+stage changed (``reordering``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalSet
+from ragspan.io.runs import SpanList, SpanRun
+from ragspan.scoring import spans as sp
+from ragspan.scoring.metrics.failures import ChunkColumns
+from ragspan.scoring.metrics.registry import (
+    Chars,
+)
+from ragspan.scoring.metrics.span import (
+    GoldColumns,
+    RankedColumns,
+    kept_lengths,
+)
+
+log = logging.getLogger("ragspan")
+# a document id -> its code among the run\'s and the eval set\'s (``span_scoring.DocCodes.code``)
+Code = Callable[[str], int]
+
+
+def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
+                 pairs: tuple[np.ndarray, np.ndarray], ks: Sequence[int]) -> dict[str, Any]:
+    """Chunk-level recall per count cutoff: of a query's relevant chunks (the manifest's
+    chunks that overlap one of its gold spans), the share among its top k results (a result
+    counts as the chunk with its document and offsets; repeats once), averaged over the
+    queries with a relevant chunk; and its ceiling, ``min(1, k / relevant chunks)``, averaged
+    alike: below it no ranking can go higher, so a low chunk recall at a small k can be the
+    chunking's, not the ranking's."""
+    g, c = pairs
+    n = gold.n_queries
+    rel = np.unique(gold.query[g] * np.int64(len(chunks.ids) + 1) + c)
+    rel_q = rel // (len(chunks.ids) + 1)
+    relevant = np.bincount(rel_q, minlength=n)
+    key = {(int(d), int(s), int(e)): i for i, (d, s, e) in enumerate(
+        zip(chunks.doc.tolist(), chunks.start.tolist(), chunks.end.tolist()))}
+    hit = np.fromiter((key.get(t, -1) for t in zip(ranked.doc.tolist(), ranked.start.tolist(),
+                                                   ranked.end.tolist())),
+                      dtype=np.int64, count=ranked.doc.size)
+    asked = relevant > 0
+    by_k: dict[str, Any] = {}
+    for k in ks:
+        if isinstance(k, Chars):
+            continue
+        sel = (hit >= 0) & (ranked.rank < k)
+        got = np.unique(ranked.query[sel] * np.int64(len(chunks.ids) + 1) + hit[sel])
+        found = np.bincount(got[np.isin(got, rel)] // (len(chunks.ids) + 1), minlength=n)
+        if asked.any():
+            by_k[str(k)] = {
+                "recall": float((found[asked] / relevant[asked]).mean()),
+                "ceiling": float(np.minimum(1.0, k / relevant[asked]).mean())}
+    return {"queries": int(asked.sum()), "by_k": by_k}
+
+
+def fusion_sources(ranked: RankedColumns, spans: SpanList, pairs: tuple[np.ndarray, np.ndarray],
+                   ks: Sequence[int]) -> dict[str, Any] | None:
+    """Which retriever surfaced the relevant results (those overlapping a gold span of their
+    query), per count cutoff, from each item's ``sources`` (its rank in each fused
+    retriever's own list): ``relevant_in_top`` in the final top k; ``promoted``, those each
+    retriever alone ranked below k (or not at all), which only the fusion (and rerank) put
+    in the top k; ``found_by_<source>_only``, those one retriever listed and the other did
+    not. None unless the run's items name both fused retrievers."""
+    sr = spans.source_rank
+    if sr is None or ranked.source is None or not all((sr[s] > 0).any() for s in sr):
+        return None
+    ranks = {s: v[ranked.source] for s, v in sr.items()}
+    relevant = np.zeros(ranked.rank.size, dtype=bool)
+    relevant[pairs[1]] = True
+    by_k: dict[str, Any] = {}
+    for k in ks:
+        if isinstance(k, Chars):
+            continue
+        top = relevant & (ranked.rank < k)
+        entry = {"relevant_in_top": int(top.sum()),
+                 "promoted": int((top & np.logical_and.reduce(
+                     [(r == 0) | (r > k) for r in ranks.values()])).sum())}
+        for s, r in ranks.items():
+            others = np.logical_and.reduce([o == 0 for t, o in ranks.items() if t != s])
+            entry[f"found_by_{s}_only"] = int((top & (r > 0) & others).sum())
+        by_k[str(k)] = entry
+    return {"sources": sorted(sr), "by_k": by_k}
+
+
+def reordering(run: SpanRun) -> dict[str, Any] | None:
+    """How many rows the reorder stage (rerank, fusion) changed: a row whose final list is
+    not its first-stage list, span for span (document and offsets, in order). None when the
+    run records no first stage. A stage that changed no row is said: a reranker that
+    reorders nothing is a configuration error, not a result."""
+    first = run.first_stage
+    if first is None:
+        return None
+    final = run.spans
+    changed = 0
+    for i in range(len(final.ids)):
+        a, b = final.row(i), first.row(i)
+        same = len(a) == len(b) and all(
+            final.doc_id[x] == first.doc_id[y] for x, y in zip(a, b)) and bool(
+            (final.start[a.start:a.stop] == first.start[b.start:b.stop]).all()
+            and (final.end[a.start:a.stop] == first.end[b.start:b.stop]).all())
+        changed += not same
+    if not changed:
+        log.warning("the run's final ranking equals its first stage for every row: the "
+                    "reorder stage (rerank or fusion) changed nothing")
+    return {"rows": len(final.ids), "reordered": changed}
+
+
+def off_scope(evalset: EvalSet, ranked: RankedColumns, code: Code, ks: Sequence[int]
+              ) -> dict[str, Any] | None:
+    """Per cutoff, of the results of the queries that name their document (``doc_id``), how
+    many come from another document (within the cutoff: rank < k, or a non-empty kept part
+    at a character budget; repeats counted, as a reader is given them). An unfiltered
+    retriever over many contracts shows here what share of its top k is the wrong contract.
+    None when no query names its document or no result lies outside it."""
+    scope = np.fromiter((code(q.doc_id) if q.doc_id is not None else -1
+                         for q in evalset.queries), dtype=np.int64, count=len(evalset.queries))
+    scoped = scope[ranked.query] >= 0 if ranked.query.size else np.zeros(0, dtype=bool)
+    if not scoped.any():
+        return None
+    outside = scoped & (ranked.doc != scope[ranked.query])
+    by_k: dict[str, Any] = {}
+    for k in ks:
+        within = kept_lengths(ranked, int(k)) > 0 if isinstance(k, Chars) else ranked.rank < k
+        results, out = int((scoped & within).sum()), int((outside & within).sum())
+        if out:
+            by_k[str(k)] = {"results": results, "outside": out, "share": out / results}
+    if not by_k:
+        return None
+    return {"scoped_queries": int((scope >= 0).sum()), "by_k": by_k}
+
+
+SATURATED = 0.9  # share of its scoped document a query's results cover
+
+
+SATURATION_WARN = 0.1  # share of the scoped queries from which score and compare warn
+
+
+def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Code,
+               ks: Sequence[int]) -> dict[str, Any] | None:
+    """Per cutoff, how many of the queries scoped to a document (``doc_id``) retrieve at
+    least ``SATURATED`` of that document's characters (union of the results inside it; at a
+    character budget, the kept parts): there recall is high by construction, not by
+    ranking. None when no query is scoped or no cutoff saturates any."""
+    scope = np.full(len(evalset.queries), -1, dtype=np.int64)
+    length = np.zeros(len(evalset.queries), dtype=np.int64)
+    for i, q in enumerate(evalset.queries):
+        if q.doc_id is not None and q.doc_id in corpus.documents:
+            scope[i] = code(q.doc_id)
+            length[i] = len(corpus.text(q.doc_id))
+    n_scoped = int((scope >= 0).sum())
+    if not n_scoped or not ranked.query.size:
+        return None
+    inside = ranked.doc == scope[ranked.query]
+    line = sp.make_line(len(evalset.queries), int(max(ranked.end.max(), 1)))
+    by_k: dict[str, Any] = {}
+    for k in ks:
+        if isinstance(k, Chars):
+            kept = kept_lengths(ranked, int(k))
+            sel, end = inside & (kept > 0), ranked.start + kept
+        else:
+            sel, end = inside & (ranked.rank < k), ranked.end
+        u = sp.union(line.place(ranked.query[sel], ranked.start[sel]),
+                     line.place(ranked.query[sel], end[sel]))
+        covered = np.bincount(line.group_of(u.start), weights=u.lengths.astype(float),
+                              minlength=len(evalset.queries))
+        full = (scope >= 0) & (length > 0) & (covered >= SATURATED * length)
+        if full.any():
+            by_k[str(k)] = {"queries": int(full.sum()), "share": float(full.sum() / n_scoped)}
+    if not by_k:
+        return None
+    return {"threshold": SATURATED, "scoped_queries": n_scoped, "by_k": by_k}
