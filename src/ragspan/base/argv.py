@@ -13,7 +13,7 @@ the same inputs give the same bytes whatever file they are written to.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "credential", "auth")
 HIDDEN = "***"
@@ -28,41 +28,32 @@ def _secret_option(name: str) -> bool:
 OUTPUT = "<output>"
 
 
+def _with_values(argv: Sequence[str], chosen: Callable[[str], bool], mark: str) -> list[str]:
+    """``argv`` with the value of each option ``chosen`` picks (``--opt VALUE`` or
+    ``--opt=VALUE``) written as ``mark``; the other arguments as they are."""
+    out: list[str] = []
+    replace_next = False
+    for arg in argv:
+        if replace_next:
+            out.append(mark)
+            replace_next = False
+            continue
+        name, eq, _ = arg.partition("=")
+        if chosen(name):
+            out.append(f"{name}={mark}" if eq else arg)
+            replace_next = not eq
+        else:
+            out.append(arg)
+    return out
+
+
 def outputs_elided(argv: Sequence[str], flags: Sequence[str]) -> list[str]:
     """``argv`` with the value of each option in ``flags`` (``--out PATH``, ``--out=PATH``)
     written as ``<output>``."""
-    out: list[str] = []
-    elide_next = False
-    for arg in argv:
-        if elide_next:
-            out.append(OUTPUT)
-            elide_next = False
-            continue
-        name, eq, _ = arg.partition("=")
-        if name in flags:
-            out.append(f"{name}={OUTPUT}" if eq else arg)
-            elide_next = not eq
-            continue
-        out.append(arg)
-    return out
+    return _with_values(argv, lambda name: name in flags, OUTPUT)
 
 
 def redacted(argv: Sequence[str]) -> list[str]:
     """``argv`` (the arguments after the program name) with secrets replaced by ``***``."""
-    out: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            out.append(HIDDEN)
-            hide_next = False
-            continue
-        name, eq, _ = arg.partition("=")
-        if _secret_option(name):
-            if eq:
-                out.append(f"{name}={HIDDEN}")
-            else:
-                out.append(arg)
-                hide_next = True
-            continue
-        out.append(_USERINFO.sub(lambda m: m.group(1) + HIDDEN + "@", arg))
-    return out
+    hidden = _with_values(argv, _secret_option, HIDDEN)
+    return [_USERINFO.sub(lambda m: m.group(1) + HIDDEN + "@", a) for a in hidden]

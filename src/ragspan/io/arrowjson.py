@@ -54,31 +54,41 @@ def _repeats(codes: np.ndarray, offsets: np.ndarray) -> bool:
     return repeats_in_rows(mat, sizes)
 
 
+def read_lines_table(body: bytes, schema: Any) -> Any:
+    """pyarrow's reading of ``body`` (JSON lines after any header) under ``schema``, chunks
+    combined; None unless every line is one object starting with ``{`` (no blank, indented
+    or continued line, no second header) and pyarrow reads each as one row."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    if not body.startswith(b"{") or b'"_header"' in body:
+        return None
+    lines = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
+    if body.count(b"\n{") != lines - 1:
+        return None
+    try:
+        table = pj.read_json(pa.BufferReader(body), parse_options=pj.ParseOptions(
+            explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except pa.ArrowException:
+        return None
+    return table.combine_chunks() if table.num_rows == lines else None  # else: two on a line
+
+
 def read_arrow_jsonl(data: bytes, name: str, sha: str, top: int | None) -> RawRun | None:
     """The columns of the JSONL doc run in ``data``, as the plain reader reads it (see the
     module docstring), repeats already refused and each row cut to its first ``top`` ids;
     or None."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.json as pj
 
     skip = _header_length(data)
-    if skip is None or not data.startswith(b"{", skip):
+    if skip is None:
         return None
-    body = data[skip:] if skip else data
-    lines = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
-    if body.count(b"\n{") != lines - 1 or b'"_header"' in body:
-        return None  # a blank, indented or continued line, or a second header
     schema = pa.schema([("id", pa.string()), ("retrieved_ids", pa.list_(pa.string())),
                         ("scores", pa.list_(pa.float64()))])
-    try:
-        table = pj.read_json(pa.BufferReader(body), parse_options=pj.ParseOptions(
-            explicit_schema=schema, unexpected_field_behavior="ignore"))
-    except pa.ArrowException:
+    table = read_lines_table(data[skip:] if skip else data, schema)
+    if table is None:
         return None
-    if table.num_rows != lines:  # two objects on one line
-        return None
-    table = table.combine_chunks()
     ids, lists, scores = (table.column(c).chunk(0) for c in ("id", "retrieved_ids", "scores"))
     values = lists.flatten()
     if ids.null_count or lists.null_count or values.null_count:

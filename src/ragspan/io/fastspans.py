@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ragspan.io.arrowjson import read_lines_table
 from ragspan.io.evalset import MAX_OFFSET
 
 # what the plain reader treats in ways pyarrow may not (escapes), or does not read here
@@ -79,7 +80,6 @@ def read_arrow_spans(data: bytes) -> dict[str, Any] | None:
     None), and the documents coded in order of first occurrence (``doc_names``,
     ``doc_code``); None where the plain reader must read the file."""
     import pyarrow as pa
-    import pyarrow.json as pj
 
     if not data or data.startswith(BOM) or _unsure(data):
         return None
@@ -91,26 +91,14 @@ def read_arrow_spans(data: bytes) -> dict[str, Any] | None:
     if head is None:
         return None
     skip, header = head
-    body = data[skip:]
-    if not body.startswith(b"{") or b'"_header"' in body:
-        return None
-    lines = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
-    if body.count(b"\n{") != lines - 1:
-        return None  # a blank, indented or continued line
     sources = pa.struct([(s, pa.int64()) for s in FUSED_SOURCES])
     item = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
                       ("score", pa.float64()), ("chunk_id", pa.string()),
                       ("sources", sources)])
     schema = pa.schema([("id", pa.string()), ("retrieved", pa.list_(item)),
                         ("latency_ms", pa.float64())])
-    try:
-        table = pj.read_json(pa.BufferReader(body), parse_options=pj.ParseOptions(
-            explicit_schema=schema, unexpected_field_behavior="ignore"))
-    except pa.ArrowException:
-        return None
-    if table.num_rows != lines:  # two objects on one line
-        return None
-    return _columns(table.combine_chunks(), header)
+    table = read_lines_table(data[skip:], schema)
+    return None if table is None else _columns(table, header)
 
 
 def _columns(table: Any, header: dict[str, Any] | None) -> dict[str, Any] | None:
