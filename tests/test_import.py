@@ -36,6 +36,17 @@ def clause_pieces(exclude_metadata: bool) -> list[dict]:
             if not (exclude_metadata and r["category"] in METADATA | CROSS_REFERENCES)]
 
 
+def union_of_overlaps(spans: set) -> set:
+    """(doc, category, start, end) with the overlapping spans of one (doc, category) joined."""
+    out: list[list] = []
+    for d, c, s, e in sorted(spans):
+        if out and out[-1][:2] == [d, c] and s < out[-1][3]:
+            out[-1][3] = max(out[-1][3], e)
+        else:
+            out.append([d, c, s, e])
+    return {tuple(x) for x in out}
+
+
 @pytest.mark.parametrize("exclude", [True, False])
 def test_cuad_counts_match_clause_spans(tmp_path, exclude):
     res = import_cuad(tmp_path, *([] if exclude else ["--include-metadata-clauses",
@@ -45,12 +56,14 @@ def test_cuad_counts_match_clause_spans(tmp_path, exclude):
     unique = {(p["doc_id"][:-4], p["category"], p["start"], p["end"]) for p in pieces if p["unique"]}
     summary = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]
     assert summary["pieces"] == len(pieces)
-    assert summary["spans"] == len(unique)
+    merged = union_of_overlaps(unique)
+    assert summary["spans"] == len(merged)
+    assert summary["spans"] + summary["overlapping_merged"] == len(unique)
     assert summary["ambiguous_pieces"] == sum(not p["unique"] for p in pieces)
     assert summary["queries"] == len({(d, c) for d, c, _, _ in unique})
     if not exclude:
-        assert (summary["pieces"], summary["spans"], summary["ambiguous_pieces"],
-                summary["queries"]) == (941, 793, 148, 419)
+        assert (summary["pieces"], summary["spans"], summary["overlapping_merged"],
+                summary["ambiguous_pieces"], summary["queries"]) == (941, 786, 7, 148, 419)
     header, *rows = read_rows(tmp_path / "eval.jsonl")
     corpus = {r["id"]: r["text"] for r in read_rows(tmp_path / "corpus.jsonl")}
     got = set()
@@ -59,7 +72,7 @@ def test_cuad_counts_match_clause_spans(tmp_path, exclude):
         for s in row["gold_spans"]:
             assert corpus[s["doc_id"]][s["start"]:s["end"]] == s["text"]
             got.add((s["doc_id"], row["tags"]["category"], s["start"], s["end"]))
-    assert got == unique
+    assert got == merged
     assert len(header["_header"]["documents"]) == 32
     details = json.loads((tmp_path / "r.json").read_text())["predicate"]["details"]
     assert len(details["ambiguous_pieces"]) == summary["ambiguous_pieces"]
@@ -467,3 +480,27 @@ def test_several_legalbench_subsets_get_a_macro_mean(tmp_path):
     macro = summary["macro_mean"]
     assert macro["over"] == "subset" and macro["groups"] == ["one", "two"]
     assert macro["metrics"]["span_recall@1"] == 0.5  # (1 + 0) / 2
+
+
+def test_overlapping_gold_spans_are_merged_into_their_union_and_listed(tmp_path):
+    """Overlapping gold spans of a query would count their shared characters twice: every
+    importer joins them (touching spans stay two pieces), counts and lists each merge."""
+    text = "alpha beta gamma delta epsilon"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "d.txt").write_text(text, encoding="utf-8")
+    rows = [{"id": "q1", "query": "what?", "gold_spans": [
+        {"doc_id": "d", "start": 0, "end": 10}, {"doc_id": "d", "start": 6, "end": 16},
+        {"doc_id": "d", "start": 16, "end": 22}, {"doc_id": "d", "start": 2, "end": 4}]}]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    res = run_cli("adapt", "--docs", tmp_path / "docs", "--queries", tmp_path / "q.jsonl",
+                  "--out", tmp_path / "eval.jsonl", "--corpus-out", tmp_path / "corpus.jsonl",
+                  "--report", tmp_path / "r.json")
+    assert res.exit_code == 0, res.stderr
+    _, row = read_rows(tmp_path / "eval.jsonl")
+    assert [(s["start"], s["end"], s["text"]) for s in row["gold_spans"]] == [
+        (0, 16, text[0:16]), (16, 22, text[16:22])]
+    predicate = json.loads((tmp_path / "r.json").read_text())["predicate"]
+    assert predicate["summary"]["overlapping_merged"] == 2
+    assert predicate["summary"]["spans"] == 2
+    assert predicate["details"]["overlapping_merged"] == [
+        {"query": "q1", "doc_id": "d", "spans": [[0, 10], [2, 4], [6, 16]], "into": [0, 16]}]

@@ -4,12 +4,13 @@ provenance header plus the corpus its offsets index, written together or not at 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.io.corpus import Document
-from ragspan.io.writers import corpus_text, eval_set_text
+from ragspan.io.writers import corpus_text, eval_set_text, span_json
 
 SHOW_MISMATCHES = 5
 
@@ -41,6 +42,51 @@ def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: s
         shown = "; ".join(bad[:SHOW_MISMATCHES])
         raise InputError(f"{len(bad)} {what} spans do not slice back to their answer text: "
                          f"{shown}", path)
+
+
+def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str]
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One question's gold spans with every group of overlapping spans of a document replaced
+    by their union (its ``text`` sliced from ``text_of(doc_id)``), and the merges made.
+
+    Overlap is strict: ``[a, b)`` and ``[c, d)`` of one document overlap when ``c < b`` (after
+    sorting by start); spans that only touch (``c == b``) stay two pieces of evidence. Shared
+    characters would count twice in the character metrics, so no importer keeps them. Each
+    merge is ``{"doc_id", "spans": [[start, end], ...], "into": [start, end]}``; the union
+    takes the place of the group's first span in ``spans``' order, the rest are dropped.
+    Spans must be unique already (duplicates are counted by the importer)."""
+    order = sorted(range(len(spans)), key=lambda i: (spans[i]["doc_id"], spans[i]["start"],
+                                                      spans[i]["end"]))
+    groups: list[list[int]] = []
+    end = 0
+    for i in order:
+        s = spans[i]
+        if groups and spans[groups[-1][0]]["doc_id"] == s["doc_id"] and s["start"] < end:
+            groups[-1].append(i)
+            end = max(end, s["end"])
+        else:
+            groups.append([i])
+            end = s["end"]
+    merges: list[dict[str, Any]] = []
+    into: dict[int, dict[str, Any]] = {}
+    dropped: set[int] = set()
+    for group in groups:
+        if len(group) == 1:
+            continue
+        doc_id = spans[group[0]]["doc_id"]
+        start = min(spans[i]["start"] for i in group)
+        stop = max(spans[i]["end"] for i in group)
+        merges.append({"doc_id": doc_id, "spans": [[spans[i]["start"], spans[i]["end"]]
+                                                   for i in group], "into": [start, stop]})
+        into[min(group)] = span_json(doc_id, start, stop, text_of(doc_id)[start:stop])
+        dropped.update(i for i in group if i != min(group))
+    kept = [into.get(i, s) for i, s in enumerate(spans) if i not in dropped]
+    return kept, merges
+
+
+def absorbed(merges: list[dict[str, Any]]) -> int:
+    """How many gold spans ``merges`` removed (each group of n spans became one)."""
+    return sum(len(m["spans"]) - 1 for m in merges)
 
 
 def build_files(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str, str]:

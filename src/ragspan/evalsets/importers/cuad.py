@@ -25,7 +25,7 @@ from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
-from ragspan.evalsets.build import EvalBuild, verify_slices
+from ragspan.evalsets.build import EvalBuild, absorbed, merge_overlapping, verify_slices
 from ragspan.evalsets.locate import find_exact
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes, sha256_hex
@@ -104,6 +104,10 @@ def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[s
                   "spans_before_sampling": counts["spans"]}
         rows = sample_queries(rows, queries, settings["seed"], path)
         counts["spans"] = sum(len(r["gold_spans"]) for r in rows)
+        kept = {r["id"] for r in rows}
+        merges = [m for m in details["overlapping_merged"] if m["query"] in kept]
+        details = {**details, "overlapping_merged": merges}
+        counts["overlapping_merged"] = absorbed(merges)
         settings["sample_queries"] = queries
     corpus = Corpus(path, sha256_hex(data), {d.id: d for d in documents})
     return EvalBuild(provenance(corpus, source, **settings), rows, documents, counts, details)
@@ -175,8 +179,10 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
     documents, out_rows = [], []
     counts = {"pieces": 0, "spans": 0, "ambiguous_pieces": 0, "duplicate_pieces": 0,
               "empty_pieces": 0, "queries_without_unique_piece": 0,
-              "missing_contracts": len(missing), "cross_reference_skipped": 0}
+              "missing_contracts": len(missing), "cross_reference_skipped": 0,
+              "overlapping_merged": 0}
     ambiguous: list[dict[str, Any]] = []
+    merged: list[dict[str, Any]] = []
     not_found: list[str] = []
     for doc_id in chosen:
         line, row = rows_by_doc[doc_id]
@@ -215,12 +221,17 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
             if not spans:
                 counts["queries_without_unique_piece"] += 1
                 continue
-            counts["spans"] += len(spans)
+            qid = query_id(doc_id, category)
+            gold, merges = merge_overlapping([spans[k] for k in sorted(spans)],
+                                             {doc_id: body}.__getitem__)
+            counts["overlapping_merged"] += absorbed(merges)
+            merged.extend({"query": qid, **m} for m in merges)
+            counts["spans"] += len(gold)
             out_rows.append({
-                "id": query_id(doc_id, category),
+                "id": qid,
                 "query": question(category, descriptions[category.casefold()]),
                 "doc_id": doc_id,
-                "gold_spans": [spans[k] for k in sorted(spans)],
+                "gold_spans": gold,
                 "tags": {"category": category},
                 "filters": {"doc_id": doc_id},
             })
@@ -229,7 +240,8 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                          f"{'; '.join(not_found[:SHOW])}", csv_path)
     if not out_rows:
         raise InputError("no query has an unambiguous clause", csv_path)
-    details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing}
+    details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing,
+               "overlapping_merged": merged}
     return _build(out_rows, documents, counts, details, csv_path, data, "cuad-csv", "CUAD",
                   queries, sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata,
                   exclude_cross_references=exclude_cross_references)
@@ -270,7 +282,8 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
     chosen = sample(list(docs), sample_docs, seed, "documents", json_path)
     keep = set(chosen)
     counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0,
-              "cross_reference_skipped": 0}
+              "cross_reference_skipped": 0, "overlapping_merged": 0}
+    merged: list[dict[str, Any]] = []
     rows = []
     seen: set[str] = set()
     for doc_id, qa in qas:
@@ -310,16 +323,20 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
             spans[key] = span_json(doc_id, *key, text)
         if not spans:
             continue
-        counts["spans"] += len(spans)
+        gold, merges = merge_overlapping([spans[k] for k in sorted(spans)], docs.__getitem__)
+        counts["overlapping_merged"] += absorbed(merges)
+        merged.extend({"query": qid, **m} for m in merges)
+        counts["spans"] += len(gold)
         row = {"id": qid, "query": question_text, "doc_id": doc_id,
-               "gold_spans": [spans[k] for k in sorted(spans)], "filters": {"doc_id": doc_id}}
+               "gold_spans": gold, "filters": {"doc_id": doc_id}}
         if category:
             row["tags"] = {"category": category}
         rows.append(row)
     documents = [Document(d, docs[d]) for d in chosen]
     if not rows:
         raise InputError("no answerable question in the selected documents", json_path)
-    return _build(rows, documents, counts, {}, json_path, data, "cuad-squad", "CUAD SQuAD",
+    return _build(rows, documents, counts, {"overlapping_merged": merged}, json_path, data,
+                  "cuad-squad", "CUAD SQuAD",
                   queries, sample_docs=sample_docs, seed=seed,
                   exclude_metadata_clauses=exclude_metadata,
                   exclude_cross_references=exclude_cross_references)
