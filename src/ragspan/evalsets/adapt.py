@@ -27,7 +27,7 @@ from typing import Any
 
 from ragspan import __version__
 from ragspan.base.errors import InputError, present
-from ragspan.evalsets.build import EvalBuild, absorbed, merge_overlapping
+from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.evalsets.locate import locate_once
 from ragspan.io.corpus import Corpus, directory_files, read_corpus
 from ragspan.io.evalset import MATCH_MODES, check_offsets, parse_id, parse_tags, unique_row_id
@@ -117,9 +117,9 @@ def _texts(obj: dict[str, Any], key: str, path: str, line: int) -> list[tuple[An
 
 def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
               normalize_whitespace: bool, counts: dict[str, Any],
-              merged: list[dict[str, Any]]) -> dict[str, Any]:
+              merges: OverlapMerges) -> dict[str, Any]:
     """Turn one query row into an eval-set row whose every span slices back to its text;
-    overlapping gold spans become their union (counted, and listed in ``merged``)."""
+    overlapping gold spans become their union (kept in ``merges``)."""
     qid = parse_id(obj.get("id"), path, line)
     query = obj.get("query", obj.get("question"))
     if not isinstance(query, str) or not query.strip():
@@ -177,9 +177,7 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
             spans.append(span_json(doc_id, start, end, text[start:end]))
     unique = {(s["doc_id"], s["start"], s["end"]): s for s in spans}
     counts["duplicate_spans"] += len(spans) - len(unique)
-    gold, merges = merge_overlapping(list(unique.values()), corpus.text)
-    counts["overlapping_merged"] += absorbed(merges)
-    merged.extend({"query": qid, **m} for m in merges)
+    gold = merges.merge(qid, list(unique.values()), corpus.text)
     counts["spans"] += len(gold)
     counts[f"via_{way}"] += 1
     row: dict[str, Any] = {"id": qid, "query": query}
@@ -218,16 +216,17 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     qtext = decode_records(read_bytes(queries), qpath)
     counts: dict[str, Any] = {"spans": 0, "duplicate_spans": 0, "overlapping_merged": 0,
                               "via_gold_spans": 0, "via_gold_texts": 0, "via_expected": 0}
-    merged: list[dict[str, Any]] = []
+    merges = OverlapMerges()
     rows: list[dict[str, Any]] = []
     seen: dict[Any, Any] = {}
     for line, obj in iter_json_records(qtext, qpath):
         unique_row_id(obj, seen, qpath, line)
-        rows.append(adapt_row(obj, corpus, qpath, line, normalize_whitespace, counts, merged))
+        rows.append(adapt_row(obj, corpus, qpath, line, normalize_whitespace, counts, merges))
     if not rows:
         raise InputError("the query file holds no queries", qpath)
     counts["queries"] = len(rows)
+    counts["overlapping_merged"] = merges.count
     counts["documents"] = len(corpus)
     header = provenance(corpus, "adapt", normalize_whitespace=normalize_whitespace)
     documents = [corpus.documents[d] for d in sorted(corpus.documents)]
-    return EvalBuild(header, rows, documents, counts, {"overlapping_merged": merged})
+    return EvalBuild(header, rows, documents, counts, {"overlapping_merged": merges.listed})

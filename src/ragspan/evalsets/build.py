@@ -84,9 +84,23 @@ def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str]
     return kept, merges
 
 
-def absorbed(merges: list[dict[str, Any]]) -> int:
-    """How many gold spans ``merges`` removed (each group of n spans became one)."""
-    return sum(len(m["spans"]) - 1 for m in merges)
+@dataclass
+class OverlapMerges:
+    """An importer's merges of overlapping gold spans, question by question: ``listed`` holds
+    each merge with its ``query`` id, ``count`` the gold spans the merges removed."""
+
+    listed: list[dict[str, Any]] = field(default_factory=list)
+
+    def merge(self, qid: str, spans: list[dict[str, Any]], text_of: Callable[[str], str]
+              ) -> list[dict[str, Any]]:
+        """``spans`` of question ``qid`` after ``merge_overlapping``; the merges are kept."""
+        kept, merges = merge_overlapping(spans, text_of)
+        self.listed.extend({"query": qid, **m} for m in merges)
+        return kept
+
+    @property
+    def count(self) -> int:
+        return sum(len(m["spans"]) - 1 for m in self.listed)
 
 
 def build_files(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
-from ragspan.evalsets.build import EvalBuild, absorbed, merge_overlapping, verify_slices
+from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.evalset import check_offsets
 from ragspan.io.files import decode_records, decode_utf8, read_bytes
@@ -54,9 +54,8 @@ def import_chroma(root: str) -> EvalBuild:
         raise InputError(f"missing column(s) {', '.join(missing)}", name, 1)
     texts: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
-    counts = {"questions": 0, "references": 0, "duplicate_references": 0,
-              "overlapping_merged": 0}
-    merged: list[dict[str, Any]] = []
+    counts = {"questions": 0, "references": 0, "duplicate_references": 0}
+    merges = OverlapMerges()
     for number, rec in enumerate(reader, start=1):
         line = reader.line_num
         corpus_id = rec["corpus_id"]
@@ -74,9 +73,7 @@ def import_chroma(root: str) -> EvalBuild:
         spans = [{"doc_id": corpus_id, "start": r["start_index"], "end": r["end_index"],
                   "text": r["content"]} for r in unique.values()]
         qid = f"chroma-{number:04d}"
-        spans, merges = merge_overlapping(spans, texts.__getitem__)
-        counts["overlapping_merged"] += absorbed(merges)
-        merged.extend({"query": qid, **m} for m in merges)
+        spans = merges.merge(qid, spans, texts.__getitem__)
         rows.append({"id": qid, "query": rec["question"],
                      "doc_id": corpus_id, "gold_spans": spans, "tags": {"corpus_id": corpus_id}})
         counts["questions"] += 1
@@ -86,5 +83,6 @@ def import_chroma(root: str) -> EvalBuild:
     documents = [Document(d, texts[d]) for d in sorted(texts)]
     verify_slices(rows, documents, "Chroma", name)
     corpus = Corpus(root, "", {d.id: d for d in documents})
+    counts["overlapping_merged"] = merges.count
     return EvalBuild(provenance(corpus, "chroma"), rows, documents, counts,
-                     {"overlapping_merged": merged})
+                     {"overlapping_merged": merges.listed})

@@ -25,7 +25,7 @@ from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
-from ragspan.evalsets.build import EvalBuild, absorbed, merge_overlapping, verify_slices
+from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.evalsets.locate import find_exact
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes, sha256_hex
@@ -105,9 +105,9 @@ def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[s
         rows = sample_queries(rows, queries, settings["seed"], path)
         counts["spans"] = sum(len(r["gold_spans"]) for r in rows)
         kept = {r["id"] for r in rows}
-        merges = [m for m in details["overlapping_merged"] if m["query"] in kept]
-        details = {**details, "overlapping_merged": merges}
-        counts["overlapping_merged"] = absorbed(merges)
+        sampled = OverlapMerges([m for m in details["overlapping_merged"] if m["query"] in kept])
+        details = {**details, "overlapping_merged": sampled.listed}
+        counts["overlapping_merged"] = sampled.count
         settings["sample_queries"] = queries
     corpus = Corpus(path, sha256_hex(data), {d.id: d for d in documents})
     return EvalBuild(provenance(corpus, source, **settings), rows, documents, counts, details)
@@ -179,10 +179,9 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
     documents, out_rows = [], []
     counts = {"pieces": 0, "spans": 0, "ambiguous_pieces": 0, "duplicate_pieces": 0,
               "empty_pieces": 0, "queries_without_unique_piece": 0,
-              "missing_contracts": len(missing), "cross_reference_skipped": 0,
-              "overlapping_merged": 0}
+              "missing_contracts": len(missing), "cross_reference_skipped": 0}
     ambiguous: list[dict[str, Any]] = []
-    merged: list[dict[str, Any]] = []
+    merges = OverlapMerges()
     not_found: list[str] = []
     for doc_id in chosen:
         line, row = rows_by_doc[doc_id]
@@ -222,10 +221,8 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                 counts["queries_without_unique_piece"] += 1
                 continue
             qid = query_id(doc_id, category)
-            gold, merges = merge_overlapping([spans[k] for k in sorted(spans)],
-                                             {doc_id: body}.__getitem__)
-            counts["overlapping_merged"] += absorbed(merges)
-            merged.extend({"query": qid, **m} for m in merges)
+            gold = merges.merge(qid, [spans[k] for k in sorted(spans)],
+                                {doc_id: body}.__getitem__)
             counts["spans"] += len(gold)
             out_rows.append({
                 "id": qid,
@@ -240,8 +237,9 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                          f"{'; '.join(not_found[:SHOW])}", csv_path)
     if not out_rows:
         raise InputError("no query has an unambiguous clause", csv_path)
+    counts["overlapping_merged"] = merges.count
     details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing,
-               "overlapping_merged": merged}
+               "overlapping_merged": merges.listed}
     return _build(out_rows, documents, counts, details, csv_path, data, "cuad-csv", "CUAD",
                   queries, sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata,
                   exclude_cross_references=exclude_cross_references)
@@ -282,8 +280,8 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
     chosen = sample(list(docs), sample_docs, seed, "documents", json_path)
     keep = set(chosen)
     counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0,
-              "cross_reference_skipped": 0, "overlapping_merged": 0}
-    merged: list[dict[str, Any]] = []
+              "cross_reference_skipped": 0}
+    merges = OverlapMerges()
     rows = []
     seen: set[str] = set()
     for doc_id, qa in qas:
@@ -323,9 +321,7 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
             spans[key] = span_json(doc_id, *key, text)
         if not spans:
             continue
-        gold, merges = merge_overlapping([spans[k] for k in sorted(spans)], docs.__getitem__)
-        counts["overlapping_merged"] += absorbed(merges)
-        merged.extend({"query": qid, **m} for m in merges)
+        gold = merges.merge(qid, [spans[k] for k in sorted(spans)], docs.__getitem__)
         counts["spans"] += len(gold)
         row = {"id": qid, "query": question_text, "doc_id": doc_id,
                "gold_spans": gold, "filters": {"doc_id": doc_id}}
@@ -335,7 +331,8 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
     documents = [Document(d, docs[d]) for d in chosen]
     if not rows:
         raise InputError("no answerable question in the selected documents", json_path)
-    return _build(rows, documents, counts, {"overlapping_merged": merged}, json_path, data,
+    counts["overlapping_merged"] = merges.count
+    return _build(rows, documents, counts, {"overlapping_merged": merges.listed}, json_path, data,
                   "cuad-squad", "CUAD SQuAD",
                   queries, sample_docs=sample_docs, seed=seed,
                   exclude_metadata_clauses=exclude_metadata,

@@ -25,7 +25,7 @@ from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
-from ragspan.evalsets.build import EvalBuild, absorbed, merge_overlapping, verify_slices
+from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.evalset import check_offsets
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes
@@ -88,9 +88,8 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
         raise InputError("no benchmark files (*.json) found", str(bench_dir))
     texts: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
-    counts = {"tests": 0, "selected": 0, "spans": 0, "duplicate_spans": 0,
-              "overlapping_merged": 0}
-    merged: list[dict[str, Any]] = []
+    counts = {"tests": 0, "selected": 0, "spans": 0, "duplicate_spans": 0}
+    merges = OverlapMerges()
     for bench in files:
         tests = _tests(bench)
         counts["tests"] += len(tests)
@@ -115,9 +114,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
                     continue
                 spans.append({"doc_id": doc_id, "start": start, "end": end, "text": answer})
             qid = f"{bench.stem}-{i:04d}"
-            spans, merges = merge_overlapping(spans, texts.__getitem__)
-            counts["overlapping_merged"] += absorbed(merges)
-            merged.extend({"query": qid, **m} for m in merges)
+            spans = merges.merge(qid, spans, texts.__getitem__)
             rows.append({"id": qid, "query": test["query"],
                          "gold_spans": spans, "tags": {"subset": bench.stem}})
             counts["spans"] += len(spans)
@@ -128,4 +125,5 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
                       subsets=[f.stem for f in files], newlines=newlines)
     if newlines == "translate":
         head["extractor"]["text"] = "utf-8, newlines translated as Python's text mode"
-    return EvalBuild(head, rows, documents, counts, {"overlapping_merged": merged})
+    counts["overlapping_merged"] = merges.count
+    return EvalBuild(head, rows, documents, counts, {"overlapping_merged": merges.listed})
