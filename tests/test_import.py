@@ -405,7 +405,8 @@ def test_legalbench_duplicate_snippets_are_merged_and_counted(tmp_path):
     assert res.exit_code == 3
     checks = {f["check"]: f for f in res.json()["predicate"]["details"]["findings"]}
     assert checks["duplicate_gold_span"]["severity"] == "error"
-    assert checks["overlapping_gold_spans"]["severity"] == "warning"
+    assert checks["overlapping_gold_spans"]["severity"] == "error"
+    assert "merge them into" in checks["overlapping_gold_spans"]["message"]
 
 
 def test_validate_warns_when_the_query_holds_its_answer(tmp_path):

@@ -72,3 +72,27 @@ def test_bad_rows_are_named(tmp_path):
     res = run_cli("import", "ragas", "--rows", path, "--corpus", corpus, "--out",
                   tmp_path / "e2.jsonl", "--run-out", tmp_path / "r2.jsonl")
     assert_input_error(res, "noq.jsonl:2", "'user_input' (or 'question')")
+
+
+def test_overlapping_reference_contexts_become_their_union(tmp_path):
+    text = "The fee is due within thirty days. Late fees accrue monthly. Notices go by mail."
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": text}])
+    # [0, 34) and [22, 59) overlap; [59, 80) only touches the second and stays its own piece
+    refs = [text[0:34], text[22:59], text[59:80]]
+    path = write_jsonl(tmp_path / "ragas.jsonl", [
+        {"id": "q", "user_input": "When is the fee due?", "doc_id": "d",
+         "reference_contexts": refs, "retrieved_contexts": [text[0:34]]}])
+    res = run_cli("import", "ragas", "--rows", path, "--corpus", corpus, "--out",
+                  tmp_path / "eval.jsonl", "--run-out", tmp_path / "r.jsonl",
+                  "--report", tmp_path / "import.json")
+    assert res.exit_code == 0, res.stderr
+    report = json.loads((tmp_path / "import.json").read_text())["predicate"]
+    assert report["summary"]["overlapping_merged"] == 1
+    assert report["details"]["overlapping_merged"] == [
+        {"query": "q", "doc_id": "d", "spans": [[0, 34], [22, 59]], "into": [0, 59]}]
+    row = json.loads((tmp_path / "eval.jsonl").read_text("utf-8").splitlines()[1])
+    assert [(s["start"], s["end"], s["text"]) for s in row["gold_spans"]] == [
+        (0, 59, text[0:59]), (59, 80, text[59:80])]
+    res = run_cli("validate", "--eval-set", tmp_path / "eval.jsonl", "--corpus", corpus,
+                  "--format", "json")
+    assert res.exit_code == 0, res.stdout

@@ -5,8 +5,9 @@ Checks, each finding naming the query (and the span):
 - every gold span lies inside its document, and a recorded answer ``text`` slices back;
 - no query without gold evidence (no spans and no doc-level judgments);
 - no gold span listed twice in a query (an error: it counts twice in the LegalBench-RAG
-  character metrics, the duplicate-annotation bug that reads as 200% recall); overlapping gold
-  spans of a query are a warning (their shared characters count twice in those metrics);
+  character metrics, the duplicate-annotation bug that reads as 200% recall), and no two gold
+  spans of a query that overlap (an error too: their shared characters count twice in those
+  metrics; every importer merges them into their union, spans that only touch stay two);
 - no gold answer text that appears verbatim in its own query (a warning: the question holds
   its answer, so retrieval by the question's words finds it trivially);
 - the provenance digests in the eval set's ``_header`` match the corpus texts;
@@ -59,9 +60,9 @@ def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
         spans = sorted({(s.doc_id, s.start, s.end) for s in q.gold_spans})
         for (d1, s1, e1), (d2, s2, e2) in zip(spans, spans[1:]):
             if d1 == d2 and s2 < e1:
-                add("overlapping_gold_spans", "warning", q.id,
+                add("overlapping_gold_spans", "error", q.id,
                     f"gold spans '{d1}' [{s1}, {e1}) and [{s2}, {e2}) share {min(e1, e2) - s2} "
-                    "characters")
+                    f"characters: merge them into [{s1}, {max(e1, e2)})")
         for i, s in enumerate(q.gold_spans):
             doc = corpus.documents.get(s.doc_id)
             answer = (s.text if s.text is not None else

@@ -6,7 +6,9 @@ A row (JSONL or a JSON array, as ``EvaluationDataset.to_jsonl`` writes) holds th
 ``reference`` (the answer) and ``id``. Each context is placed in the corpus (``io.placement``:
 exact, normalised, fuzzy; searched in the row's ``doc_id`` when it gives one, else the whole
 corpus): a reference context becomes a gold span (its text the corpus slice), a retrieved one
-a run item with offsets and that text (so ``score --corpus`` checks it again). A context that
+a run item with offsets and that text (so ``score --corpus`` checks it again). A row's
+reference contexts placed twice at one place count once; overlapping ones become their union
+(``overlapping_merged``, as every importer does). A context that
 cannot be placed is an InputError naming the row and the context; an ambiguous one too,
 unless ``on_ambiguous = "first"``. ``reference`` and any other field are kept as tags (as
 ``adapt`` keeps them). Queries without an ``id`` are ``ragas-<n>`` (1-based).
@@ -19,7 +21,7 @@ from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import flatten_tags, provenance, resolve_doc
-from ragspan.evalsets.build import EvalBuild
+from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import parse_id
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
@@ -66,6 +68,18 @@ class _Placing:
                 "similarity": p.similarity}
 
 
+def _run_row(qid: str, retrieved: list[dict[str, Any]]) -> dict[str, Any]:
+    """A span-run row of placed retrieved contexts; ``placed`` names the ranks placed other
+    than exactly (left out when every one was exact)."""
+    row: dict[str, Any] = {"id": qid, "retrieved": [
+        {k: r[k] for k in ("doc_id", "start", "end", "text")} for r in retrieved]}
+    placed = [{"rank": i + 1, "method": r["method"], "similarity": r["similarity"]}
+              for i, r in enumerate(retrieved) if r["method"] != "exact"]
+    if placed:
+        row["placed"] = placed
+    return row
+
+
 def import_ragas(rows_path: str, corpus: Corpus, *, on_ambiguous: str = "error",
                  threshold: float = DEFAULT_THRESHOLD
                  ) -> tuple[EvalBuild, list[dict[str, Any]]]:
@@ -77,6 +91,7 @@ def import_ragas(rows_path: str, corpus: Corpus, *, on_ambiguous: str = "error",
     run: list[dict[str, Any]] = []
     seen: set[str] = set()
     kept: dict[str, int] = {}
+    merges = OverlapMerges()
     for n, (line, obj) in enumerate(iter_json_records(text, path), start=1):
         qid = parse_id(obj["id"], path, line) if "id" in obj else f"ragas-{n:04d}"
         if qid in seen:
@@ -95,32 +110,27 @@ def import_ragas(rows_path: str, corpus: Corpus, *, on_ambiguous: str = "error",
         row: dict[str, Any] = {"id": qid, "query": query}
         if scope is not None:
             row["doc_id"] = scope
-        row["gold_spans"] = [{k: g[k] for k in ("doc_id", "start", "end", "text")}
-                             for g in unique.values()]
+        row["gold_spans"] = merges.merge(
+            qid, [{k: g[k] for k in ("doc_id", "start", "end", "text")}
+                  for g in unique.values()], corpus.text)
         extra = flatten_tags({k: v for k, v in obj.items() if k not in KNOWN})
         if extra:
             row["tags"] = extra
             for key in extra:
                 kept[key] = kept.get(key, 0) + 1
         rows.append(row)
-        retrieved = [placing.place(t, docs, f"retrieved_contexts[{i}]", path, line)
-                     for i, t in enumerate(_contexts(obj, "retrieved_contexts", path, line,
-                                                     False))]
-        run.append({"id": qid,
-                    "retrieved": [{k: r[k] for k in ("doc_id", "start", "end", "text")}
-                                  for r in retrieved],
-                    "placed": [{"rank": i + 1, "method": r["method"],
-                                "similarity": r["similarity"]}
-                               for i, r in enumerate(retrieved) if r["method"] != "exact"]})
-        if not run[-1]["placed"]:
-            del run[-1]["placed"]
+        run.append(_run_row(qid, [placing.place(t, docs, f"retrieved_contexts[{i}]", path, line)
+                                  for i, t in enumerate(_contexts(obj, "retrieved_contexts",
+                                                                  path, line, False))]))
     if not rows:
         raise InputError("the file holds no rows", path)
     counts: dict[str, Any] = {"rows": len(rows), **dict(sorted(placing.counts.items()))}
+    counts["overlapping_merged"] = merges.count
     if kept:
         counts["kept_as_tags"] = dict(sorted(kept.items()))
     asked = sorted({g["doc_id"] for r in rows for g in r["gold_spans"]})
     documents = [corpus.documents[d] for d in sorted(corpus.documents)]
     header = provenance(corpus, "ragas", rows=Path(path).name, documents_asked=len(asked),
                         on_ambiguous=on_ambiguous, threshold=threshold)
-    return EvalBuild(header, rows, documents, counts, {}), run
+    return EvalBuild(header, rows, documents, counts,
+                     {"overlapping_merged": merges.listed}), run
