@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -146,3 +147,45 @@ def test_canonical_dumps_is_one_text_whatever_the_path():
         assert canonical_dumps(value) == walked
     with pytest.raises(ValueError):
         canonical_dumps({"a": [np.float64("nan")]})
+
+
+def _memory_doc(rows):
+    ref = InputRef("run", "run.jsonl", "a" * 64)
+    return statement(kind="score.span", subject=[ref], inputs=[ref], parameters={"k": [5]},
+                     summary={"queries": len(rows), "metrics": {"span_coverage@5": 0.5}},
+                     details={"queries": rows})
+
+
+@pytest.mark.parametrize("odd", [np.float64(0.25), (0.25,), {1: 0.25}, True])
+def test_report_text_reads_back_what_it_cannot_shape_in_memory(odd):
+    """Rows with a value JSON gives back as another type (numpy, a tuple, an integer key)
+    are checked on the whole text read back: the error, if any, is the one a full
+    validation of the written report gives, naming the original row."""
+    from ragspan.report.envelope import report_text
+
+    rows = [{"id": f"q{i}", "metrics": {"span_coverage@5": i / 10}} for i in range(6)]
+    rows[4]["metrics"] = {"span_coverage@5": odd}
+    doc = _memory_doc(rows)
+    expected = _full_validation_error(json.loads(canonical_dumps(doc)))
+    if expected is None:
+        assert report_text(doc) == canonical_dumps(doc)
+    else:
+        with pytest.raises(RuntimeError, match=re.escape(expected)):
+            report_text(doc)
+
+
+@pytest.mark.parametrize("bad_row", [1, 5, 9])
+def test_report_text_names_the_row_that_breaks_the_schema(bad_row):
+    """Plain rows are shaped in memory and only one row per shape is written and read
+    back; the error still names the original row, as a full validation does."""
+    from ragspan.report.envelope import report_text
+
+    rows = [{"id": f"q{i}", "metrics": {"span_coverage@5": i / 10}} for i in range(10)]
+    rows[bad_row]["metrics"]["span_coverage@5"] = "high"
+    doc = _memory_doc(rows)
+    expected = _full_validation_error(json.loads(canonical_dumps(doc)))
+    assert f"[{bad_row}]" in expected
+    with pytest.raises(RuntimeError, match=re.escape(expected)):
+        report_text(doc)
+    rows[bad_row]["metrics"]["span_coverage@5"] = 0.5
+    assert report_text(doc) == canonical_dumps(doc)

@@ -22,6 +22,7 @@ from ragspan.app import score as command
 from ragspan.app.compare import merge_budgets
 from ragspan.app.score import parse_k
 from ragspan.app.settings import load_tool_config
+from ragspan.base.collector import pausing
 from ragspan.gate import compare as gate
 from ragspan.gate.budgets import parse_budget
 from ragspan.gate.inputs import ScoreReport, score_report_of
@@ -82,6 +83,7 @@ def _typed(report: Mapping[str, Any], name: str) -> tuple[dict[str, Any], ScoreR
     return doc, score_report_of(doc, sha256_hex(text.encode("utf-8")), name, "score")
 
 
+@pausing
 def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
           k: Sequence[int | str] = (), tau: float = 0.5, chunks: Source | None = None,
           qrels: Source | None = None, relevance_level: int = 1,
@@ -107,11 +109,13 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
     return Scored(*_typed(result.report, "score"))
 
 
+@pausing
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Any ragspan report, checked against the schema (``InputError`` when it is not one)."""
     return load_report(path)[0]
 
 
+@pausing
 def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Scored
                       ) -> ScoreReport:
     """A score report as the gate reads it: from a file, an envelope dict or ``Scored``."""
@@ -124,6 +128,7 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
     return score_report_of(doc, sha, os.fspath(source), "score")
 
 
+@pausing
 def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None = None,
             anchor: Any = None, noise: Any = None, no_gate: bool = False,
             allow_identical: bool = False, config: str | None = None,

@@ -35,7 +35,7 @@ def _plain(value: Any) -> Any:
 CONTAINERS = (dict, list, tuple)
 
 
-def _string_keys(obj: Any) -> bool:
+def string_keys(obj: Any) -> bool:
     """Whether every key of every dict inside ``obj`` is a string (then the C encoder sorts
     keys exactly as the walk does; an integer key would sort as a number there)."""
     stack = [obj]
@@ -59,9 +59,10 @@ def _numpy(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to a report")
 
 
-def canonical_dumps(obj: Any) -> str:
-    """``obj`` as canonical JSON text (see the module docstring)."""
-    if _string_keys(obj):  # the C encoder on the value as it is (numpy through the hook)
+def canonical_dumps(obj: Any, keys_checked: bool = False) -> str:
+    """``obj`` as canonical JSON text (see the module docstring). ``keys_checked``: the
+    caller has seen that every key inside ``obj`` is a ``str`` (the walk is skipped)."""
+    if keys_checked or string_keys(obj):  # the C encoder on the value as it is
         try:
             return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                               allow_nan=False, default=_numpy) + "\n"

@@ -11,12 +11,15 @@ from typing import Any
 import click
 
 from ragspan import __version__
-from ragspan.base import logs
+from ragspan.base import collector, logs
 from ragspan.base.argv import outputs_elided
 from ragspan.base.errors import RagspanError
 from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
 
 FORMATS = ("json", "table", "markdown")
+# commands that run models for long keep the cyclic garbage collector running; every other
+# command pauses it (``base.collector``)
+COLLECTING = frozenset({"run-retriever", "sweep"})
 
 
 FORMAT_HELP = "What to print on stdout (default: table on a terminal, JSON otherwise)."
@@ -143,7 +146,10 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
             quiet=quiet or root.get("quiet", False),
             fmt=log_format or root.get("log_format") or "text",
         )
-        return func(*args, **kw)
+        if ctx.command.name in COLLECTING:
+            return func(*args, **kw)
+        with collector.paused():
+            return func(*args, **kw)
 
     return wrapper
 

@@ -10,6 +10,9 @@ the reader answers None and the plain reader reads the file, naming the offendin
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -54,24 +57,73 @@ def _repeats(codes: np.ndarray, offsets: np.ndarray) -> bool:
     return repeats_in_rows(mat, sizes)
 
 
-def read_lines_table(body: bytes, schema: Any) -> Any:
-    """pyarrow's reading of ``body`` (JSON lines after any header) under ``schema``, chunks
-    combined; None unless every line is one object starting with ``{`` (no blank, indented
-    or continued line, no second header) and pyarrow reads each as one row."""
+def _parse_lines(body: bytes, schema: Any) -> Any:
+    """pyarrow's table of ``body`` under ``schema`` (chunks combined), or None."""
     import pyarrow as pa
     import pyarrow.json as pj
 
-    if not body.startswith(b"{") or b'"_header"' in body:
-        return None
-    lines = body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
-    if body.count(b"\n{") != lines - 1:
-        return None
     try:
         table = pj.read_json(pa.BufferReader(body), parse_options=pj.ParseOptions(
             explicit_schema=schema, unexpected_field_behavior="ignore"))
     except pa.ArrowException:
         return None
-    return table.combine_chunks() if table.num_rows == lines else None  # else: two on a line
+    return table.combine_chunks()
+
+
+BLOCK = 1 << 22  # bytes per numpy pass of ``byte_facts``: temporaries stay in the cache
+
+
+@dataclass(frozen=True)
+class ByteFacts:
+    """What one pass over a JSON-lines body finds: its ``lines`` (a last line without a
+    line feed counts), whether every line starts with ``{`` (``objects``), the control
+    bytes other than the line feed (``controls``: tab and carriage return included) and
+    the backslashes (``backslashes``: without one, no string holds an escape)."""
+
+    lines: int
+    objects: bool
+    controls: int
+    backslashes: int
+
+
+def byte_facts(body: bytes) -> ByteFacts:
+    """``ByteFacts`` of ``body``, counted with numpy a block at a time (no temporary the
+    size of the file; numpy releases the GIL while it counts)."""
+    buf = np.frombuffer(body, dtype=np.uint8)
+    newlines = controls = backslashes = 0
+    objects = buf.size > 0 and buf[0] == 0x7B
+    for at in range(0, buf.size, BLOCK):
+        block = buf[at:at + BLOCK]
+        ends = np.flatnonzero(block == 0x0A) + at
+        newlines += ends.size
+        controls += int(np.count_nonzero(block < 0x20))
+        backslashes += int(np.count_nonzero(block == 0x5C))
+        after = ends[ends + 1 < buf.size] + 1
+        objects = objects and bool((buf[after] == 0x7B).all())
+    ends_with_newline = buf.size > 0 and buf[-1] == 0x0A
+    return ByteFacts(newlines + (0 if ends_with_newline or not buf.size else 1), bool(objects),
+                     controls - newlines, backslashes)
+
+
+def read_lines_table(body: bytes, schema: Any,
+                     also: Callable[[ByteFacts], bool] | None = None) -> Any:
+    """pyarrow's reading of ``body`` (JSON lines after any header) under ``schema``, chunks
+    combined; None unless every line is one object starting with ``{`` (no blank, indented
+    or continued line, no second header), pyarrow reads each as one row, and ``also`` (a
+    further check of the caller's, given the body's ``byte_facts``) answers True. pyarrow
+    parses on a worker thread (its own threads, without the GIL) while this thread checks
+    the lines and runs ``also``."""
+    if not body.startswith(b"{"):
+        return None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        parsing = pool.submit(_parse_lines, body, schema)
+        facts = byte_facts(body)
+        ok = (facts.objects and b'"_header"' not in body
+              and (also is None or also(facts)))
+        table = parsing.result()
+    if not ok or table is None:
+        return None
+    return table if table.num_rows == facts.lines else None  # else: two on a line
 
 
 def read_arrow_jsonl(data: bytes, name: str, sha: str, top: int | None) -> RawRun | None:

@@ -211,6 +211,21 @@ def _arrow_codes(column: Any) -> tuple[list[str], np.ndarray]:
     return names, remap[indices]
 
 
+def _take_strings(column: Any, positions: np.ndarray) -> list[str]:
+    """``column.take(positions).to_pylist()`` for ascending ``positions``, taken chunk by
+    chunk (a take across a chunked column first combines its chunks: a copy of every
+    string)."""
+    import pyarrow as pa
+
+    bounds = np.cumsum([0, *(len(c) for c in column.chunks)])
+    chunk_of = np.searchsorted(bounds, positions, "right") - 1
+    out: list[str] = []
+    for c in np.unique(chunk_of).tolist():
+        local = positions[chunk_of == c] - bounds[c]
+        out.extend(column.chunk(c).take(pa.array(local)).to_pylist())
+    return out
+
+
 def _arrow_groups(column: Any) -> tuple[list[str], Groups]:
     """``(distinct ids in code-point order, their grouping)`` of an arrow string column (a
     run's query ids): from the runs of equal adjacent values when no id has two runs, with
@@ -221,7 +236,7 @@ def _arrow_groups(column: Any) -> tuple[list[str], Groups]:
     change = pc.not_equal(column.slice(1), column.slice(0, n - 1))
     starts = np.concatenate([[0], np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1])
     if starts.size * 16 <= n:  # long runs (a shuffled file has runs of one: no ids taken)
-        ids = column.take(starts).to_pylist()
+        ids = _take_strings(column, starts)
         if len(set(ids)) == len(ids):
             names, remap = sorted_codes(ids)
             return names, Groups(None, starts, remap)

@@ -21,22 +21,29 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.arrowjson import read_lines_table
+from ragspan.io.arrowjson import ByteFacts, read_lines_table
 from ragspan.io.evalset import MAX_OFFSET
 
 # what the plain reader treats in ways pyarrow may not (escapes), or does not read here
-UNSURE = (b"\\u", b'"text"', b'"retrieved_first_stage"', b'"stage_ms"')
+ESCAPE = b"\\u"
+UNSURE = (ESCAPE, b'"text"', b'"retrieved_first_stage"', b'"stage_ms"')
 BOM = b"\xef\xbb\xbf"
 FUSED_SOURCES = ("dense", "bm25")  # the retrievers a pipeline fuses, as ``sources`` names them
 
 
-def _unsure(data: bytes) -> bool:
-    """A byte sequence of ``UNSURE``, or a control character other than the line feed (tab
-    and carriage return included): one pass of numpy over the bytes."""
-    if any(u in data for u in UNSURE):
-        return True
-    controls = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) < 0x20))
-    return controls != data.count(b"\n")
+def _sure(data: bytes, skip: int, facts: ByteFacts) -> bool:
+    """Valid UTF-8, no control byte other than the line feed (``facts`` of the body after
+    the ``skip`` bytes of the header line; that line is checked here), and no byte sequence
+    of ``UNSURE`` (escapes looked for only where there is a backslash)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    header = data[:skip].removesuffix(b"\n")
+    if facts.controls or any(b < 0x20 for b in header):
+        return False
+    escapes = bool(facts.backslashes) or b"\\" in header
+    return not any(u in data for u in UNSURE if escapes or u != ESCAPE)
 
 
 def _header(data: bytes) -> tuple[int, dict[str, Any] | None] | None:
@@ -81,11 +88,7 @@ def read_arrow_spans(data: bytes) -> dict[str, Any] | None:
     ``doc_code``); None where the plain reader must read the file."""
     import pyarrow as pa
 
-    if not data or data.startswith(BOM) or _unsure(data):
-        return None
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+    if not data or data.startswith(BOM):
         return None
     head = _header(data)
     if head is None:
@@ -97,7 +100,7 @@ def read_arrow_spans(data: bytes) -> dict[str, Any] | None:
                       ("sources", sources)])
     schema = pa.schema([("id", pa.string()), ("retrieved", pa.list_(item)),
                         ("latency_ms", pa.float64())])
-    table = read_lines_table(data[skip:], schema)
+    table = read_lines_table(data[skip:], schema, lambda facts: _sure(data, skip, facts))
     return None if table is None else _columns(table, header)
 
 

@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from ragspan import __version__
-from ragspan.base.canonical import canonical_dumps
+from ragspan.base.canonical import canonical_dumps, string_keys
 from ragspan.base.errors import ExitCode, InputError
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.files import decode_records, loads_json, read_bytes
@@ -127,26 +127,72 @@ def _rows_checked_by_type() -> bool:
     return all(_type_only(sub) for sub in _row_schemas(schema()))
 
 
+LEAF_TYPES = frozenset({str, int, bool, type(None)})  # a leaf of these: its type says all
+FLOATS = frozenset({float})
+SCALAR_TYPES = LEAF_TYPES | FLOATS
+JSON_TYPES = SCALAR_TYPES | {dict, list}
+STRINGS = frozenset({str})
+ROWS = ["predicate", "details", "queries"]
+
+
+class NotPlain(Exception):
+    """A value that JSON would give back as another type (a tuple, a numpy scalar, a
+    subclass) or a key that is not a string: its shape is only known once it is written."""
+
+
+def _float_shape(value: float) -> str:
+    return "integral" if value.is_integer() else "float"
+
+
 def _type_shape(value: Any) -> Any:
     """A value's JSON type tree: values of one shape pass or fail a TYPE_KEYWORDS schema
     alike (an integral float is told apart, as ``integer`` accepts it). A list's shape is
     the set of its elements' shapes, whatever its length: ``items`` holds each element to
     the same subschema, and no TYPE_KEYWORDS keyword counts elements. Keys are taken in
-    their order: two orders of one row are two shapes, checked each."""
-    kind = type(value)  # values read back from JSON: exact types
+    their order: two orders of one row are two shapes, checked each. Values must be plain
+    JSON values of exact types with string keys (as read back from JSON), else
+    ``NotPlain``; of such values in memory, one shape is one shape once written and read.
+
+    A leaf's shape is its type (``_float_shape`` for floats). A dict's shape is its keys
+    and its values' shapes; one of scalars only (the rows' metrics, a span's offsets) is
+    its keys, its values' types and its floats' integrality, made by C-level ``map`` (a
+    3-tuple, which no other shape is). A list's values of ``LEAF_TYPES`` only, or floats
+    only, are shaped in one pass too, with the result the element-by-element walk gives."""
+    kind = type(value)
     if kind is dict:  # in the order read (canonical reports are sorted): order only splits
-        return tuple((k, ("integral" if v.is_integer() else "float") if type(v) is float
-                      else _type_shape(v)) for k, v in value.items())
+        if not frozenset(map(type, value)) <= STRINGS:
+            raise NotPlain
+        values = tuple(value.values())
+        types = tuple(map(type, values))
+        kinds = frozenset(types)
+        if kinds <= LEAF_TYPES:
+            return tuple(value), types
+        if kinds <= SCALAR_TYPES:  # leaves and floats: the floats' integrality beside
+            return tuple(value), types, tuple(map(float.is_integer, [
+                v for v, t in zip(values, types) if t is float]))
+        if not kinds <= JSON_TYPES:
+            raise NotPlain
+        return tuple(value), tuple([_type_shape(v) if t is dict or t is list
+                                    else _float_shape(v) if t is float else t
+                                    for v, t in zip(values, types)])
     if kind is list:
-        return ("[", frozenset(map(_type_shape, value)))
+        kinds = frozenset(map(type, value))
+        if kinds <= LEAF_TYPES:
+            return "[", kinds
+        if kinds == FLOATS:
+            return "[", frozenset(map(_float_shape, value))
+        return "[", frozenset(map(_type_shape, value))
     if kind is float:
-        return "integral" if value.is_integer() else "float"
-    return kind.__name__
+        return _float_shape(value)
+    if kind in LEAF_TYPES:
+        return kind
+    raise NotPlain
 
 
 def _distinct_rows(doc: Any) -> tuple[Any, list[int] | None]:
     """``doc`` with ``details.queries`` cut to the first row of each type shape, and the
-    original index of each row kept; ``(doc, None)`` when nothing can be cut."""
+    original index of each row kept; ``(doc, None)`` when nothing can be cut. ``NotPlain``
+    from a row that is not made of plain JSON values."""
     try:
         rows = doc["predicate"]["details"]["queries"]
     except (KeyError, TypeError, IndexError):
@@ -162,30 +208,43 @@ def _distinct_rows(doc: Any) -> tuple[Any, list[int] | None]:
     return {**doc, "predicate": {**predicate, "details": details}}, keep
 
 
-def validation_error(doc: Any) -> str | None:
-    """Return ``"$.json.path: message"`` of the first schema error, or None when valid.
-    Query rows are checked once per distinct type shape when the schema looks at their
-    types only (a 10,000-row report in milliseconds instead of a second); an error's path
-    names the original row."""
+def _with_row(doc: Any, row: int) -> Any:
+    """``doc`` with ``details.queries`` cut to its row ``row`` alone."""
+    predicate = doc["predicate"]
+    return {**doc, "predicate": {**predicate, "details": {
+        **predicate["details"], "queries": [predicate["details"]["queries"][row]]}}}
+
+
+def schema_error(doc: Any) -> tuple[list[Any], str] | None:
+    """The JSON path (a list of keys and indices) and message of the first schema error of
+    ``doc`` (JSON values as read back), or None when it is valid. Query rows are checked
+    once per distinct type shape when the schema looks at their types only (a 10,000-row
+    report in milliseconds instead of a second); an error's path names the original row."""
     from jsonschema import Draft202012Validator
 
-    target, keep = _distinct_rows(doc)
+    try:
+        target, keep = _distinct_rows(doc)
+    except NotPlain:  # not JSON as read back (a caller's dict): every row is checked
+        target, keep = doc, None
     validator = Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(target),
                     key=lambda e: (list(e.absolute_path), e.message))
     if not errors:
         return None
     path = list(errors[0].absolute_path)
-    if keep is not None and path[:3] == ["predicate", "details", "queries"] and len(path) > 3:
+    if keep is not None and path[:3] == ROWS and len(path) > 3:
         row = keep[path[3]]  # the row itself, alone: its own path inside the row
-        predicate = doc["predicate"]
-        alone = {**doc, "predicate": {**predicate, "details": {
-            **predicate["details"], "queries": [predicate["details"]["queries"][row]]}}}
-        errors = sorted(validator.iter_errors(alone),
+        errors = sorted(validator.iter_errors(_with_row(doc, row)),
                         key=lambda e: (list(e.absolute_path), e.message))
         path = list(errors[0].absolute_path)
         path[3] = row
-    return f"{_json_path(path)}: {errors[0].message}"
+    return path, errors[0].message
+
+
+def validation_error(doc: Any) -> str | None:
+    """``"$.json.path: message"`` of the first schema error (``schema_error``), or None."""
+    found = schema_error(doc)
+    return None if found is None else f"{_json_path(found[0])}: {found[1]}"
 
 
 def _json_path(path: list[Any]) -> str:
@@ -202,10 +261,24 @@ def _json_path(path: list[Any]) -> str:
 
 
 def report_text(doc: dict[str, Any]) -> str:
-    """The report's canonical text, checked against the schema (a report we made that
-    breaks our own schema is a bug)."""
-    text = canonical_dumps(doc)
-    problem = validation_error(json.loads(text))
+    """The report's canonical text, checked against the schema as it reads back (a report
+    we made that breaks our own schema is a bug). When the query rows in memory are plain
+    JSON values (``_type_shape``), only one row of each shape is written and read back for
+    the check, and their keys need no second walk; else the whole text is read back."""
+    try:
+        target, keep = _distinct_rows(doc)
+        plain = keep is not None and string_keys(target)
+    except NotPlain:
+        plain, keep = False, None
+    if plain and keep is not None:
+        text = canonical_dumps(doc, keys_checked=True)
+        found = schema_error(json.loads(canonical_dumps(target, keys_checked=True)))
+        if found is not None and found[0][:3] == ROWS and len(found[0]) > 3:
+            found[0][3] = keep[found[0][3]]
+        problem = None if found is None else f"{_json_path(found[0])}: {found[1]}"
+    else:
+        text = canonical_dumps(doc)
+        problem = validation_error(json.loads(text))
     if problem is not None:
         raise RuntimeError(f"internal error: report fails its schema at {problem}")
     return text

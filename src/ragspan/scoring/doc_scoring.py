@@ -172,29 +172,28 @@ def score_doc_run(run: DocRun, judgments: dict[str, dict[str, int]], ks: Sequenc
 
 def span_doc_projection(report: Any, ks: Sequence[int], level: int = 1,
                         judged_only: bool = False) -> DocScores:
-    """Doc-level view of a span report's eval set and run (first occurrence of each doc)."""
+    """Doc-level view of a span report's eval set and run: each query's ranking is the
+    documents of its retrieved spans in the order each first occurs (rank 0, 1, ...)."""
     evalset, spans = report.evalset, report.run.spans
     judgments: dict[str, dict[str, int]] = {}
     judgments.update(evalset_judgments(evalset))
-    qids: list[str] = []
-    docs: dict[str, int] = {}
-    rq, rd, rr = [], [], []
-    for i, qid in enumerate(spans.ids):
-        seen: set[str] = set()
-        qi = len(qids)
-        qids.append(qid)
-        for j in spans.row(i):
-            d = spans.doc_id[j]
-            if d in seen:
-                continue
-            seen.add(d)
-            code = docs.setdefault(d, len(docs))
-            rq.append(qi)
-            rd.append(code)
-            rr.append(len(seen) - 1)
-    return compute_doc_scores(judgments, qids, list(docs), np.asarray(rq, np.int64),
-                              np.asarray(rd, np.int64), np.asarray(rr, np.int64), ks, level,
-                              judged_only)
+    rq, rd, rr = first_occurrences(spans.offsets, spans.doc_code)
+    return compute_doc_scores(judgments, list(spans.ids), list(spans.doc_names), rq, rd, rr,
+                              ks, level, judged_only)
+
+
+def first_occurrences(offsets: np.ndarray, codes: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For rows ``codes[offsets[i]:offsets[i + 1]]``: the (row, code, rank) of each code's
+    first occurrence in its row, in row order and then position order; the rank counts the
+    distinct codes before it in the row (0-based)."""
+    sizes = np.diff(offsets)
+    row = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    width = int(codes.max()) + 1 if codes.size else 1
+    first = np.sort(np.unique(row * width + codes, return_index=True)[1])
+    rq, rd = row[first], codes[first].astype(np.int64)
+    rr = np.arange(first.size, dtype=np.int64) - np.searchsorted(rq, rq, "left")
+    return rq, rd, rr
 
 
 def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,

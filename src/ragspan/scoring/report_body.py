@@ -14,8 +14,9 @@ from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.evalset import EvalSet
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
-from ragspan.scoring.metrics.failures import NOT_IN_POOL, Labels
-from ragspan.scoring.metrics.registry import FAILURE_LEVERS, LABELS, Chars, cutoff_json, format_name
+from ragspan.scoring.metrics.failures import Labels
+from ragspan.scoring.metrics.registry import FAILURE_LEVERS, Chars, cutoff_json, format_name
+from ragspan.scoring.query_rows import query_document, query_rows
 from ragspan.scoring.span_scoring import SpanReport
 
 ANCHOR_SETTINGS = ("align", "on_ambiguous", "unplaced", "threshold")
@@ -80,151 +81,6 @@ def macro_mean(evalset: EvalSet, cut: dict[str, Any]) -> dict[str, Any] | None:
                         for n in names}}
 
 
-MAX_EVIDENCE = 20
-
-
-class _Evidence:
-    """The chunks behind each failing gold span's label: with a manifest, every chunk that
-    overlaps the span (its id, offsets, and its rank in the pool, 1 = first, or None when
-    the run did not retrieve it); without one, the retrieved spans that overlap it (chunk id
-    when the run gave one, offsets, rank), best first; at most ``MAX_EVIDENCE`` each.
-
-    The overlapping pairs are sorted and cut into per-span ranges once, as plain lists, so
-    each span's list is a short Python loop."""
-
-    def __init__(self, report: SpanReport):
-        facts, ranked = report.labels.facts, report.ranked
-        self.facts = facts
-        n_gold = facts.first_rank.size
-        g, r = facts.pool_pairs
-        order = np.lexsort((ranked.start[r], ranked.rank[r], g))
-        g, r = g[order], r[order]
-        self.pool_bounds = self._bounds(g, n_gold)
-        chunk_ids = report.run.spans.chunk_id
-        ids = ([chunk_ids[i] for i in ranked.source[r].tolist()] if ranked.source is not None
-               else [None] * r.size)  # no source: the chunk ids are not known
-        self.pool = list(zip(ranked.start[r].tolist(), ranked.end[r].tolist(),
-                             (ranked.rank[r] + 1).tolist(), ids))
-        self.chunks = None
-        if facts.chunk_pairs is not None and report.manifest is not None:
-            g, c = facts.chunk_pairs
-            chunks = report.manifest.chunks
-            starts = np.fromiter((chunks[i].start for i in c.tolist()), np.int64, c.size)
-            ends = np.fromiter((chunks[i].end for i in c.tolist()), np.int64, c.size)
-            order = np.lexsort((ends, starts, g))
-            self.chunk_bounds = self._bounds(g[order], n_gold)
-            self.chunks = [chunks[i] for i in c[order].tolist()]
-
-    @staticmethod
-    def _bounds(sorted_g: np.ndarray, n: int) -> list[tuple[int, int]]:
-        spans = np.arange(n)
-        lo = np.searchsorted(sorted_g, spans, "left").tolist()
-        hi = np.searchsorted(sorted_g, spans, "right").tolist()
-        return list(zip(lo, hi))
-
-    def entry(self, g: int, span: Any) -> dict[str, Any]:
-        """A failing span's evidence, whatever the k: its chunks; its first rank in the pool
-        (1-based; None when no retrieved span overlaps it); with a manifest the share of it
-        its chunks together can cover (``chunk_ceiling``) and whether one chunk holds it
-        whole. The label at each k follows from these (``metrics.failures``)."""
-        facts = self.facts
-        first = int(facts.first_rank[g])
-        out: dict[str, Any] = {"doc_id": span.doc_id, "start": span.start, "end": span.end,
-                               "first_rank": None if first == NOT_IN_POOL else first + 1,
-                               "chunks": self.of(g)}
-        if facts.ceiling is not None and facts.largest_piece is not None:
-            out["chunk_ceiling"] = float(facts.ceiling[g])
-            out["whole_in_one_chunk"] = bool(facts.largest_piece[g] >= 1.0)
-        return out
-
-    def of(self, g: int) -> list[dict[str, Any]]:
-        lo, hi = self.pool_bounds[g]
-        pool = self.pool[lo:hi]
-        if self.chunks is None:
-            out, seen = [], set()
-            for start, end, rank, chunk_id in pool:
-                if (start, end) in seen:
-                    continue
-                seen.add((start, end))
-                entry: dict[str, Any] = {"start": start, "end": end, "rank": rank}
-                if chunk_id is not None:
-                    entry["chunk_id"] = chunk_id
-                out.append(entry)
-                if len(out) == MAX_EVIDENCE:
-                    break
-            return out
-        rank_at: dict[tuple[int, int], int] = {}
-        for start, end, rank, _ in pool:
-            rank_at.setdefault((start, end), rank)
-        lo, hi = self.chunk_bounds[g]
-        return [{"chunk_id": c.chunk_id, "start": c.start, "end": c.end,
-                 "rank": rank_at.get((c.start, c.end))}
-                for c in self.chunks[lo:min(hi, lo + MAX_EVIDENCE)]]
-
-
-def _rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-    """Per-query rows; a query failing complete grounding at k has its label at k
-    (``failure``) and lists the gold spans below tau (``missing_spans``); what decided the
-    label of each failing span is listed once, whatever the k (``failure_evidence``)."""
-    rows = []
-    gold_pos = 0
-    labels = report.labels
-    evidence = _Evidence(report)
-    shown: dict[int, dict[str, Any]] = {}
-    for i, q in enumerate(report.evalset.queries):
-        n_gold = len(q.gold_spans)
-        row: dict[str, Any] = {
-            "id": q.id,
-            "query": q.query,
-            "in_run": bool(report.in_run[i]),
-            "metrics": {n: float(arr[i]) for n, arr in values.items()},
-        }
-        document = query_document(q)
-        if document is not None:
-            row["doc_id"] = document
-        if q.tags:
-            row["tags"] = q.tags
-        missing: dict[str, Any] = {}
-        failure: dict[str, str] = {}
-        for k in report.ks:
-            if values[format_name("complete_grounding", k)][i] >= 1.0:
-                continue
-            failure[str(k)] = LABELS[labels.query[k][i]]
-            frac = report.scores.gold_fraction[k][gold_pos: gold_pos + n_gold]
-            spans = []
-            for j, (span, f) in enumerate(zip(q.gold_spans, frac)):
-                if f >= report.tau:
-                    continue
-                g = gold_pos + j
-                entry: dict[str, Any] = {
-                    "doc_id": span.doc_id, "start": span.start, "end": span.end,
-                    "covered": float(f),
-                }
-                if report.corpus is not None:
-                    entry["text"] = report.corpus.text(span.doc_id)[span.start: span.end]
-                if g not in shown:
-                    shown[g] = evidence.entry(g, span)
-                spans.append(entry)
-            missing[str(k)] = spans
-        if missing:
-            row["missing_spans"] = missing
-            row["failure"] = failure
-            row["failure_evidence"] = [shown[g] for g in range(gold_pos, gold_pos + n_gold)
-                                       if g in shown]
-        rows.append(row)
-        gold_pos += n_gold
-    return rows
-
-
-def query_document(q: Any) -> str | None:
-    """The document a query asks about: its scope ``doc_id``, else the one document of its
-    gold spans, else its gold documents joined by ``+`` (None without either)."""
-    if q.doc_id:
-        return str(q.doc_id)
-    docs = sorted({s.doc_id for s in q.gold_spans})
-    return "+".join(docs) if docs else None
-
-
 def documents_summary(report: SpanReport) -> dict[str, Any]:
     """How many documents the corpus holds (None when scored without ``--corpus``) and how
     many the eval set asks about: what the gate's default sampling unit is decided from."""
@@ -270,7 +126,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     values = report.values()
     names = report.metric_names()
     metrics = {n: _mean(values[n]) for n in names}
-    rows = _rows(report, values)
+    rows = query_rows(report, values)
     parameters: dict[str, Any] = {
         "k": [cutoff_json(k) for k in report.ks],
         "grounding_threshold": report.tau,
