@@ -18,7 +18,7 @@ from ragspan.gate import clusters as cl
 from ragspan.gate import stats
 from ragspan.gate.alignment import cluster_plan
 from ragspan.gate.compare import compare
-from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.gate.inputs import Documents, QueryRow, ScoreReport
 from ragspan.gate.options import GateOptions
 
 FIX = ROOT / "tests" / "fixtures" / "gate"
@@ -96,8 +96,7 @@ def report(docs, values, corpus, tag="b", tags=None):
                        parameters={"k": [5], "grounding_threshold": 0.5}, eval_sha256="e",
                        corpus_sha256=None, ids=ids,
                        names=("complete_grounding@5", "retrieved_chars@5"), values=matrix,
-                       rows=rows, documents={"corpus": corpus,
-                                             "asked": len({d for d in docs if d})})
+                       rows=rows, documents=Documents(corpus, len({d for d in docs if d})))
 
 
 @pytest.mark.parametrize("docs,corpus,by,why", [

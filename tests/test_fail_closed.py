@@ -220,3 +220,19 @@ def test_non_finite_and_out_of_range_values_in_a_report(pair):
     assert_input_error(compare(base, cand), "candidate.json", "out of range")
     res = run_cli("validate-report", "--report", cand)
     assert_input_error(res, "candidate.json", "out of range")
+
+
+@pytest.mark.parametrize("saturation,fragment", [
+    ({"by_k": {"1": {"queries": 3, "share": 0.5}}}, "'threshold', a number in (0, 1]"),
+    ({"threshold": 0.9, "by_k": {"1": {"queries": True, "share": 0.5}}},
+     "saturated 'queries' and 'share'"),
+    ({"threshold": 1.5, "by_k": {}}, "'threshold', a number in (0, 1]"),
+])
+def test_a_saturation_summary_the_gate_cannot_read_is_refused(pair, saturation, fragment):
+    """Once a missing threshold was read as 0.9 and a boolean as a count of queries."""
+    base, cand = pair
+
+    def put(pred):
+        pred["summary"]["saturation"] = saturation
+
+    assert_input_error(compare(base, edit(cand, put)), "candidate.json", fragment)

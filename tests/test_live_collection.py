@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import patch_everywhere, run_cli, write_jsonl
+from ragspan.base.errors import InputError
 
 pytest.importorskip("qdrant_client", reason="the retrieval extra is not installed")
 
@@ -268,6 +269,24 @@ def test_on_a_server_a_users_collection_is_read_only_and_ours_are_deleted(server
                       cfg, "--qdrant-url", url, "--out", tmp_path / "p.jsonl")
         assert res.exit_code == 0, res.stderr
         assert {c.name for c in client.get_collections().collections} == mine  # ours deleted
+        # HNSW by name: searched through the graph, recorded in the run's config, deleted too
+        cfg.write_text('name = "p"\ndepth = 2\n[dense]\nbackend = "qdrant"\nsearch = "hnsw"\n'
+                       'hnsw_ef = 64\n[filter]\nscope = "none"\n', encoding="utf-8")
+        res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config",
+                      cfg, "--qdrant-url", url, "--out", tmp_path / "h.jsonl", "--report",
+                      tmp_path / "h.json")
+        assert res.exit_code == 0, res.stderr
+        dense = json.loads((tmp_path / "h.json").read_text())["predicate"]["parameters"][
+            "config"]["dense"]
+        assert (dense["search"], dense["hnsw_ef"], dense["hnsw_m"]) == ("hnsw", 64, 16)
+        assert {c.name for c in client.get_collections().collections} == mine
+        res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--qdrant-url",
+                      url, "--collection", name, "--scope", "none", "--hnsw-ef", "32",
+                      "--out", tmp_path / "rh.jsonl", "--report", tmp_path / "rh.json")
+        assert res.exit_code == 0, res.stderr
+        search = json.loads((tmp_path / "rh.json").read_text())["predicate"]["summary"][
+            "collection"]["search"]
+        assert (search["exact"], search["hnsw_ef"]) == (False, 32)
     finally:
         client.delete_collection(name)
 
@@ -302,3 +321,53 @@ def test_a_pipeline_on_qdrant_gives_the_exact_backends_run(tmp_path, monkeypatch
     client = QdrantClient(path=str(tmp_path / "store"))
     assert client.get_collections().collections == []
     client.close()
+
+
+def test_hnsw_is_asked_for_by_name_and_recorded(tmp_path):
+    """Exact search is the default everywhere; HNSW is a [dense] setting that needs the Qdrant
+    backend and a beam at least the depth, is refused in local mode (which always compares
+    every vector), and appears in the recorded config only when asked for, so an exact
+    config keeps the digest of earlier releases."""
+    from qdrant_client import models
+
+    from ragspan.base.errors import UsageError
+    from ragspan.retrieval.config import parse_config
+    from ragspan.retrieval.index import Hnsw, QdrantIndex, search_params
+
+    exact = parse_config({"name": "p", "dense": {"backend": "qdrant"}}, "p.toml")
+    assert exact.dense.hnsw() is None and "search" not in exact.as_json()["dense"]
+    assert exact.digest == parse_config({"name": "p", "dense": {"backend": "qdrant",
+                                                                "search": "exact"}}, "p.toml").digest
+    hnsw = parse_config({"name": "p", "depth": 10, "dense": {
+        "backend": "qdrant", "search": "hnsw", "hnsw_ef": 64, "depth": 50}}, "p.toml")
+    assert hnsw.dense.hnsw() == Hnsw(16, 100, 64)
+    assert {k: hnsw.as_json()["dense"][k] for k in ("search", "hnsw_m", "hnsw_ef_construct",
+                                                     "hnsw_ef")} == {
+        "search": "hnsw", "hnsw_m": 16, "hnsw_ef_construct": 100, "hnsw_ef": 64}
+    assert hnsw.digest != exact.digest
+    with pytest.raises(InputError, match='needs backend = "qdrant"'):
+        parse_config({"name": "p", "dense": {"search": "hnsw"}}, "p.toml")
+    with pytest.raises(InputError, match="hnsw_ef = 8 is below depth = 50"):
+        parse_config({"name": "p", "dense": {"backend": "qdrant", "search": "hnsw",
+                                             "hnsw_ef": 8}}, "p.toml")
+    assert search_params(models, None, 64) is None  # local mode: always exact
+    assert search_params(models, "http://q:6333") == models.SearchParams(exact=True)
+    assert search_params(models, "http://q:6333", 64) == models.SearchParams(exact=False,
+                                                                             hnsw_ef=64)
+    vectors = np.eye(4, dtype=np.float32)
+    with pytest.raises(UsageError, match="local mode, which always searches exactly"):
+        QdrantIndex(vectors, [{"doc_id": "d"}] * 4, hnsw=Hnsw(16, 100, 64))
+
+
+def test_hnsw_ef_on_a_users_collection_needs_a_server(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d0", "text": TEXTS[0]}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "royalties",
+                                                  "gold_spans": [{"doc_id": "d0", "start": 0,
+                                                                  "end": 20}]}])
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--qdrant-path",
+                  tmp_path / "store", "--collection", "c", "--hnsw-ef", "64", "--scope", "none",
+                  "--out", tmp_path / "r.jsonl")
+    assert res.exit_code == 2 and "local mode (--qdrant-path) always searches exactly" in res.stderr
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config",
+                  tmp_path / "p.toml", "--hnsw-ef", "64", "--out", tmp_path / "r.jsonl")
+    assert res.exit_code == 2 and "--hnsw-ef applies to --collection" in res.stderr

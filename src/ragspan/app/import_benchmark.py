@@ -14,7 +14,7 @@ from ragspan.evalsets.importers.cuad import import_cuad_csv, import_cuad_squad
 from ragspan.evalsets.importers.legalbench import import_legalbench
 from ragspan.evalsets.importers.ragas import import_ragas
 from ragspan.io.corpus import read_corpus
-from ragspan.io.writers import jsonl
+from ragspan.io.serialize import jsonl
 
 
 def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> CommandResult:

@@ -18,7 +18,7 @@ from ragspan.io.docruns import write_doc_rows
 from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.qrels import read_qrels
-from ragspan.io.writers import jsonl
+from ragspan.io.serialize import jsonl
 from ragspan.report.envelope import statement
 from ragspan.retrieval.config import PipelineConfig, config_of_bytes
 from ragspan.retrieval.embed import Embedder, default_cache_dir
@@ -75,7 +75,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         qdrant_url: str | None = None, depth: int | None = None, id_key: str | None = None,
         qrels: str | None = None, to: str | None = None, tag: str | None = None,
         collection: str | None = None, vector_name: str | None = None,
-        doc_key: str | None = None, start_key: str | None = None, end_key: str | None = None,
+        hnsw_ef: int | None = None, doc_key: str | None = None, start_key: str | None = None,
+        end_key: str | None = None,
         text_key: str | None = None, model: str | None = None, scope: str | None = None,
         keep_collection: bool = False, strict_cache: bool = False,
         record_latency: bool = False, progress: bool | None = None,
@@ -86,7 +87,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     if sum(x is not None for x in (config, retriever, collection)) != 1:
         raise UsageError("give exactly one of --config (a pipeline), --retriever (your own) or "
                          "--collection (your Qdrant collection, read-only)")
-    live_only = {"--vector-name": vector_name, "--doc-key": doc_key, "--start-key": start_key,
+    live_only = {"--vector-name": vector_name, "--hnsw-ef": hnsw_ef, "--doc-key": doc_key,
+                 "--start-key": start_key,
                  "--end-key": end_key, "--text-key": text_key, "--model": model,
                  "--scope": scope}
     given = [k for k, v in live_only.items() if v is not None]
@@ -180,7 +182,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         parameters: dict[str, Any] = {"config": cfg.as_json(), "config_digest": cfg.digest}
     elif collection is not None:
         spec = LiveSpec(collection, url=qdrant_url, path=qdrant_path, vector_name=vector_name,
-                        doc_key=doc_key or "doc_id", start_key=start_key or "start",
+                        hnsw_ef=hnsw_ef, doc_key=doc_key or "doc_id", start_key=start_key or "start",
                         end_key=end_key or "end", text_key=text_key or "text",
                         depth=depth or 10, scope=scope or "doc_id")
         unscoped = unscoped_rows(spec.scope, queries, eval_set)

@@ -139,6 +139,7 @@ MAX_CHARS_CUTOFF = 1_000_000_000  # a character budget (--k 2000c)
 MAX_DEPTH = 10_000  # results per query and candidates per retriever
 MAX_CHUNK_CHARS = 10_000_000
 MAX_BATCH = 100_000
+MAX_HNSW = 4_096  # HNSW links per point and beams
 MAX_FUSION_K = 1_000_000
 MAX_CONFIG_DEPTH = 32  # nesting of a TOML configuration (tables and arrays)
 MAX_BUDGET_TOLERANCE = 10.0  # 1000%: beyond it, say --allow-budget-change
@@ -224,6 +225,16 @@ PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
                      high=MAX_DEPTH),
               Option("qdrant_path", "str", None, "Local on-disk Qdrant store.", nullable=True),
               Option("qdrant_url", "str", None, "Qdrant server.", nullable=True),
+              Option("search", "enum", "exact", "How Qdrant searches: exact (every vector of "
+                     "the filtered set, no approximate-search noise) or hnsw (its approximate "
+                     "graph; a server only, recorded with its parameters).",
+                     choices=("exact", "hnsw")),
+              Option("hnsw_m", "int", 16, "With search = hnsw: graph links per point.", low=4,
+                     high=MAX_HNSW),
+              Option("hnsw_ef_construct", "int", 100, "With search = hnsw: the beam while "
+                     "the graph is built.", low=4, high=MAX_HNSW),
+              Option("hnsw_ef", "int", 128, "With search = hnsw: the beam of each search "
+                     "(at least depth).", low=1, high=MAX_HNSW),
               Option("batch_size", "int", 64, "Chunks embedded per batch.", low=1,
                      high=MAX_BATCH), ENABLED),
     "sparse": (Option("backend", "enum", "rank-bm25", "BM25 implementation (same tokenizer "
@@ -286,6 +297,9 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
            "--qdrant-url or --qdrant-path), read-only: your index as it is.", nullable=True),
     Option("vector-name", "str", None, "With --collection: the named vector to search.",
            nullable=True),
+    Option("hnsw-ef", "int", None, "With --collection on a server: search the collection's "
+           "HNSW graph with this beam instead of exactly (approximate; recorded).", low=1,
+           high=MAX_HNSW, nullable=True),
     Option("doc-key", "str", "doc_id", "With --collection: the payload key of the document "
            "id.", nullable=True),
     Option("start-key", "str", "start", "With --collection: the payload key of the chunk's "

@@ -24,8 +24,9 @@ from ragspan.base.errors import InputError
 from ragspan.contamination.ngrams import GramCoder, GramIndex, Vocabulary, gram_matrix, longest_shared_run
 from ragspan.contamination.normalize import aligned_tokens, tokens
 from ragspan.io.corpus import Corpus
-from ragspan.io.evalset import parse_gold_span, parse_id
+from ragspan.io.evalset import parse_gold_span
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
+from ragspan.io.rows import parse_id
 from ragspan.retrieval.chunkers import ChunkerSpec, chunk_document
 from ragspan.retrieval.embed import Embedder, default_cache_dir
 

@@ -30,9 +30,10 @@ from ragspan.base.errors import InputError, present
 from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.evalsets.locate import locate_once
 from ragspan.io.corpus import Corpus, directory_files, read_corpus
-from ragspan.io.evalset import MATCH_MODES, check_offsets, parse_id, parse_tags, unique_row_id
+from ragspan.io.evalset import MATCH_MODES, parse_tags
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
-from ragspan.io.writers import span_json
+from ragspan.io.rows import check_offsets, parse_id, unique_row_id
+from ragspan.io.serialize import span_json
 
 DEFAULT_MAX_DOCS = 10_000
 DEFAULT_MAX_BYTES = 2_000_000_000

@@ -10,7 +10,7 @@ from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.io.corpus import Document
-from ragspan.io.writers import corpus_text, eval_set_text, span_json
+from ragspan.io.serialize import corpus_text, eval_set_text, span_json
 
 SHOW_MISMATCHES = 5
 

@@ -115,14 +115,14 @@ def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int])
     ``SATURATION_WARN`` of its queries: recall there is high by construction, not ranking."""
     out = []
     for role, r in (("baseline", base), ("candidate", cand)):
-        by_k = (r.saturation or {}).get("by_k", {})
-        threshold = (r.saturation or {}).get("threshold", 0.9)
+        if r.saturation is None:
+            continue
         for k in ks:
-            v = by_k.get(str(k))
-            if v and v["share"] >= SATURATION_WARN:
+            v = r.saturation.by_k.get(str(k))
+            if v is not None and v.share >= SATURATION_WARN:
                 out.append(f"at k = {k} the {role}'s results cover at least "
-                           f"{threshold:.0%} of the scoped document for {v['queries']} "
-                           f"queries ({v['share']:.0%}): recall there is high by "
+                           f"{r.saturation.threshold:.0%} of the scoped document for "
+                           f"{v.queries} queries ({v.share:.0%}): recall there is high by "
                            "construction, not by ranking")
     return out
 
@@ -186,7 +186,7 @@ def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str) -> ClusterP
     else:
         keys = docs
         shared = len(docs) > asked
-        corpus = (base.documents or {}).get("corpus")
+        corpus = base.documents.corpus if base.documents is not None else None
         if not shared:
             by, reason = "none", "no document has two questions"
         elif corpus is not None and asked >= corpus:

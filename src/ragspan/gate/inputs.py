@@ -14,7 +14,7 @@ mean's size when above 1); row fields of the wrong type (``query``, ``tags``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -47,6 +47,33 @@ class QueryRow:
 
 
 @dataclass(frozen=True)
+class Documents:
+    """``summary.documents``: how many documents the corpus holds (None when scored without
+    one) and how many the eval set asks about (what the gate's sampling unit is decided
+    from)."""
+
+    corpus: int | None
+    asked: int
+
+
+@dataclass(frozen=True)
+class Saturated:
+    """At one cutoff: the scoped queries whose results cover at least the threshold of their
+    document, and their share of the scoped queries."""
+
+    queries: int
+    share: float
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """``summary.saturation``: the threshold and, per cutoff (its JSON key), ``Saturated``."""
+
+    threshold: float
+    by_k: dict[str, Saturated]
+
+
+@dataclass(frozen=True)
 class ScoreReport:
     """``values[i, j]``: query ``ids[i]``'s value of metric ``names[j]``; ``rows`` the typed
     per-query rows in the same order."""
@@ -63,8 +90,8 @@ class ScoreReport:
     rows: tuple[QueryRow, ...]
     inputs: dict[str, str] = field(default_factory=dict)  # role -> the sha256 recorded
     tool_version: str = ""  # the ragspan version that wrote the report
-    documents: dict[str, Any] | None = None  # summary.documents: the corpus's, those asked
-    saturation: dict[str, Any] | None = None  # summary.saturation (``run_facts.saturation``)
+    documents: Documents | None = None  # summary.documents
+    saturation: Saturation | None = None  # summary.saturation (``run_facts.saturation``)
 
     def input_sha256(self, role: str) -> str:
         """The sha256 the report records for its input ``role`` ("" when none)."""
@@ -197,26 +224,40 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     )
 
 
-def _saturation(value: Any, path: str) -> dict[str, Any] | None:
-    """``summary.saturation``: per cutoff, the saturated queries and their share."""
+def _saturation(value: Any, path: str) -> Saturation | None:
+    """``summary.saturation``: the threshold (a number in (0, 1]) and, per cutoff, the
+    saturated queries and their share; anything else is an InputError."""
     if value is None:
         return None
     by_k = value.get("by_k") if isinstance(value, dict) else None
+    threshold = value.get("threshold") if isinstance(value, dict) else None
     if not isinstance(by_k, dict) or not all(
-            isinstance(v, dict) and isinstance(v.get("queries"), int)
-            and isinstance(v.get("share"), (int, float)) for v in by_k.values()):
+            isinstance(v, dict) and _is_int(v.get("queries")) and _is_number(v.get("share"))
+            for v in by_k.values()):
         raise InputError("summary.saturation must give each cutoff's saturated 'queries' and "
                          "'share'", path)
-    return dict(value)
+    if not _is_number(threshold) or not 0 < float(threshold) <= 1:
+        raise InputError("summary.saturation must give its 'threshold', a number in (0, 1]",
+                         path)
+    return Saturation(float(threshold),
+                      {k: Saturated(v["queries"], float(v["share"])) for k, v in by_k.items()})
 
 
-def _documents(value: Any, path: str) -> dict[str, Any] | None:
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _documents(value: Any, path: str) -> Documents | None:
     """``summary.documents``: ``corpus`` (an integer, or null without a corpus) and
     ``asked`` (an integer); anything else is an InputError."""
     if value is None:
         return None
-    ok = (isinstance(value, dict) and isinstance(value.get("asked"), int)
-          and (value.get("corpus") is None or isinstance(value.get("corpus"), int)))
+    ok = (isinstance(value, dict) and _is_int(value.get("asked"))
+          and (value.get("corpus") is None or _is_int(value.get("corpus"))))
     if not ok:
         raise InputError("summary.documents must hold the integers 'corpus' and 'asked'", path)
-    return {"corpus": value.get("corpus"), "asked": value["asked"]}
+    return Documents(value.get("corpus"), value["asked"])

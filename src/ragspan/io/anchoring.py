@@ -19,8 +19,8 @@ from typing import Any
 
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.io.corpus import Corpus
-from ragspan.io.evalset import is_offset
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
+from ragspan.io.rows import is_offset
 
 ON_AMBIGUOUS = ("error", "first")
 ON_UNPLACED = ("error", "drop")

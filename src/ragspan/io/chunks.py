@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import InputError
-from ragspan.io.evalset import MAX_OFFSET, check_offsets, header_record, parse_id
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.rows import MAX_OFFSET, check_offsets, header_record, parse_id
 
 
 @dataclass(frozen=True)

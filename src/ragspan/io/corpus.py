@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ragspan.base.errors import InputError
-from ragspan.io.evalset import parse_id
 from ragspan.io.files import decode_records, decode_utf8, iter_json_lines, read_bytes, sha256_hex
 from ragspan.io.pdf import extract_pdf_text, extractor_info
+from ragspan.io.rows import parse_id
 
 TEXT_SUFFIXES = (".txt", ".md")
 PDF_SUFFIX = ".pdf"

@@ -16,7 +16,6 @@ import numpy as np
 
 from ragspan.base.errors import InputError
 from ragspan.io import fastruns
-from ragspan.io.evalset import header_record, parse_id, unique_row_id
 from ragspan.io.files import (
     decode_records,
     iter_json_lines,
@@ -24,6 +23,7 @@ from ragspan.io.files import (
     sha256_hex,
     split_rows,
 )
+from ragspan.io.rows import header_record, parse_id, unique_row_id
 from ragspan.io.runcolumns import (
     DocRun,
     RawRun,

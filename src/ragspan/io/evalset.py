@@ -8,8 +8,16 @@ from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
+from ragspan.io.rows import (
+    HEADER_KEY,
+    check_offsets,
+    header_record,
+    is_offset,
+    out_of_range,
+    parse_id,
+    unique_row_id,
+)
 
-HEADER_KEY = "_header"
 MATCH_MODES = ("all", "any")
 
 
@@ -49,67 +57,6 @@ class EvalSet:
     sha256: str
     queries: tuple[EvalQuery, ...]
     header: dict[str, Any] | None = None
-
-
-def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
-    """Ids are non-empty strings; integers are accepted and turned into their decimal text."""
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise InputError(f"'{what}' must be a string", path, line)
-    text = str(value)
-    if not text:
-        raise InputError(f"'{what}' must not be empty", path, line)
-    return text
-
-
-def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: int) -> str:
-    """The row's ``id``: present, a valid id, not seen before (``seen`` maps id -> line)."""
-    if "id" not in obj:
-        raise InputError("missing 'id'", path, line)
-    qid = parse_id(obj["id"], path, line)
-    if qid in seen:
-        raise InputError(f"repeated query id '{qid}' (first on line {seen[qid]})", path, line)
-    seen[qid] = line
-    return qid
-
-
-INT64_MAX = 2 ** 63 - 1
-# Offsets are code-point indices: no document has 2^40 (a trillion) characters, and the span
-# arithmetic packs (group, offset) pairs into one int64 line, which needs the headroom.
-MAX_OFFSET = 2 ** 40
-
-
-def is_offset(value: Any) -> bool:
-    """An integer (never a boolean) of magnitude at most ``MAX_OFFSET``."""
-    return (isinstance(value, int) and not isinstance(value, bool)
-            and -MAX_OFFSET <= value <= MAX_OFFSET)
-
-
-def out_of_range(value: Any) -> bool:
-    """An integer beyond ``MAX_OFFSET`` (told apart from a value that is no integer)."""
-    return isinstance(value, int) and not isinstance(value, bool) and not is_offset(value)
-
-
-def header_record(obj: dict[str, Any], rows_before: int, path: str, line: int) -> dict[str, Any]:
-    """The ``_header`` record's object: it must come first and be an object."""
-    if rows_before:
-        raise InputError("the '_header' record must come first", path, line)
-    header = obj[HEADER_KEY]
-    if not isinstance(header, dict):
-        raise InputError("'_header' must be an object", path, line)
-    return header
-
-
-def check_offsets(start: Any, end: Any, path: str, line: int | None, what: str) -> tuple[int, int]:
-    """Validate one span's offsets: integers up to ``MAX_OFFSET``, ``0 <= start < end``."""
-    if out_of_range(start) or out_of_range(end):
-        raise InputError(f"{what}: offset out of range (more than 2^40)", path, line)
-    if not is_offset(start) or not is_offset(end):
-        raise InputError(f"{what}: start and end must be integers", path, line)
-    if start < 0:
-        raise InputError(f"{what}: negative offset start={start}", path, line)
-    if start >= end:
-        raise InputError(f"{what}: start={start} must be < end={end}", path, line)
-    return start, end
 
 
 def parse_gold_span(raw: Any, scope: str | None, path: str, line: int, index: int) -> GoldSpan:

@@ -7,15 +7,9 @@ import os
 from dataclasses import dataclass
 
 from ragspan.base.errors import InputError
-from ragspan.io.evalset import (
-    HEADER_KEY,
-    INT64_MAX,
-    header_record,
-    out_of_range,
-    parse_id,
-    parse_relevance,
-)
+from ragspan.io.evalset import parse_relevance
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex, split_rows
+from ragspan.io.rows import HEADER_KEY, INT64_MAX, header_record, out_of_range, parse_id
 
 QRELS_FORMATS = ("trec", "beir", "jsonl")
 

@@ -16,16 +16,9 @@ import numpy as np
 from ragspan.base.errors import InputError
 from ragspan.io import fastruns
 from ragspan.io.anchoring import Anchor
-from ragspan.io.evalset import (
-    MAX_OFFSET,
-    header_record,
-    is_offset,
-    out_of_range,
-    parse_id,
-    unique_row_id,
-)
 from ragspan.io.fastspans import FUSED_SOURCES, read_arrow_spans
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.rows import MAX_OFFSET, header_record, is_offset, out_of_range, parse_id, unique_row_id
 
 
 @dataclass

@@ -43,8 +43,10 @@ from ragspan.base.options import PIPELINE_SECTIONS, PIPELINE_TOP, check_table, p
 from ragspan.io.files import decode_records, read_bytes
 from ragspan.io.toml import parse_toml
 from ragspan.retrieval.chunkers import TOKEN_KINDS, ChunkerSpec
+from ragspan.retrieval.index import Hnsw
 
 D = pipeline_default  # every default below is the one declared in ragspan.base.options
+HNSW_KEYS = ("search", "hnsw_m", "hnsw_ef_construct", "hnsw_ef")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,17 @@ class DenseSpec:
     depth: int = D("dense", "depth")
     qdrant_path: str | None = D("dense", "qdrant_path")
     qdrant_url: str | None = D("dense", "qdrant_url")
+    search: str = D("dense", "search")
+    hnsw_m: int = D("dense", "hnsw_m")
+    hnsw_ef_construct: int = D("dense", "hnsw_ef_construct")
+    hnsw_ef: int = D("dense", "hnsw_ef")
     batch_size: int = D("dense", "batch_size")
+
+    def hnsw(self) -> Hnsw | None:
+        """The HNSW settings when ``search = "hnsw"``, else None (exact search)."""
+        if self.search != "hnsw":
+            return None
+        return Hnsw(self.hnsw_m, self.hnsw_ef_construct, self.hnsw_ef)
 
 
 @dataclass(frozen=True)
@@ -84,11 +96,15 @@ class PipelineConfig:
     scope: str = D("filter", "scope")
 
     def as_json(self) -> dict[str, Any]:
-        """The complete config; a chunker that counts characters has no tokenizer (so the
-        configs of earlier releases keep their digests)."""
+        """The complete config; a chunker that counts characters has no tokenizer, and exact
+        dense search no HNSW settings (so the configs of earlier releases keep their
+        digests)."""
         out = asdict(self)
         if out["chunker"]["kind"] not in TOKEN_KINDS:
             out["chunker"].pop("tokenizer")
+        if out["dense"] is not None and out["dense"]["search"] == "exact":
+            for key in HNSW_KEYS:  # exact search: the configs of earlier releases, as they were
+                out["dense"].pop(key)
         return json.loads(canonical_dumps(out))
 
     @property
@@ -139,6 +155,14 @@ def check(cfg: PipelineConfig, path: str) -> None:
         raise InputError("turn on at least one retriever: [dense] or [sparse]", path)
     if cfg.rerank is not None and not cfg.rerank.model:
         raise InputError("[rerank] needs a model (name or path)", path)
+    if cfg.dense is not None and cfg.dense.search == "hnsw":
+        if cfg.dense.backend != "qdrant":
+            raise InputError("[dense] search = \"hnsw\" needs backend = \"qdrant\" (the exact "
+                             "backend has no graph)", path)
+        if cfg.dense.hnsw_ef < cfg.dense.depth:
+            raise InputError(f"[dense] hnsw_ef = {cfg.dense.hnsw_ef} is below depth = "
+                             f"{cfg.dense.depth}: the search beam must hold the results it "
+                             "returns", path)
 
 
 def load_config(path: str) -> PipelineConfig:

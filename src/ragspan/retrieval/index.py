@@ -10,7 +10,8 @@
   which must not exist: ragspan never overwrites or deletes a collection it did not create);
   points go up through the client's bulk upload, every filter key gets a payload index, the
   search is exact (``SearchParams(exact=True)``: no approximate-search noise in an
-  evaluation), and ``close`` deletes the collection unless it is kept (``keep``).
+  evaluation) unless HNSW is asked for by name (``Hnsw``: a server only), and ``close``
+  deletes the collection unless it is kept (``keep``).
 
 ``search(q, k, allowed)`` returns ``(indices, scores)`` of the top ``k`` chunks, restricted
 to the chunk indices in ``allowed`` when given (a payload filter).
@@ -19,11 +20,36 @@ to the chunk indices in ``allowed`` when given (a payload filter).
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from ragspan.base.errors import MissingExtraError, UsageError
+
+
+@dataclass(frozen=True)
+class Hnsw:
+    """Approximate search on a Qdrant server, asked for by name (``[dense] search =
+    "hnsw"``): the graph's links per point (``m``) and build beam (``ef_construct``), and
+    the beam of each search (``ef``)."""
+
+    m: int
+    ef_construct: int
+    ef: int
+
+    def as_json(self) -> dict[str, int]:
+        return {"m": self.m, "ef_construct": self.ef_construct, "ef": self.ef}
+
+
+def search_params(models: Any, url: str | None, hnsw_ef: int | None = None) -> Any:
+    """The ``SearchParams`` of every query: exact on a server unless an HNSW beam is given;
+    None in local mode (which always compares every vector)."""
+    if not url:
+        return None
+    if hnsw_ef is None:
+        return models.SearchParams(exact=True)
+    return models.SearchParams(exact=False, hnsw_ef=hnsw_ef)
 
 
 class VectorIndex(Protocol):
@@ -68,7 +94,7 @@ class QdrantIndex:
     def __init__(self, vectors: np.ndarray, payloads: list[dict[str, Any]], *,
                  location: str = ":memory:", path: str | None = None, url: str | None = None,
                  collection: str | None = None, keep: bool = False, batch_size: int = 512,
-                 parallel: int = 1):
+                 parallel: int = 1, hnsw: Hnsw | None = None):
         try:
             from qdrant_client import QdrantClient, models
         except ImportError:
@@ -84,8 +110,14 @@ class QdrantIndex:
         self.url = url
         self.keep = keep
         self.created = False
+        self.hnsw = hnsw
         dim = int(vectors.shape[1])
         where = url or path or location
+        if hnsw is not None and not url:
+            self.client.close()
+            raise UsageError("[dense] search = \"hnsw\" needs a Qdrant server (qdrant_url or "
+                             f"--qdrant-url): {where} is local mode, which always searches "
+                             "exactly")
         try:
             exists = self.client.collection_exists(self.collection)
         except Exception as exc:  # connection refused, auth, a locked local store
@@ -98,6 +130,8 @@ class QdrantIndex:
             self.client.create_collection(
                 self.collection,
                 vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
+                hnsw_config=None if hnsw is None else models.HnswConfigDiff(
+                    m=hnsw.m, ef_construct=hnsw.ef_construct),
             )
             self.created = True
             if url:  # local mode has no payload indexes (and says so on every call)
@@ -114,15 +148,17 @@ class QdrantIndex:
             self.close()
             raise UsageError(f"cannot use Qdrant at {where}: {exc}") from None
 
+    def _params(self) -> Any:
+        return search_params(self.models, self.url, None if self.hnsw is None else self.hnsw.ef)
+
     def _filter(self, filters: dict[str, Any] | None) -> Any:
         return payload_filter(self.models, filters)
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
                filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        exact = self.models.SearchParams(exact=True) if self.url else None  # local: always exact
         res = self.client.query_points(self.collection, query=query.tolist(), limit=k,
                                        query_filter=self._filter(filters), with_payload=False,
-                                       search_params=exact)
+                                       search_params=self._params())
         pts = sorted(res.points, key=lambda p: (-p.score, int(p.id)))
         return (np.array([int(p.id) for p in pts], dtype=np.int64),
                 np.array([p.score for p in pts], dtype=np.float64))
@@ -132,11 +168,11 @@ class QdrantIndex:
                      ) -> list[tuple[np.ndarray, np.ndarray]]:
         """``search`` for many queries, ``batch`` per request (``query_batch_points``)."""
         m = self.models
-        exact = m.SearchParams(exact=True) if self.url else None
+        params = self._params()
         out = []
         for lo in range(0, len(queries), batch):
             requests = [m.QueryRequest(query=queries[i].tolist(), limit=k,
-                                       filter=payload_filter(m, filters[i]), params=exact,
+                                       filter=payload_filter(m, filters[i]), params=params,
                                        with_payload=False)
                         for i in range(lo, min(lo + batch, len(queries)))]
             for res in self.client.query_batch_points(self.collection, requests):

@@ -2,7 +2,8 @@
 
 ``run-retriever --collection NAME`` (with ``--qdrant-url`` or ``--qdrant-path``) embeds the
 eval set's queries with the named model (through the embedding cache), searches the
-collection exactly (``SearchParams(exact=True)``) with its vector (``--vector-name`` for a
+collection exactly (``SearchParams(exact=True)``; its HNSW graph only with ``--hnsw-ef``, on a
+server, recorded) with its vector (``--vector-name`` for a
 named one) and each query's filters as payload filters, in batches (``query_batch_points``),
 and turns each point's payload into a run item: the document id (``--doc-key``, default
 ``doc_id``), offsets (``--start-key``/``--end-key``) and the chunk text (``--text-key``).
@@ -25,7 +26,7 @@ from ragspan.io.anchoring import Anchor
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.filters import query_filters
-from ragspan.retrieval.index import payload_filter
+from ragspan.retrieval.index import payload_filter, search_params
 from ragspan.retrieval.user import span_row
 
 READS = frozenset({"collection_exists", "get_collection", "count", "query_batch_points",
@@ -60,6 +61,7 @@ class LiveSpec:
     url: str | None = None
     path: str | None = None
     vector_name: str | None = None
+    hnsw_ef: int | None = None  # None: exact search; else HNSW with this beam (a server only)
     doc_key: str = "doc_id"
     start_key: str = "start"
     end_key: str = "end"
@@ -76,6 +78,12 @@ def connect(spec: LiveSpec) -> ReadOnlyClient:
         raise MissingExtraError("qdrant_client", "retrieval") from None
     if (spec.url is None) == (spec.path is None):
         raise UsageError("--collection needs exactly one of --qdrant-url or --qdrant-path")
+    if spec.hnsw_ef is not None and spec.url is None:
+        raise UsageError("--hnsw-ef searches a server's HNSW graph: local mode (--qdrant-path) "
+                         "always searches exactly")
+    if spec.hnsw_ef is not None and spec.hnsw_ef < spec.depth:
+        raise UsageError(f"--hnsw-ef {spec.hnsw_ef} is below --depth {spec.depth}: the search "
+                         "beam must hold the results it returns")
     where = spec.url or spec.path
     try:
         client = QdrantClient(url=spec.url) if spec.url else QdrantClient(path=spec.path)
@@ -111,7 +119,8 @@ def describe(client: ReadOnlyClient, spec: LiveSpec) -> dict[str, Any]:
             "points": int(client.count(spec.collection, exact=True).count),
             "vector": {"name": spec.vector_name, "size": int(params.size),
                        "distance": str(getattr(params.distance, "value", params.distance))},
-            "search": {"exact": True, "limit": spec.depth, "batch": spec.batch,
+            "search": {"exact": spec.hnsw_ef is None, "limit": spec.depth, "batch": spec.batch,
+                       **({} if spec.hnsw_ef is None else {"hnsw_ef": spec.hnsw_ef}),
                        "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
                                         "end": spec.end_key, "text": spec.text_key}}}
 
@@ -129,7 +138,7 @@ def _item(point: Any, spec: LiveSpec, qid: str, rank: int) -> tuple[Any, Any, An
 def search(client: ReadOnlyClient, spec: LiveSpec, queries: list[EvalQuery],
            vectors: np.ndarray, progress: Any = None) -> list[list[tuple[Any, ...]]]:
     """Per query, its results as ``(doc_id, start, end, score, text)``, best first (ties by
-    point id), from batched exact searches."""
+    point id), from batched searches (exact unless ``hnsw_ef``)."""
     from qdrant_client import models
 
     out: list[list[tuple[Any, ...]]] = []
@@ -139,7 +148,7 @@ def search(client: ReadOnlyClient, spec: LiveSpec, queries: list[EvalQuery],
             query=vectors[lo + i].tolist(), using=spec.vector_name, limit=spec.depth,
             filter=payload_filter(models, query_filters(spec.scope, q.doc_id, q.filters),
                                   {"doc_id": spec.doc_key}),
-            params=models.SearchParams(exact=True) if spec.url else None,  # local: exact
+            params=search_params(models, spec.url, spec.hnsw_ef),
             with_payload=True)
             for i, q in enumerate(part)]
         for q, res in zip(part, client.query_batch_points(spec.collection, requests)):

@@ -94,7 +94,8 @@ class Pipeline:
             self.chunk_counts = (embedder.embedded, embedder.cached)
             if cfg.dense.backend == "qdrant":
                 self.dense = QdrantIndex(vectors, self.table.payloads, path=cfg.dense.qdrant_path,
-                                         url=cfg.dense.qdrant_url, keep=keep_collection)
+                                         url=cfg.dense.qdrant_url, keep=keep_collection,
+                                         hnsw=cfg.dense.hnsw())
             else:
                 self.dense = ExactIndex(vectors)
         if cfg.sparse is not None:

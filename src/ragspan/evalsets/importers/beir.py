@@ -9,9 +9,9 @@ from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
 from ragspan.evalsets.build import EvalBuild
 from ragspan.io.corpus import read_corpus
-from ragspan.io.evalset import parse_id
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes
 from ragspan.io.qrels import read_qrels
+from ragspan.io.rows import parse_id
 
 
 def import_beir(root: str, split: str = "test") -> EvalBuild:

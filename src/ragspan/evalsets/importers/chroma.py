@@ -20,8 +20,8 @@ from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
 from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
-from ragspan.io.evalset import check_offsets
 from ragspan.io.files import decode_records, decode_utf8, read_bytes
+from ragspan.io.rows import check_offsets
 
 COLUMNS = ("question", "references", "corpus_id")
 

@@ -29,7 +29,7 @@ from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.evalsets.locate import find_exact
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes, sha256_hex
-from ragspan.io.writers import span_json
+from ragspan.io.serialize import span_json
 
 METADATA_CLAUSES = ("Document Name", "Parties", "Agreement Date", "Effective Date",
                     "Expiration Date")

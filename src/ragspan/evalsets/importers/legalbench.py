@@ -27,8 +27,8 @@ from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
 from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
-from ragspan.io.evalset import check_offsets
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes
+from ragspan.io.rows import check_offsets
 
 PAPER_TESTS_PER_SUBSET = 194
 

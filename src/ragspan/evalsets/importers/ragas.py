@@ -23,9 +23,9 @@ from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import flatten_tags, provenance, resolve_doc
 from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.io.corpus import Corpus
-from ragspan.io.evalset import parse_id
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placer, Unplaced, preview
+from ragspan.io.rows import parse_id
 
 KNOWN = ("id", "user_input", "question", "doc_id", "reference_contexts", "retrieved_contexts")
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from ragspan.io.corpus import Corpus
 from ragspan.report.readout.build import Readout
-from ragspan.report.readout.developer import f3, pval, signed
 from ragspan.report.readout.document import Block, Document, Para, Quote, Section, Table
 from ragspan.report.readout.levers import LEVERS
+from ragspan.report.render.text import f3, pval, signed
 
 QUOTE_CHARS = 600
 ELLIPSIS = " […]"

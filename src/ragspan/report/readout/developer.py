@@ -12,31 +12,8 @@ from ragspan.report.readout import svg
 from ragspan.report.readout.build import CI_RESAMPLES, Config, Effect, Readout
 from ragspan.report.readout.document import Block, Document, Para, Plot, Section, Table
 from ragspan.report.readout.levers import OTHER, differing, settings_change
+from ragspan.report.render.text import DASH, chars, f3, pct, pval, signed
 from ragspan.scoring.metrics.registry import FAILURE_LEVERS, LABELS, Chars
-
-DASH = "–"
-
-
-def f3(v: float) -> str:
-    return f"{v:.3f}"
-
-
-def signed(v: float) -> str:
-    return f"{v:+.3f}"
-
-
-def pval(p: float | None) -> str:
-    if p is None:
-        return DASH
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
-
-
-def chars(v: float) -> str:
-    return f"{v:,.0f}"
-
-
-def pct(v: float) -> str:
-    return f"{100 * v:.1f}%"
 
 
 def change_of(a: Config, b: Config) -> str:

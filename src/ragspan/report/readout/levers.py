@@ -42,6 +42,14 @@ def _chunker(c: Mapping[str, Any]) -> str:
     return text + (" snapped" if c.get("snap") else "")
 
 
+def _dense_search(dense: Mapping[str, Any]) -> str:
+    """The dense backend, and its HNSW graph and beam where search is approximate."""
+    if dense.get("search") != "hnsw":
+        return str(dense["backend"])
+    return (f"{dense['backend']} hnsw m={dense['hnsw_m']} ef_construct="
+            f"{dense['hnsw_ef_construct']} ef={dense['hnsw_ef']}")
+
+
 def lever_values(config: Mapping[str, Any]) -> dict[str, str | None]:
     """Each lever's value (a short string; ``off`` for a section that is off; None where it
     does not apply), then the settings of each retriever that is on (``OTHER_KEYS``)."""
@@ -56,7 +64,7 @@ def lever_values(config: Mapping[str, Any]) -> dict[str, str | None]:
         "k": f"depth {config['depth']}",
     }
     values.update({
-        "dense settings": f"{dense['backend']}, depth {dense['depth']}" if dense else None,
+        "dense settings": f"{_dense_search(dense)}, depth {dense['depth']}" if dense else None,
         "sparse settings": f"{sparse['backend']}, depth {sparse['depth']}" if sparse else None,
         "rerank settings": f"depth {rerank['depth']}" if rerank else None,
     })

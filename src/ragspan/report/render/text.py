@@ -95,6 +95,33 @@ def md_table(header: list[str], rows: list[list[str]], right_from: int = 1) -> s
     return "\n".join(lines) + "\n"
 
 
+# numbers, one way for every text ragspan writes: a metric in a table (``fmt_number``), the
+# readout's values, signed changes, p-values, characters and shares; DASH where there is none
+DASH = "–"
+
+
+def f3(v: float) -> str:
+    return f"{v:.3f}"
+
+
+def signed(v: float) -> str:
+    return f"{v:+.3f}"
+
+
+def pval(p: float | None) -> str:
+    if p is None:
+        return DASH
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def chars(v: float) -> str:
+    return f"{v:,.0f}"
+
+
+def pct(v: float) -> str:
+    return f"{100 * v:.1f}%"
+
+
 def fmt_number(value: float, base: str) -> str:
     if base.startswith("retrieved_chars") or base.startswith("latency"):
         return f"{value:,.0f}"

@@ -1,4 +1,5 @@
-"""Writers for eval sets and corpora (JSONL, one object per line, UTF-8, deterministic)."""
+"""Eval sets, corpora and spans as text (JSONL, one object per line, UTF-8, deterministic).
+Serialising only: writing files, all or nothing, is ``io.outputs``."""
 
 from __future__ import annotations
 
