@@ -79,6 +79,9 @@ def byte_keys(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndar
     the strings' byte order. One gather of the 8 bytes at each start (an unaligned view),
     masked to the string's length; starts in the last 7 bytes read from a padded copy."""
     size = data.size
+    if size >= 8 and starts.size and int(starts.max()) <= size - 8:  # no start in the tail
+        view = np.ndarray((size - 7,), dtype=">u8", buffer=data, strides=(1,))
+        return view[starts].astype(np.uint64) & KEY_MASKS[lens]
     words = np.zeros(starts.size, dtype=">u8")
     inside = starts <= size - 8
     if size >= 8:
