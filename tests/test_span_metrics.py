@@ -363,3 +363,97 @@ def test_precision_omega_is_the_iou_of_every_chunk_meeting_a_reference():
     for i, gold in enumerate(cases):
         hit = [c for c in chunks if any(c[0] == d and c[1] < e and c[2] > s for d, s, e in gold)]
         assert got[i] == pytest.approx(full_precision_reference(gold, hit), abs=1e-12), i
+
+
+def truncate_to_token_budget(ranked, budget, texts, tokenizer):
+    """The token budget, written out: results in rank order while their token counts (each
+    result's text alone) fit the budget; the crossing one keeps the characters of its first
+    tokens up to the budget; later ones dropped."""
+    out, used = [], 0
+    for d, s, e in ranked:
+        if used >= budget:
+            break
+        text = texts[d][s:e]
+        n = tokenizer.count(text)
+        keep = e - s if used + n <= budget else tokenizer.offsets(text)[budget - used]
+        out.append((d, s, s + keep))
+        used += n
+    return out
+
+
+@pytest.mark.parametrize("budget", [1, 9, 30, 120])
+def test_token_budgets_match_the_definition(budget):
+    """``score --k Nt``: each result measured in cl100k_base tokens of its own text (words,
+    punctuation and multi-byte characters), the crossing one cut after its last whole token
+    within the budget, repeats and overlaps counted as returned."""
+    pytest.importorskip("tiktoken", reason="the tokens extra is not installed")
+    from ragspan.io.corpus import Corpus, Document
+    from ragspan.retrieval.tokens import load_tokenizer
+    from ragspan.scoring.metrics.registry import Tokens
+
+    rng = random.Random(11 + budget)
+    words = ["the", "licensee", "shall", "pay", "royalties", "of", "5%", "within", "thirty",
+             "(30)", "days;", "Grundstück", "naïve", "—", "€1,000", "\n\n", "Section", "7.2"]
+    texts = {d: " ".join(rng.choice(words) for _ in range(120)) for d in "abc"}
+    corpus = Corpus("c.jsonl", "0" * 64, {d: Document(d, t) for d, t in texts.items()})
+    cases = [make_case(rng) for _ in range(200)]
+    cases = [(gold, [r for i, r in enumerate(ranked) if r not in ranked[:i]])  # no repeats:
+             for gold, ranked in cases]  # a cut repeat would stand apart from its original
+    evalset, run = build(cases)
+    tok = load_tokenizer("cl100k_base")
+    k = Tokens(budget)
+    report = compute_span_report(evalset, run, corpus, (3, k), 0.5, tokenizer=tok)
+    assert report.tokenizer == "cl100k_base"
+    values = report.scores.values
+    for i, (gold, ranked) in enumerate(cases):
+        cut = truncate_to_token_budget(ranked, budget, texts, tok)
+        expected = brute(gold, cut, len(cut), 0.5) if cut else {}
+        for name in ("span_coverage", "span_recall", "complete_grounding", "char_precision",
+                     "char_recall", "char_precision_merged", "retrieved_chars", "hit_rate",
+                     "mrr"):
+            assert values[f"{name}@{budget}t"][i] == pytest.approx(expected.get(name, 0.0),
+                                                                  abs=1e-12), (name, i)
+
+
+def test_a_token_budget_needs_the_corpus_and_is_its_own_cutoff(tmp_path):
+    from conftest import run_cli, write_jsonl
+    from ragspan.scoring.metrics.registry import Chars, Tokens, parse_cutoff, parse_name
+
+    assert Tokens(5) != Chars(5) and Tokens(5) != 5 and len({5, Chars(5), Tokens(5)}) == 3
+    assert parse_cutoff("512t") == Tokens(512) and str(Tokens(512)) == "512t"
+    with pytest.raises(ValueError, match="a budget is a cutoff of span metrics only"):
+        parse_name("doc_ndcg@10t")
+    evalset = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": "q", "query": "x", "doc_id": "d", "gold_spans": [[0, 5]]}])
+    run = write_jsonl(tmp_path / "r.jsonl", [
+        {"id": "q", "retrieved": [{"doc_id": "d", "start": 0, "end": 9}]}])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--k", "4t")
+    assert res.exit_code == 2 and "token budget (--k 512t)" in res.stderr
+    res = run_cli("score", "--qrels", evalset, "--run", run, "--k", "4t")
+    assert res.exit_code == 2 and "--k 4t is a token budget" in res.stderr
+
+
+def test_a_token_budget_is_recorded_with_its_tokenizer(tmp_path):
+    pytest.importorskip("tiktoken", reason="the tokens extra is not installed")
+    import json
+
+    from conftest import run_cli, write_jsonl
+
+    text = "The licensee shall pay royalties within thirty days of each quarter."
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": text}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [
+        {"id": "q", "query": "x", "doc_id": "d", "gold_spans": [[4, 12]]}])
+    run = write_jsonl(tmp_path / "r.jsonl", [
+        {"id": "q", "retrieved": [{"doc_id": "d", "start": 0, "end": len(text)}]}])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k",
+                  "3t", "--k", "1", "--out", tmp_path / "s.json")
+    assert res.exit_code == 0, res.stderr
+    pred = json.loads((tmp_path / "s.json").read_text())["predicate"]
+    assert pred["parameters"]["tokenizer"] == "cl100k_base"
+    assert pred["parameters"]["k"] == [1, "3t"]
+    # "The licensee shall": three tokens, 18 characters, covering the gold [4, 12) whole
+    assert pred["summary"]["metrics"]["retrieved_chars@3t"] == 18.0
+    assert pred["summary"]["metrics"]["complete_grounding@3t"] == 1.0
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k",
+                  "3t", "--tokenizer", "no-such-tokenizer", "--out", tmp_path / "t.json")
+    assert res.exit_code == 2 and "cannot load tokenizer 'no-such-tokenizer'" in res.stderr

@@ -88,9 +88,11 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
           k: Sequence[int | str] = (), tau: float = 0.5, chunks: Source | None = None,
           qrels: Source | None = None, relevance_level: int = 1,
           judged_only: bool = False, align: bool = False, on_ambiguous: str = "error",
-          unplaced: str = "error", fuzzy_threshold: float = 0.9) -> Scored:
+          unplaced: str = "error", fuzzy_threshold: float = 0.9,
+          tokenizer: str = "cl100k_base") -> Scored:
     """``ragspan score``: ``run`` against ``eval_set`` (span level for a span run) or
-    ``qrels`` (doc level); ``k`` defaults to 5 and 10, ``tau`` is the grounding threshold.
+    ``qrels`` (doc level); ``k`` defaults to 5 and 10 (``"2000c"`` a character budget,
+    ``"512t"`` a token budget in ``tokenizer``'s tokens), ``tau`` is the grounding threshold.
     A run whose items carry their text is checked or placed in ``corpus`` as ``score
     --align/--on-ambiguous/--unplaced/--fuzzy-threshold`` do (docs/formats.md).
     docs/api.md has a worked example on in-memory rows."""
@@ -104,6 +106,7 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
                              ks=tuple(parse_k(c) if isinstance(c, str) else c for c in k),
                              tau=tau, relevance_level=relevance_level,
                              judged_only=judged_only, chunks=paths["chunks"],
+                             tokenizer=tokenizer,
                              anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                         "unplaced": unplaced, "threshold": fuzzy_threshold})
     return Scored(*_typed(result.report, "score"))

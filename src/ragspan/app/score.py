@@ -19,8 +19,9 @@ from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_head
 from ragspan.io.runs import read_span_run
 from ragspan.report.envelope import statement_of
+from ragspan.retrieval.tokens import load_tokenizer
 from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
-from ragspan.scoring.metrics.registry import Chars, parse_cutoff
+from ragspan.scoring.metrics.registry import Chars, Tokens, is_budget, parse_cutoff
 from ragspan.scoring.report_body import doc_body, span_body
 from ragspan.scoring.run_facts import SATURATED, SATURATION_WARN
 from ragspan.scoring.span_scoring import DEFAULT_KS, compute_span_report
@@ -35,20 +36,23 @@ BUDGET_GRID = tuple(Chars(250 * 2 ** i) for i in range(8))  # 250c, 500c, ..., 3
 
 def parse_k(text: str) -> int:
     """A ``--k`` value: a count of results in [1, MAX_K], or a character budget ``2000c``
-    (``registry.Chars``) in [1, MAX_CHARS_CUTOFF]; ValueError says what is wrong."""
+    (``registry.Chars``) or a token budget ``512t`` (``registry.Tokens``) in [1,
+    MAX_CHARS_CUTOFF]; ValueError says what is wrong."""
     try:
         k = parse_cutoff(text.strip())
     except ValueError:
-        raise ValueError(f"expected a count (5) or a character budget (2000c), got {text!r}"
-                         ) from None
-    high = MAX_CHARS_CUTOFF if isinstance(k, Chars) else MAX_K
+        raise ValueError(f"expected a count (5), a character budget (2000c) or a token budget "
+                         f"(512t), got {text!r}") from None
+    high = MAX_CHARS_CUTOFF if is_budget(k) else MAX_K
     if int(k) > high:
-        raise ValueError(f"{text} is past the largest "
-                         f"{'character budget' if isinstance(k, Chars) else 'k'}, {high}")
+        what = ("character budget" if isinstance(k, Chars) else "token budget"
+                if isinstance(k, Tokens) else "k")
+        raise ValueError(f"{text} is past the largest {what}, {high}")
     return k
 
 
 DEFAULT_MIN_COVERAGE = 0.5  # share of the scored queries the run must have a row for
+DEFAULT_TOKENIZER = "cl100k_base"  # what a token budget counts in (no download)
 
 
 def check_coverage(covered: int, total: int, run: str, what: str, minimum: float) -> None:
@@ -65,9 +69,10 @@ def check_coverage(covered: int, total: int, run: str, what: str, minimum: float
 
 def refuse_budgets(ks: Sequence[int], why: str) -> None:
     """A character budget cuts span metrics only: at doc level it is a usage error."""
-    budgets = [str(k) for k in ks if isinstance(k, Chars)]
+    budgets = [k for k in ks if is_budget(k)]
     if budgets:
-        raise UsageError(f"--k {budgets[0]} is a character budget, a cutoff of span metrics; "
+        what = "a character budget" if isinstance(budgets[0], Chars) else "a token budget"
+        raise UsageError(f"--k {budgets[0]} is {what}, a cutoff of span metrics; "
                          f"{why}: give counts (--k 10)")
 
 
@@ -76,13 +81,14 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
         chunks: str | None = None, anchoring: dict[str, Any] | None = None,
         budget_grid: bool = False, chroma_metrics: bool = False,
-        min_coverage: float = DEFAULT_MIN_COVERAGE) -> CommandResult:
+        min_coverage: float = DEFAULT_MIN_COVERAGE,
+        tokenizer: str = DEFAULT_TOKENIZER) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
     a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
     chunking be decided (span level only). ``anchoring``: how the run's texts are checked
     and placed (``io.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
-    ``threshold``)."""
+    ``threshold``). ``tokenizer``: what a token budget (``--k 512t``) counts in."""
     ks = tuple(ks) or DEFAULT_KS
     if chroma_metrics and qrels is not None:
         raise UsageError("--chroma-metrics are span metrics: give it with --eval-set and a "
@@ -104,7 +110,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     else:
         body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
                              relevance_level, judged_only, chunks, anchoring, chroma_metrics,
-                             min_coverage)
+                             min_coverage, tokenizer=tokenizer)
     return CommandResult(statement_of(body))
 
 
@@ -121,11 +127,22 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
     return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
 
 
+def warn_saturation(saturation: dict[str, Any] | None) -> None:
+    """A warning per cutoff at which the results cover most of the scoped documents of at
+    least ``SATURATION_WARN`` of the queries: recall there is high by construction."""
+    for k, v in (saturation or {}).get("by_k", {}).items():
+        if v["share"] >= SATURATION_WARN:
+            log.warning("at k = %s the results cover at least %.0f%% of the scoped document "
+                        "for %d queries (%.0f%%): recall there is high by construction, not "
+                        "by ranking", k, 100 * SATURATED, v["queries"], 100 * v["share"])
+
+
 def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
                   chunks: str | None, anchoring: dict[str, Any] | None = None,
                   chroma_metrics: bool = False, min_coverage: float = 0.0,
-                  read: tuple[EvalSet, Corpus | None] | None = None):  # -> ReportBody
+                  read: tuple[EvalSet, Corpus | None] | None = None,
+                  tokenizer: str = DEFAULT_TOKENIZER):  # -> ReportBody
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label), doc level otherwise
     (``sweep`` scores its configurations through this too, with ``read``: the eval set and
@@ -164,17 +181,16 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))
     span_run = read_span_run(run, anchor)
     manifest = read_chunks(chunks) if chunks else None
-    report = compute_span_report(evalset, span_run, corp, ks, tau, manifest, chroma_metrics)
+    tokens = (load_tokenizer(tokenizer) if corp is not None
+              and any(isinstance(k, Tokens) for k in ks) else None)
+    report = compute_span_report(evalset, span_run, corp, ks, tau, manifest, chroma_metrics,
+                                 tokens)
     check_coverage(int(report.in_run.sum()), len(evalset.queries), span_run.path,
                    "queries of the eval set", min_coverage)
-    counts = [k for k in ks if not isinstance(k, Chars)]  # doc metrics are cut by count
+    counts = [k for k in ks if not is_budget(k)]  # doc metrics are cut by count
     doc_view = span_doc_projection(report, counts, relevance_level, judged_only) if counts \
         else None
-    for k, v in (report.saturation or {}).get("by_k", {}).items():
-        if v["share"] >= SATURATION_WARN:
-            log.warning("at k = %s the results cover at least %.0f%% of the scoped document "
-                        "for %d queries (%.0f%%): recall there is high by construction, not "
-                        "by ranking", k, 100 * SATURATED, v["queries"], 100 * v["share"])
+    warn_saturation(report.saturation)
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",
         len(evalset.queries), int((~report.in_run).sum()), len(report.unmatched_run_ids),

@@ -39,8 +39,8 @@ class FiniteFloatRange(click.FloatRange):
 
 
 class CutoffParam(click.ParamType):
-    """``--k``: a count of results in [1, MAX_K], or a character budget ``2000c`` in
-    [1, MAX_CHARS_CUTOFF] (span metrics)."""
+    """``--k``: a count of results in [1, MAX_K], or a character budget ``2000c`` or a token
+    budget ``512t`` in [1, MAX_CHARS_CUTOFF] (span metrics)."""
 
     name = "cutoff"
 
@@ -240,7 +240,8 @@ def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--k", "ks", type=CutoffParam(), multiple=True, callback=_few_ks,
                         help="Cutoff: a count of results (5) or, for span metrics, a "
-                             "character budget (2000c); repeat for several (default 5 and "
+                             "character budget (2000c) or a token budget (512t, in "
+                             "--tokenizer's tokens); repeat for several (default 5 and "
                              "10).")(func)
 
 

@@ -49,6 +49,9 @@ from ragspan.cli.common import (
 @click.option("--budget-grid", is_flag=True,
               help="Also score at the character budgets 250c, 500c, ..., 32000c (what compare "
                    "decides at when the retrieval budget changed).")
+@click.option("--tokenizer", default="cl100k_base", show_default=True,
+              help="What a token budget (--k 512t) counts in: cl100k_base (no download) or a "
+                   "Hugging Face tokenizer name or path (the embedding model's); recorded.")
 @click.option("--align", is_flag=True,
               help="A retrieved text that its offsets do not slice back to is placed by its "
                    "text (recorded) instead of refused.")
@@ -68,7 +71,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
           qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
           tau: float, relevance_level: int, judged_only: bool, min_coverage: float,
           chroma_metrics: bool,
-          budget_grid: bool, align: bool,
+          budget_grid: bool, tokenizer: str, align: bool,
           on_ambiguous: str, unplaced: str, fuzzy_threshold: float, out: str | None,
           fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
@@ -78,7 +81,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
                      qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
                      relevance_level=relevance_level, judged_only=judged_only,
                      chunks=chunks, budget_grid=budget_grid, chroma_metrics=chroma_metrics,
-                     min_coverage=min_coverage,
+                     min_coverage=min_coverage, tokenizer=tokenizer,
                      anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                                "unplaced": unplaced,
                                                "threshold": fuzzy_threshold}), out, fmt)

@@ -14,6 +14,7 @@ from ragspan.gate.options import GateOptions
 from ragspan.scoring.metrics.registry import (
     Chars,
     format_name,
+    is_budget,
     parse_cutoff,
     parse_name,
 )
@@ -28,8 +29,8 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
     per_k: dict[str, dict[str, float]] = {}
     changed = False
     for k in cmp.ks:
-        if isinstance(k, Chars):
-            continue  # a character cutoff is at equal budget by definition
+        if is_budget(k):
+            continue  # a budget cutoff (characters, tokens) is at equal budget by definition
         name = f"retrieved_chars@{k}"
         if name not in cmp.names:
             return None
@@ -51,12 +52,12 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
 
 def budgets_at_cutoffs(cmp: Comparison, given: dict[str, Budget]) -> dict[str, Budget]:
     """A column's budget (``complete_grounding=2pt``, or the default) gates its count cutoffs;
-    a character cutoff is gated when named (``complete_grounding@2000c=2pt``), when the
+    a budget cutoff (characters or tokens) is gated when named (``complete_grounding@2000c=2pt``), when the
     reports have no count cutoff, or where ``equal_budget_plan`` decides a changed k."""
-    if all(isinstance(k, Chars) for k in cmp.ks):
+    if all(is_budget(k) for k in cmp.ks):
         return given
     off = {n: Budget("off") for n in cmp.names
-           if isinstance(parse_name(n).k, Chars) and n not in given}
+           if is_budget(parse_name(n).k) and n not in given}
     return {**given, **off} if off else given
 
 

@@ -15,7 +15,7 @@ from ragspan.io.evalset import EvalSet
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
 from ragspan.scoring.metrics.failures import Labels
-from ragspan.scoring.metrics.registry import FAILURE_LEVERS, Chars, cutoff_json, format_name
+from ragspan.scoring.metrics.registry import FAILURE_LEVERS, cutoff_json, format_name, is_budget
 from ragspan.scoring.query_rows import query_document, query_rows
 from ragspan.scoring.span_scoring import SpanReport
 
@@ -145,6 +145,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         parameters["run_config"] = report.run.config
     if report.chroma:
         parameters["chroma_metrics"] = True
+    if report.tokenizer is not None:
+        parameters["tokenizer"] = report.tokenizer  # what the token budgets counted in
     placement = report.run.placement
     if placement is not None:  # the run carried texts: how they were checked and placed
         parameters["anchoring"] = {k: placement[k] for k in ANCHOR_SETTINGS}
@@ -180,7 +182,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["ids_differing_by_normalization"] = twins
     if report.manifest is not None:
         parameters["chunks"] = True
-        counts = tuple(k for k in report.ks if not isinstance(k, Chars))  # a ceiling per count
+        counts = tuple(k for k in report.ks if not is_budget(k))  # a ceiling per count
         summary["chunking"] = chunking_summary(
             report.evalset, report.manifest, counts, report.tau,
             {k: metrics[format_name("precision", k)] for k in counts})

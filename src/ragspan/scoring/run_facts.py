@@ -18,7 +18,7 @@ from ragspan.io.runs import SpanList, SpanRun
 from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns
 from ragspan.scoring.metrics.registry import (
-    Chars,
+    is_budget,
 )
 from ragspan.scoring.metrics.span import (
     GoldColumns,
@@ -52,7 +52,7 @@ def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
     asked = relevant > 0
     by_k: dict[str, Any] = {}
     for k in ks:
-        if isinstance(k, Chars):
+        if is_budget(k):
             continue
         sel = (hit >= 0) & (ranked.rank < k)
         got = np.unique(ranked.query[sel] * np.int64(len(chunks.ids) + 1) + hit[sel])
@@ -80,7 +80,7 @@ def fusion_sources(ranked: RankedColumns, spans: SpanList, pairs: tuple[np.ndarr
     relevant[pairs[1]] = True
     by_k: dict[str, Any] = {}
     for k in ks:
-        if isinstance(k, Chars):
+        if is_budget(k):
             continue
         top = relevant & (ranked.rank < k)
         entry = {"relevant_in_top": int(top.sum()),
@@ -131,7 +131,7 @@ def off_scope(evalset: EvalSet, ranked: RankedColumns, code: Code, ks: Sequence[
     outside = scoped & (ranked.doc != scope[ranked.query])
     by_k: dict[str, Any] = {}
     for k in ks:
-        within = kept_lengths(ranked, int(k)) > 0 if isinstance(k, Chars) else ranked.rank < k
+        within = kept_lengths(ranked, k) > 0 if is_budget(k) else ranked.rank < k
         results, out = int((scoped & within).sum()), int((outside & within).sum())
         if out:
             by_k[str(k)] = {"results": results, "outside": out, "share": out / results}
@@ -165,8 +165,8 @@ def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Co
     line = sp.make_line(len(evalset.queries), int(max(ranked.end.max(), 1)))
     by_k: dict[str, Any] = {}
     for k in ks:
-        if isinstance(k, Chars):
-            kept = kept_lengths(ranked, int(k))
+        if is_budget(k):
+            kept = kept_lengths(ranked, k)
             sel, end = inside & (kept > 0), ranked.start + kept
         else:
             sel, end = inside & (ranked.rank < k), ranked.end

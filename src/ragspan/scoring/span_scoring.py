@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.base.errors import InputError
+from ragspan.base.errors import InputError, UsageError
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
@@ -18,6 +18,7 @@ from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failure
 from ragspan.scoring.metrics.registry import (
     CHROMA_METRICS,
     SPAN_METRICS,
+    Tokens,
     format_name,
     parse_name,
     sorted_cutoffs,
@@ -29,6 +30,7 @@ from ragspan.scoring.metrics.span import (
     score_spans,
 )
 from ragspan.scoring.run_facts import chunk_recall, fusion_sources, off_scope, reordering, saturation
+from ragspan.scoring.token_counts import TokenizerLike, with_token_counts
 
 DEFAULT_KS = (5, 10)
 
@@ -174,6 +176,7 @@ class SpanReport:
     reordering: dict[str, Any] | None = None  # ``reordering``: with a first stage
     chunk_recall: dict[str, Any] | None = None  # ``chunk_recall``: with a chunk manifest
     fusion: dict[str, Any] | None = None  # ``fusion_sources``: items naming their retrievers
+    tokenizer: str | None = None  # what the token budgets counted in (None: no token budget)
 
     def metric_names(self) -> list[str]:
         bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
@@ -207,10 +210,16 @@ def compute_span_report(
     tau: float = DEFAULT_TAU,
     manifest: ChunkManifest | None = None,
     chroma: bool = False,
+    tokenizer: TokenizerLike | None = None,
 ) -> SpanReport:
     """Score a span run against an eval set (see ``metrics.span`` for the conventions), and
     label every query failing complete grounding (``metrics.failures``; the two labels that
-    need the chunking only with ``manifest``); ``chroma``: also Chroma's chunking metrics."""
+    need the chunking only with ``manifest``); ``chroma``: also Chroma's chunking metrics.
+    A token budget among ``ks`` measures the results in ``tokenizer``'s tokens, which needs
+    the corpus (their texts)."""
+    if any(isinstance(k, Tokens) for k in ks) and (corpus is None or tokenizer is None):
+        raise UsageError("a token budget (--k 512t) counts the tokens of the results' texts: "
+                         "give --corpus")
     if corpus is not None:
         check_against_corpus(evalset, run, corpus)
     if manifest is not None:
@@ -222,12 +231,18 @@ def compute_span_report(
     in_run = np.zeros(len(evalset.queries), dtype=bool)
     in_run[row_to_query[row_to_query >= 0]] = True
     ranked = ranked_columns(run.spans, row_to_query, codes)
+    first_ranked = None if run.first_stage is None else \
+        ranked_columns(run.first_stage, row_to_query, codes)
+    if any(isinstance(k, Tokens) for k in ks) and corpus is not None and tokenizer is not None:
+        names = list(codes.codes)
+        ranked = with_token_counts(ranked, corpus, names, tokenizer)
+        if first_ranked is not None:
+            first_ranked = with_token_counts(first_ranked, corpus, names, tokenizer)
     try:
         scores = score_spans(gold, ranked, ks, tau, chroma)
         first = None
-        if run.first_stage is not None:
-            first = score_spans(gold, ranked_columns(run.first_stage, row_to_query, codes), ks,
-                                tau, chroma)
+        if first_ranked is not None:
+            first = score_spans(gold, first_ranked, ks, tau, chroma)
     except OverflowError as exc:  # offsets x groups beyond one int64 line (spans.make_line)
         raise InputError(f"offsets too large to score together: {exc}", run.path) from None
     chunks = None if manifest is None else chunk_columns(manifest, codes)
@@ -241,7 +256,8 @@ def compute_span_report(
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
                       ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes.code, ks),
                       reordering(run), c_recall,
-                      fusion_sources(ranked, run.spans, facts.pool_pairs, ks))
+                      fusion_sources(ranked, run.spans, facts.pool_pairs, ks),
+                      tokenizer.name if ranked.tokens is not None and tokenizer else None)
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:

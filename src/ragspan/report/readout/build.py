@@ -39,7 +39,7 @@ from ragspan.gate.options import GateOptions
 from ragspan.gate.result import GateResult
 from ragspan.gate.stats import bootstrap_ci
 from ragspan.report.readout.levers import LABELS_OF, LEVERS, Pair, lever_values, pairs
-from ragspan.scoring.metrics.registry import Chars
+from ragspan.scoring.metrics.registry import is_budget
 
 CI_RESAMPLES, CI_SEED = 2_000, 0
 
@@ -229,7 +229,7 @@ def build(configs: Sequence[Config], baseline: str | None = None, k: int | None 
     else:
         raise UsageError(f"--baseline '{baseline}' names no configuration; the reports are "
                          f"{', '.join(names)}")
-    ks = [c for c in configs[base].report.ks if not isinstance(c, Chars)]  # results, counted
+    ks = [c for c in configs[base].report.ks if not is_budget(c)]  # results, counted
     if not ks:
         raise UsageError("the report reads a count cutoff (the top k results): score with "
                          "--k 5 (and --budget-grid for its budget curves)")

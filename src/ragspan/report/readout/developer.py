@@ -13,7 +13,7 @@ from ragspan.report.readout.build import CI_RESAMPLES, Config, Effect, Readout
 from ragspan.report.readout.document import Block, Document, Para, Plot, Section, Table
 from ragspan.report.readout.levers import OTHER, differing, settings_change
 from ragspan.report.render.text import DASH, chars, f3, pct, pval, signed
-from ragspan.scoring.metrics.registry import FAILURE_LEVERS, LABELS, Chars
+from ragspan.scoring.metrics.registry import FAILURE_LEVERS, LABELS, Chars, is_budget
 
 
 def change_of(a: Config, b: Config) -> str:
@@ -181,7 +181,7 @@ def budget_curves(r: Readout) -> Section | None:
     budgets = sorted(common or set(), key=int)
     if not budgets:
         return None
-    counts = sorted({k for k in r.base.report.ks if not isinstance(k, Chars)})
+    counts = sorted({k for k in r.base.report.ks if not is_budget(k)})
     head = ["configuration", *[f"{int(b):,}" for b in budgets],
             f"budget for {TARGET_GROUNDING:.0%}"]
     rows, series, points = [], [], []

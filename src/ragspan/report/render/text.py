@@ -151,7 +151,7 @@ def ordered_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """Summary metrics ordered by the registry (complete grounding first), then by name."""
     order = {name: i for i, name in enumerate(METRICS)}
 
-    def key(name: str) -> tuple[bool, int, str, tuple[bool, int]]:
+    def key(name: str) -> tuple[bool, int, str, tuple[int, int]]:
         p = parse_name(name)
         return (p.first_stage, order[p.base], p.base, cutoff_key(p.k))
 

@@ -96,16 +96,18 @@ SPAN_METRICS = tuple(n for n, m in METRICS.items() if m.family == "span" and not
 CHROMA_METRICS = tuple(n for n, m in METRICS.items() if m.optional)
 DOC_METRICS = tuple(n for n, m in METRICS.items() if m.family == "doc")
 
-_NAME = re.compile(r"^(?P<base>[a-z_]+?)(?P<stage>_first_stage)?@(?P<k>[1-9][0-9]*c?)$")
-_CUTOFF = re.compile(r"^[1-9][0-9]*c?$")
+_NAME = re.compile(r"^(?P<base>[a-z_]+?)(?P<stage>_first_stage)?@(?P<k>[1-9][0-9]*[ct]?)$")
+_CUTOFF = re.compile(r"^[1-9][0-9]*[ct]?$")
 
 
-class Chars(int):
-    """A character budget used as a cutoff: ``Chars(2000)`` is written ``2000c``. It equals
-    (and hashes as) another budget of the same size only, never the count ``2000``."""
+class _Budget(int):
+    """A budget used as a cutoff, written with its unit (``2000c``, ``512t``). It equals (and
+    hashes as) another budget of the same unit and size only, never the count of that size."""
+
+    UNIT = ""
 
     def __str__(self) -> str:
-        return f"{int(self)}c"
+        return f"{int(self)}{self.UNIT}"
 
     __repr__ = __str__
 
@@ -113,35 +115,58 @@ class Chars(int):
         return format(str(self), spec) if spec else str(self)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Chars and int(self) == int(other)
+        return type(other) is type(self) and int(self) == int(other)
 
     def __ne__(self, other: object) -> bool:
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(("chars", int(self)))
+        return hash((self.UNIT, int(self)))
 
 
-Cutoff = int  # a count of results, or ``Chars`` (a subclass): a character budget
+class Chars(_Budget):
+    """A character budget: ``Chars(2000)`` is written ``2000c``."""
+
+    UNIT = "c"
+
+
+class Tokens(_Budget):
+    """A token budget: ``Tokens(512)`` is written ``512t``; results are measured in the
+    tokens of a named tokenizer (``score --tokenizer``)."""
+
+    UNIT = "t"
+
+
+Cutoff = int  # a count of results, or a budget (``Chars``, ``Tokens``: subclasses)
+BUDGETS = (Chars, Tokens)
+
+
+def is_budget(k: object) -> bool:
+    """Whether the cutoff ``k`` is a budget (characters or tokens), not a count."""
+    return isinstance(k, BUDGETS)
 
 
 def parse_cutoff(value: object) -> Cutoff:
-    """``5`` or ``"5"`` -> 5; ``"2000c"`` -> ``Chars(2000)``; anything else is ValueError."""
+    """``5`` or ``"5"`` -> 5; ``"2000c"`` -> ``Chars(2000)``; ``"512t"`` -> ``Tokens(512)``;
+    anything else is ValueError."""
     if type(value) is int and value >= 1:
         return value
     if isinstance(value, str) and _CUTOFF.match(value):
-        return Chars(int(value[:-1])) if value.endswith("c") else int(value)
-    raise ValueError(f"a cutoff is a count (5) or a character budget (2000c), got {value!r}")
+        if value.endswith("c"):
+            return Chars(int(value[:-1]))
+        return Tokens(int(value[:-1])) if value.endswith("t") else int(value)
+    raise ValueError(f"a cutoff is a count (5), a character budget (2000c) or a token budget "
+                     f"(512t), got {value!r}")
 
 
 def cutoff_json(k: Cutoff) -> int | str:
     """A cutoff as a report writes it: a count as a number, a budget as ``"2000c"``."""
-    return str(k) if isinstance(k, Chars) else int(k)
+    return str(k) if is_budget(k) else int(k)
 
 
-def cutoff_key(k: Cutoff) -> tuple[bool, int]:
-    """Sort order of cutoffs: counts ascending, then character budgets ascending."""
-    return isinstance(k, Chars), int(k)
+def cutoff_key(k: Cutoff) -> tuple[int, int]:
+    """Sort order of cutoffs: counts ascending, then character budgets, then token budgets."""
+    return (1 if isinstance(k, Chars) else 2 if isinstance(k, Tokens) else 0), int(k)
 
 
 def sorted_cutoffs(ks: Iterable[Cutoff]) -> tuple[Cutoff, ...]:
@@ -180,8 +205,8 @@ def parse_name(text: str) -> MetricName:
         allowed = ", ".join(METRICS)
         raise ValueError(f"unknown metric '{text}' (expected NAME@K, NAME one of: {allowed})")
     k = parse_cutoff(m.group("k"))
-    if isinstance(k, Chars) and METRICS[m.group("base")].family != "span":
-        raise ValueError(f"'{text}': a character budget is a cutoff of span metrics only")
+    if is_budget(k) and METRICS[m.group("base")].family != "span":
+        raise ValueError(f"'{text}': a budget is a cutoff of span metrics only")
     return MetricName(m.group("base"), k, bool(m.group("stage")))
 
 

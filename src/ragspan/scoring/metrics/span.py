@@ -13,17 +13,20 @@ Inputs are column arrays; no Python loop runs per (query, span) pair. Convention
   the result that crosses ``B`` keeps its first characters up to ``B``, later ones are
   dropped. Repeats are removed as at a count. ``precision`` divides by the results with a
   non-empty kept part; a result is relevant when its kept part overlaps a gold span.
+* At a token budget ``Bt`` (``registry.Tokens``) the same, with each result's length its
+  count of tokens (its text alone, in the named tokenizer's tokens, ``TokenCounts``); the
+  crossing result keeps the characters of its first tokens up to ``B``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ragspan.scoring import spans as sp
-from ragspan.scoring.metrics.registry import Chars, format_name
+from ragspan.scoring.metrics.registry import Chars, Cutoff, Tokens, format_name, is_budget
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,17 @@ class RankedColumns:
     end: np.ndarray
     rank: np.ndarray
     source: np.ndarray | None = None
+    tokens: TokenCounts | None = None  # for token budgets: each entry's length in tokens
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """Each ranked entry's length in tokens (``count``, aligned with its ``RankedColumns``)
+    and ``prefix(i, m)``: how many characters the first ``m`` tokens of entry ``i`` take
+    (0 < m < count[i])."""
+
+    count: np.ndarray
+    prefix: Callable[[int, int], int]
 
 
 @dataclass(frozen=True)
@@ -119,7 +133,11 @@ def group_max(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
 def chars_before(ranked: RankedColumns) -> np.ndarray:
     """Per entry, the total length of its query's results ranked before it (repeats counted):
     what a character budget has used up when the entry is reached."""
-    length = (ranked.end - ranked.start).astype(np.int64)
+    return _before(ranked, (ranked.end - ranked.start).astype(np.int64))
+
+
+def _before(ranked: RankedColumns, length: np.ndarray) -> np.ndarray:
+    """Per entry, the sum of ``length`` over its query's entries ranked before it."""
     order = np.lexsort((ranked.rank, ranked.query))
     q, lens = ranked.query[order], length[order]
     before = np.zeros(lens.size, dtype=np.int64)
@@ -135,15 +153,34 @@ def chars_before(ranked: RankedColumns) -> np.ndarray:
     return before
 
 
-def kept_lengths(ranked: RankedColumns, budget: int,
+def kept_lengths(ranked: RankedColumns, budget: Cutoff,
                  before: np.ndarray | None = None) -> np.ndarray:
-    """Per entry, how many of its characters are within the query's character ``budget``:
-    its length while the earlier results' lengths (rank order, repeats counted) leave room,
-    the rest of the budget for the one that crosses it, 0 after. ``before``: the entries'
-    ``chars_before``, when computed already."""
+    """Per entry, how many of its characters are within the query's ``budget``: its length
+    while the earlier results' lengths (rank order, repeats counted) leave room, the rest of
+    the budget for the one that crosses it, 0 after. A character budget (or a plain integer)
+    measures lengths in characters (``before``: the entries' ``chars_before``, when computed
+    already); a ``Tokens`` budget in tokens (``ranked.tokens``), the crossing entry keeping
+    the characters of its first tokens."""
+    if isinstance(budget, Tokens):
+        return _kept_tokens(ranked, int(budget))
     used = chars_before(ranked) if before is None else before
-    kept: np.ndarray = np.clip(budget - used, 0, ranked.end - ranked.start)
+    kept: np.ndarray = np.clip(int(budget) - used, 0, ranked.end - ranked.start)
     return kept
+
+
+def _kept_tokens(ranked: RankedColumns, budget: int) -> np.ndarray:
+    """``kept_lengths`` at a token budget: an entry is kept whole while the tokens before it
+    leave room for all of its own, cut to the characters of as many tokens as there is room
+    for when it crosses the budget, dropped after."""
+    if ranked.tokens is None:
+        raise ValueError("a token budget needs each result's length in tokens")
+    count = ranked.tokens.count
+    room = budget - _before(ranked, count)
+    tokens = np.clip(room, 0, count)
+    kept = np.where((room > 0) & (tokens == count), ranked.end - ranked.start, 0)
+    for i in np.flatnonzero((tokens > 0) & (tokens < count)).tolist():
+        kept[i] = ranked.tokens.prefix(i, int(tokens[i]))
+    return kept.astype(np.int64)
 
 
 def score_spans(
@@ -184,8 +221,8 @@ def score_spans(
     slots: dict[int, np.ndarray] = {}
     before = chars_before(ranked) if any(isinstance(k, Chars) for k in ks) else None
     for k in ks:
-        if isinstance(k, Chars):
-            kept = kept_lengths(ranked, int(k), before)
+        if is_budget(k):
+            kept = kept_lengths(ranked, k, before)
             within = kept > 0
             sel = keep & within
             cut_end = rs + kept
@@ -226,7 +263,7 @@ def score_spans(
         pairs = sp.pairwise_overlap(sp.pile(s_sel, e_sel, line.width), gs, ge).astype(float)
         pair_sum = _sum_by(gold.query, pairs, n)
         n_rel = np.bincount(ranked.query[relevant_k], minlength=n)
-        hit = first_k < np.iinfo(np.int64).max if isinstance(k, Chars) else first_rel < k
+        hit = first_k < np.iinfo(np.int64).max if is_budget(k) else first_rel < k
 
         any_ = gold.match_any
         put = values.__setitem__
