@@ -7,7 +7,7 @@ counting still frees every object the moment it is unreferenced; only reference 
 wait until the collector runs again, which a scoring command barely makes. ``paused``
 restores the collector's previous state on the way out (also on an error), so a library
 caller's process is left as it was; commands that run models for long (``run-retriever``,
-``sweep``) are not paused (``cli.common.RagspanGroup``).
+``sweep``) are not paused (``cli.common.common_options``, ``COLLECTING``).
 """
 
 from __future__ import annotations

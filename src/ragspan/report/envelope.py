@@ -267,10 +267,9 @@ def report_text(doc: dict[str, Any]) -> str:
     the check, and their keys need no second walk; else the whole text is read back."""
     try:
         target, keep = _distinct_rows(doc)
-        plain = keep is not None and string_keys(target)
     except NotPlain:
-        plain, keep = False, None
-    if plain and keep is not None:
+        target, keep = doc, None
+    if keep is not None and string_keys(target):
         text = canonical_dumps(doc, keys_checked=True)
         found = schema_error(json.loads(canonical_dumps(target, keys_checked=True)))
         if found is not None and found[0][:3] == ROWS and len(found[0]) > 3:

@@ -38,9 +38,6 @@ class Hnsw:
     ef_construct: int
     ef: int
 
-    def as_json(self) -> dict[str, int]:
-        return {"m": self.m, "ef_construct": self.ef_construct, "ef": self.ef}
-
 
 def search_params(models: Any, url: str | None, hnsw_ef: int | None = None) -> Any:
     """The ``SearchParams`` of every query: exact on a server unless an HNSW beam is given;

@@ -217,7 +217,8 @@ def compute_span_report(
     need the chunking only with ``manifest``); ``chroma``: also Chroma's chunking metrics.
     A token budget among ``ks`` measures the results in ``tokenizer``'s tokens, which needs
     the corpus (their texts)."""
-    if any(isinstance(k, Tokens) for k in ks) and (corpus is None or tokenizer is None):
+    token_budgets = any(isinstance(k, Tokens) for k in ks)
+    if token_budgets and (corpus is None or tokenizer is None):
         raise UsageError("a token budget (--k 512t) counts the tokens of the results' texts: "
                          "give --corpus")
     if corpus is not None:
@@ -233,7 +234,7 @@ def compute_span_report(
     ranked = ranked_columns(run.spans, row_to_query, codes)
     first_ranked = None if run.first_stage is None else \
         ranked_columns(run.first_stage, row_to_query, codes)
-    if any(isinstance(k, Tokens) for k in ks) and corpus is not None and tokenizer is not None:
+    if token_budgets and corpus is not None and tokenizer is not None:  # (checked above)
         names = list(codes.codes)
         ranked = with_token_counts(ranked, corpus, names, tokenizer)
         if first_ranked is not None:
@@ -257,7 +258,7 @@ def compute_span_report(
                       ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes.code, ks),
                       reordering(run), c_recall,
                       fusion_sources(ranked, run.spans, facts.pool_pairs, ks),
-                      tokenizer.name if ranked.tokens is not None and tokenizer else None)
+                      tokenizer.name if token_budgets and tokenizer is not None else None)
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:
