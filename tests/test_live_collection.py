@@ -315,9 +315,14 @@ def test_a_pipeline_on_qdrant_gives_the_exact_backends_run(tmp_path, monkeypatch
                       cfg, *extra, "--out", tmp_path / f"{name}.jsonl")
         assert res.exit_code == 0, res.stderr
         rows = [json.loads(x) for x in (tmp_path / f"{name}.jsonl").read_text().splitlines()][1:]
-        runs[name] = [[(s["doc_id"], s["start"], s["end"], round(s["score"], 5))
+        runs[name] = [[(s["doc_id"], s["start"], s["end"], s["score"])
                        for s in r["retrieved"]] for r in rows]
-    assert runs["qdrant"] == runs["exact"]
+    # the same results in the same order; the scores equal up to float32 summation order
+    # (Qdrant's SIMD kernels and numpy's differ in the last bits on some CPUs)
+    assert [[x[:3] for x in q] for q in runs["qdrant"]] == [
+        [x[:3] for x in q] for q in runs["exact"]]
+    assert [[x[3] for x in q] for q in runs["qdrant"]] == [
+        [pytest.approx(x[3], abs=1e-5) for x in q] for q in runs["exact"]]
     client = QdrantClient(path=str(tmp_path / "store"))
     assert client.get_collections().collections == []
     client.close()
