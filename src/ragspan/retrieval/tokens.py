@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from ragspan.base.errors import MissingExtraError, UsageError
-from ragspan.retrieval.embed import resolve_model
+from ragspan.retrieval.models import resolve_model
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
