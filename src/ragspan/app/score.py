@@ -9,6 +9,7 @@ from typing import Any
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
+from ragspan.base.facts import Saturation
 from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
 from ragspan.base.records import InputRef
 from ragspan.io.anchoring import Anchor
@@ -23,7 +24,7 @@ from ragspan.retrieval.tokens import load_tokenizer
 from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
 from ragspan.scoring.metrics.registry import Chars, Tokens, is_budget, parse_cutoff
 from ragspan.scoring.report_body import doc_body, span_body
-from ragspan.scoring.run_facts import SATURATED, SATURATION_WARN
+from ragspan.scoring.run_facts import SATURATION_WARN
 from ragspan.scoring.span_scoring import DEFAULT_KS, compute_span_report
 
 __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
@@ -127,14 +128,16 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
     return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
 
 
-def warn_saturation(saturation: dict[str, Any] | None) -> None:
+def warn_saturation(saturation: Saturation | None) -> None:
     """A warning per cutoff at which the results cover most of the scoped documents of at
     least ``SATURATION_WARN`` of the queries: recall there is high by construction."""
-    for k, v in (saturation or {}).get("by_k", {}).items():
-        if v["share"] >= SATURATION_WARN:
+    if saturation is None:
+        return
+    for k, v in saturation.by_k.items():
+        if v.share >= SATURATION_WARN:
             log.warning("at k = %s the results cover at least %.0f%% of the scoped document "
                         "for %d queries (%.0f%%): recall there is high by construction, not "
-                        "by ranking", k, 100 * SATURATED, v["queries"], 100 * v["share"])
+                        "by ranking", k, 100 * saturation.threshold, v.queries, 100 * v.share)
 
 
 def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,

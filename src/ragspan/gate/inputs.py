@@ -19,6 +19,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from ragspan.base.errors import InputError
+from ragspan.base.facts import Saturated, Saturation
 from ragspan.scoring.metrics.registry import LABELS, parse_cutoff, parse_name
 
 SCORE_KINDS = ("score.span", "score.doc")
@@ -54,23 +55,6 @@ class Documents:
 
     corpus: int | None
     asked: int
-
-
-@dataclass(frozen=True)
-class Saturated:
-    """At one cutoff: the scoped queries whose results cover at least the threshold of their
-    document, and their share of the scoped queries."""
-
-    queries: int
-    share: float
-
-
-@dataclass(frozen=True)
-class Saturation:
-    """``summary.saturation``: the threshold and, per cutoff (its JSON key), ``Saturated``."""
-
-    threshold: float
-    by_k: dict[str, Saturated]
 
 
 @dataclass(frozen=True)
@@ -239,8 +223,10 @@ def _saturation(value: Any, path: str) -> Saturation | None:
     if not _is_number(threshold) or not 0 < float(threshold) <= 1:
         raise InputError("summary.saturation must give its 'threshold', a number in (0, 1]",
                          path)
+    scoped = value.get("scoped_queries")
     return Saturation(float(threshold),
-                      {k: Saturated(v["queries"], float(v["share"])) for k, v in by_k.items()})
+                      {k: Saturated(v["queries"], float(v["share"])) for k, v in by_k.items()},
+                      scoped if _is_int(scoped) else None)
 
 
 def _is_int(value: Any) -> TypeGuard[int]:

@@ -166,13 +166,13 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     if placement is not None:
         summary["placement"] = {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS}
     if report.saturation is not None:  # recall high by construction at these cutoffs
-        summary["saturation"] = report.saturation
+        summary["saturation"] = report.saturation.as_json()
     if report.off_scope is not None:  # results from another document than the query's
-        summary["off_scope"] = report.off_scope
+        summary["off_scope"] = report.off_scope.as_json()
     if report.reordering is not None:  # rows the rerank or fusion stage changed
-        summary["first_stage"] = report.reordering
+        summary["first_stage"] = report.reordering.as_json()
     if report.fusion is not None:  # which retriever surfaced the relevant results
-        summary["fusion"] = report.fusion
+        summary["fusion"] = report.fusion.as_json()
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())
@@ -187,7 +187,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
             report.evalset, report.manifest, counts, report.tau,
             {k: metrics[format_name("precision", k)] for k in counts})
         if report.chunk_recall is not None:  # relevant chunks retrieved, with the ceiling
-            summary["chunking"]["chunk_recall"] = report.chunk_recall
+            summary["chunking"]["chunk_recall"] = report.chunk_recall.as_json()
         if report.precision_omega is not None:  # Chroma's oracle IoU of this chunking
             summary["chunking"]["precision_omega"] = _mean(report.precision_omega)
     if report.run.latency_ms is not None:

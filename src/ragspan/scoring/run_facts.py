@@ -8,18 +8,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
+from ragspan.base.facts import (
+    ChunkRecall,
+    ChunkRecallAt,
+    FusionSources,
+    OffScope,
+    OutsideAt,
+    Reordering,
+    Saturated,
+    Saturation,
+    SurfacedAt,
+)
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.runs import SpanList, SpanRun
 from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns
-from ragspan.scoring.metrics.registry import (
-    is_budget,
-)
+from ragspan.scoring.metrics.registry import is_budget
 from ragspan.scoring.metrics.span import (
     GoldColumns,
     RankedColumns,
@@ -32,7 +40,7 @@ Code = Callable[[str], int]
 
 
 def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
-                 pairs: tuple[np.ndarray, np.ndarray], ks: Sequence[int]) -> dict[str, Any]:
+                 pairs: tuple[np.ndarray, np.ndarray], ks: Sequence[int]) -> ChunkRecall:
     """Chunk-level recall per count cutoff: of a query's relevant chunks (the manifest's
     chunks that overlap one of its gold spans), the share among its top k results (a result
     counts as the chunk with its document and offsets; repeats once), averaged over the
@@ -50,7 +58,7 @@ def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
                                                    ranked.end.tolist())),
                       dtype=np.int64, count=ranked.doc.size)
     asked = relevant > 0
-    by_k: dict[str, Any] = {}
+    by_k: dict[str, ChunkRecallAt] = {}
     for k in ks:
         if is_budget(k):
             continue
@@ -58,14 +66,14 @@ def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
         got = np.unique(ranked.query[sel] * np.int64(len(chunks.ids) + 1) + hit[sel])
         found = np.bincount(got[np.isin(got, rel)] // (len(chunks.ids) + 1), minlength=n)
         if asked.any():
-            by_k[str(k)] = {
-                "recall": float((found[asked] / relevant[asked]).mean()),
-                "ceiling": float(np.minimum(1.0, k / relevant[asked]).mean())}
-    return {"queries": int(asked.sum()), "by_k": by_k}
+            by_k[str(k)] = ChunkRecallAt(
+                recall=float((found[asked] / relevant[asked]).mean()),
+                ceiling=float(np.minimum(1.0, k / relevant[asked]).mean()))
+    return ChunkRecall(int(asked.sum()), by_k)
 
 
 def fusion_sources(ranked: RankedColumns, spans: SpanList, pairs: tuple[np.ndarray, np.ndarray],
-                   ks: Sequence[int]) -> dict[str, Any] | None:
+                   ks: Sequence[int]) -> FusionSources | None:
     """Which retriever surfaced the relevant results (those overlapping a gold span of their
     query), per count cutoff, from each item's ``sources`` (its rank in each fused
     retriever's own list): ``relevant_in_top`` in the final top k; ``promoted``, those each
@@ -78,22 +86,23 @@ def fusion_sources(ranked: RankedColumns, spans: SpanList, pairs: tuple[np.ndarr
     ranks = {s: v[ranked.source] for s, v in sr.items()}
     relevant = np.zeros(ranked.rank.size, dtype=bool)
     relevant[pairs[1]] = True
-    by_k: dict[str, Any] = {}
+    by_k: dict[str, SurfacedAt] = {}
     for k in ks:
         if is_budget(k):
             continue
         top = relevant & (ranked.rank < k)
-        entry = {"relevant_in_top": int(top.sum()),
-                 "promoted": int((top & np.logical_and.reduce(
-                     [(r == 0) | (r > k) for r in ranks.values()])).sum())}
-        for s, r in ranks.items():
-            others = np.logical_and.reduce([o == 0 for t, o in ranks.items() if t != s])
-            entry[f"found_by_{s}_only"] = int((top & (r > 0) & others).sum())
-        by_k[str(k)] = entry
-    return {"sources": sorted(sr), "by_k": by_k}
+        only = {s: int((top & (r > 0) & np.logical_and.reduce(
+                    [o == 0 for t, o in ranks.items() if t != s])).sum())
+                for s, r in ranks.items()}
+        by_k[str(k)] = SurfacedAt(
+            relevant_in_top=int(top.sum()),
+            promoted=int((top & np.logical_and.reduce(
+                [(r == 0) | (r > k) for r in ranks.values()])).sum()),
+            found_only=only)
+    return FusionSources(tuple(sorted(sr)), by_k)
 
 
-def reordering(run: SpanRun) -> dict[str, Any] | None:
+def reordering(run: SpanRun) -> Reordering | None:
     """How many rows the reorder stage (rerank, fusion) changed: a row whose final list is
     not its first-stage list, span for span (document and offsets, in order). None when the
     run records no first stage. A stage that changed no row is said: a reranker that
@@ -113,11 +122,11 @@ def reordering(run: SpanRun) -> dict[str, Any] | None:
     if not changed:
         log.warning("the run's final ranking equals its first stage for every row: the "
                     "reorder stage (rerank or fusion) changed nothing")
-    return {"rows": len(final.ids), "reordered": changed}
+    return Reordering(len(final.ids), changed)
 
 
 def off_scope(evalset: EvalSet, ranked: RankedColumns, code: Code, ks: Sequence[int]
-              ) -> dict[str, Any] | None:
+              ) -> OffScope | None:
     """Per cutoff, of the results of the queries that name their document (``doc_id``), how
     many come from another document (within the cutoff: rank < k, or a non-empty kept part
     at a character budget; repeats counted, as a reader is given them). An unfiltered
@@ -129,15 +138,15 @@ def off_scope(evalset: EvalSet, ranked: RankedColumns, code: Code, ks: Sequence[
     if not scoped.any():
         return None
     outside = scoped & (ranked.doc != scope[ranked.query])
-    by_k: dict[str, Any] = {}
+    by_k: dict[str, OutsideAt] = {}
     for k in ks:
         within = kept_lengths(ranked, k) > 0 if is_budget(k) else ranked.rank < k
         results, out = int((scoped & within).sum()), int((outside & within).sum())
         if out:
-            by_k[str(k)] = {"results": results, "outside": out, "share": out / results}
+            by_k[str(k)] = OutsideAt(results, out, out / results)
     if not by_k:
         return None
-    return {"scoped_queries": int((scope >= 0).sum()), "by_k": by_k}
+    return OffScope(int((scope >= 0).sum()), by_k)
 
 
 SATURATED = 0.9  # share of its scoped document a query's results cover
@@ -147,7 +156,7 @@ SATURATION_WARN = 0.1  # share of the scoped queries from which score and compar
 
 
 def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Code,
-               ks: Sequence[int]) -> dict[str, Any] | None:
+               ks: Sequence[int]) -> Saturation | None:
     """Per cutoff, how many of the queries scoped to a document (``doc_id``) retrieve at
     least ``SATURATED`` of that document's characters (union of the results inside it; at a
     character budget, the kept parts): there recall is high by construction, not by
@@ -163,7 +172,7 @@ def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Co
         return None
     inside = ranked.doc == scope[ranked.query]
     line = sp.make_line(len(evalset.queries), int(max(ranked.end.max(), 1)))
-    by_k: dict[str, Any] = {}
+    by_k: dict[str, Saturated] = {}
     for k in ks:
         if is_budget(k):
             kept = kept_lengths(ranked, k)
@@ -176,7 +185,7 @@ def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Co
                               minlength=len(evalset.queries))
         full = (scope >= 0) & (length > 0) & (covered >= SATURATED * length)
         if full.any():
-            by_k[str(k)] = {"queries": int(full.sum()), "share": float(full.sum() / n_scoped)}
+            by_k[str(k)] = Saturated(int(full.sum()), float(full.sum() / n_scoped))
     if not by_k:
         return None
-    return {"threshold": SATURATED, "scoped_queries": n_scoped, "by_k": by_k}
+    return Saturation(SATURATED, by_k, n_scoped)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
+from ragspan.base.facts import ChunkRecall, FusionSources, OffScope, Reordering, Saturation
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
@@ -171,11 +171,11 @@ class SpanReport:
     manifest: ChunkManifest | None = None
     chroma: bool = False  # Chroma's chunking metrics computed (``score --chroma-metrics``)
     precision_omega: np.ndarray | None = None  # per query, with chroma and a manifest
-    saturation: dict[str, Any] | None = None  # ``saturation``: with a corpus and scoped queries
-    off_scope: dict[str, Any] | None = None  # ``off_scope``: results outside the query's document
-    reordering: dict[str, Any] | None = None  # ``reordering``: with a first stage
-    chunk_recall: dict[str, Any] | None = None  # ``chunk_recall``: with a chunk manifest
-    fusion: dict[str, Any] | None = None  # ``fusion_sources``: items naming their retrievers
+    saturation: Saturation | None = None  # with a corpus and scoped queries
+    off_scope: OffScope | None = None  # results outside the query's document
+    reordering: Reordering | None = None  # with a first stage
+    chunk_recall: ChunkRecall | None = None  # with a chunk manifest
+    fusion: FusionSources | None = None  # items naming their retrievers
     tokenizer: str | None = None  # what the token budgets counted in (None: no token budget)
 
     def metric_names(self) -> list[str]:

@@ -1,0 +1,44 @@
+"""The typed run facts of a span report: their JSON form is the report's, and the gate reads
+a written saturation back into the same record."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragspan.base.errors import InputError
+from ragspan.base.facts import (
+    ChunkRecall,
+    ChunkRecallAt,
+    FusionSources,
+    OffScope,
+    OutsideAt,
+    Reordering,
+    Saturated,
+    Saturation,
+    SurfacedAt,
+)
+from ragspan.gate.inputs import _saturation
+
+
+def test_saturation_written_is_read_back_by_the_gate_as_the_same_record():
+    written = Saturation(0.9, {"5": Saturated(3, 0.25), "2000c": Saturated(1, 1 / 12)}, 12)
+    assert _saturation(written.as_json(), "r.json") == written
+    without_count = Saturation(0.9, {"5": Saturated(3, 0.25)})
+    assert "scoped_queries" not in without_count.as_json()
+    assert _saturation(without_count.as_json(), "r.json") == without_count
+    bad = {**written.as_json(), "threshold": 1.5}
+    with pytest.raises(InputError, match="threshold"):
+        _saturation(bad, "r.json")
+
+
+def test_the_json_forms_keep_the_report_keys():
+    assert OffScope(4, {"5": OutsideAt(20, 15, 0.75)}).as_json() == {
+        "scoped_queries": 4, "by_k": {"5": {"results": 20, "outside": 15, "share": 0.75}}}
+    assert ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0)}).as_json() == {
+        "queries": 2, "by_k": {"3": {"recall": 0.5, "ceiling": 1.0}}}
+    assert FusionSources(("bm25", "dense"), {"5": SurfacedAt(
+        7, 2, {"bm25": 1, "dense": 3})}).as_json() == {
+        "sources": ["bm25", "dense"], "by_k": {"5": {
+            "relevant_in_top": 7, "promoted": 2, "found_by_bm25_only": 1,
+            "found_by_dense_only": 3}}}
+    assert Reordering(10, 4).as_json() == {"rows": 10, "reordered": 4}
