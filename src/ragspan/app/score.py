@@ -121,8 +121,8 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
     q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
                                   judged_only)
     judged = len(scores.in_run) if not judged_only else \
-        len(scores.in_run) + scores.counts["judged_queries_without_run_row"]
-    check_coverage(judged - scores.counts["judged_queries_without_run_row"], judged, r.path,
+        len(scores.in_run) + scores.counts.judged_queries_without_run_row
+    check_coverage(judged - scores.counts.judged_queries_without_run_row, judged, r.path,
                    "judged queries", min_coverage)
     inputs = [InputRef("qrels", q.path, q.sha256), InputRef("run", r.path, r.sha256)]
     return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
@@ -168,7 +168,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                        else "this eval set has doc-level judgments only")
         r = read_doc_run(run, "span" if doc_only else run_format, top=max(ks))
         scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
-        missing = scores.counts["judged_queries_without_run_row"]
+        missing = scores.counts.judged_queries_without_run_row
         total = len(scores.in_run) + (missing if judged_only else 0)
         check_coverage(total - missing, total, r.path, "queries of the eval set", min_coverage)
         inputs = [InputRef("eval_set", evalset.path, evalset.sha256),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from typing import Any
 
@@ -28,12 +28,37 @@ from ragspan.scoring.metrics.registry import DOC_METRICS, format_name
 log = logging.getLogger("ragspan")
 
 
+@dataclass(frozen=True)
+class QueryCounts:
+    """What a doc-level score counts beside its metrics, each a key of the report's summary:
+    queries the judgments list with no judged document, judged queries the run has no row
+    for, run rows for unjudged queries, evaluated queries with nothing judged relevant at the
+    relevance level, and the note on ids that match only after Unicode normalisation (None
+    when there are none)."""
+
+    queries_without_judgments: int
+    judged_queries_without_run_row: int
+    run_rows_for_unjudged_queries: int
+    queries_without_relevant: int
+    ids_differing_by_normalization: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "queries_without_judgments": self.queries_without_judgments,
+            "judged_queries_without_run_row": self.judged_queries_without_run_row,
+            "run_rows_for_unjudged_queries": self.run_rows_for_unjudged_queries,
+            "queries_without_relevant": self.queries_without_relevant}
+        if self.ids_differing_by_normalization is not None:
+            out["ids_differing_by_normalization"] = self.ids_differing_by_normalization
+        return out
+
+
 @dataclass
 class DocScores:
     qids: list[str]  # evaluated queries, in judgment order
     values: dict[str, np.ndarray]
     in_run: np.ndarray
-    counts: dict[str, Any]  # JSON: query counts, and the normalisation-twins note
+    counts: QueryCounts
     ks: tuple[int, ...]
     level: int
     judged_only: bool
@@ -86,11 +111,6 @@ class JudgedDocs:
         ks = tuple(sorted(set(ks)))
         run_set = set(run_qids)
         judged_set = set(self.judged)
-        counts = {
-            "queries_without_judgments": self.listed - len(self.judged),
-            "judged_queries_without_run_row": sum(1 for q in self.judged if q not in run_set),
-            "run_rows_for_unjudged_queries": sum(1 for q in run_qids if q not in judged_set),
-        }
         in_run = np.fromiter((q in run_set for q in self.judged), dtype=bool,
                              count=len(self.judged))
         jd, jq, jg = self.doc_codes(run_docs, run_keys), self.query, self.grade
@@ -127,11 +147,15 @@ class JudgedDocs:
         # grade): counted and said, never silent
         relevant = np.zeros(n, dtype=bool)
         relevant[jq[jg >= level]] = True
-        counts["queries_without_relevant"] = int(n - relevant.sum())
-        if counts["queries_without_relevant"]:
+        counts = QueryCounts(
+            queries_without_judgments=self.listed - len(self.judged),
+            judged_queries_without_run_row=sum(1 for q in self.judged if q not in run_set),
+            run_rows_for_unjudged_queries=sum(1 for q in run_qids if q not in judged_set),
+            queries_without_relevant=int(n - relevant.sum()))
+        if counts.queries_without_relevant:
             log.warning("%d of %d judged queries have no document judged relevant (grade >= "
                         "%d): their precision, recall, MAP, MRR and hit rate are 0 whatever "
-                        "the run", counts["queries_without_relevant"], n, level)
+                        "the run", counts.queries_without_relevant, n, level)
         return DocScores(evaluated, values, in_run, counts, ks, level, judged_only)
 
     def score_run(self, run: DocRun, ks: Sequence[int], level: int,
@@ -145,7 +169,7 @@ class JudgedDocs:
                                                [q for q in run.qids if q not in judged_set]),
                            "run ids")
         if twins is not None:
-            scores.counts["ids_differing_by_normalization"] = twins
+            scores.counts = replace(scores.counts, ids_differing_by_normalization=twins)
         return scores
 
 

@@ -222,7 +222,7 @@ def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
     summary: dict[str, Any] = {
         "queries": n,
         "metrics": {m: float(scores.values[m].mean()) if n else 0.0 for m in names},
-        **scores.counts,
+        **scores.counts.as_json(),
     }
     rows = [
         {"id": q, "in_run": bool(scores.in_run[i]),
