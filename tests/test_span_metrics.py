@@ -457,3 +457,29 @@ def test_a_token_budget_is_recorded_with_its_tokenizer(tmp_path):
     res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k",
                   "3t", "--tokenizer", "no-such-tokenizer", "--out", tmp_path / "t.json")
     assert res.exit_code == 2 and "cannot load tokenizer 'no-such-tokenizer'" in res.stderr
+
+
+@pytest.mark.parametrize("layout", ["run", "shuffled", "two groups"])
+def test_chars_before_sums_the_earlier_results_whatever_the_layout(layout):
+    """``RankedColumns.chars_before`` equals a brute-force sum for entries laid out as a run
+    gives them (summed in place), shuffled, or with a query's results in two groups (both
+    sorted first)."""
+    from ragspan.scoring.metrics.span import RankedColumns
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        sizes = rng.integers(0, 6, rng.integers(1, 8))
+        query = np.repeat(np.arange(sizes.size), sizes)
+        rank = np.concatenate([np.arange(n) for n in sizes]).astype(np.int64)
+        if layout == "two groups" and query.size > 2:
+            query = np.concatenate([query, query[:1]])  # its next rank, after another query
+            rank = np.concatenate([rank, [int((query[:-1] == query[0]).sum())]])
+        order = rng.permutation(query.size) if layout == "shuffled" else np.arange(query.size)
+        query, rank = query[order], rank[order]
+        start = rng.integers(0, 100, query.size)
+        end = start + rng.integers(0, 50, query.size)
+        cols = RankedColumns(query, np.zeros(query.size, np.int64), start, end, rank)
+        expect = [sum(int(end[j] - start[j]) for j in range(query.size)
+                      if query[j] == query[i] and rank[j] < rank[i])
+                  for i in range(query.size)]
+        assert cols.chars_before.tolist() == expect

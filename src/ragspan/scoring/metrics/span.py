@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ragspan.scoring import spans as sp
-from ragspan.scoring.metrics.registry import Chars, Cutoff, Tokens, format_name, is_budget
+from ragspan.scoring.metrics.registry import Cutoff, Tokens, format_name, is_budget
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,13 @@ class RankedColumns:
     rank: np.ndarray
     source: np.ndarray | None = None
     tokens: TokenCounts | None = None  # for token budgets: each entry's length in tokens
+
+    @cached_property
+    def chars_before(self) -> np.ndarray:
+        """Per entry, the total length of its query's results ranked before it (repeats
+        counted): what a character budget has used up when the entry is reached. Computed
+        once per columns (every character cutoff and run fact reads it)."""
+        return _before(self, (self.end - self.start).astype(np.int64))
 
 
 @dataclass(frozen=True)
@@ -130,41 +138,51 @@ def group_max(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def chars_before(ranked: RankedColumns) -> np.ndarray:
-    """Per entry, the total length of its query's results ranked before it (repeats counted):
-    what a character budget has used up when the entry is reached."""
-    return _before(ranked, (ranked.end - ranked.start).astype(np.int64))
-
-
 def _before(ranked: RankedColumns, length: np.ndarray) -> np.ndarray:
-    """Per entry, the sum of ``length`` over its query's entries ranked before it."""
-    order = np.lexsort((ranked.rank, ranked.query))
-    q, lens = ranked.query[order], length[order]
-    before = np.zeros(lens.size, dtype=np.int64)
-    if lens.size:
-        total = np.cumsum(lens)
-        start = np.ones(lens.size, dtype=bool)
-        start[1:] = q[1:] != q[:-1]
-        first = np.flatnonzero(start)
-        base = np.repeat(total[first] - lens[first], np.diff(np.append(first, lens.size)))
-        out = np.empty(lens.size, dtype=np.int64)
-        out[order] = total - lens - base
-        before = out
-    return before
+    """Per entry, the sum of ``length`` over its query's entries ranked before it. Entries
+    laid out as a run gives them (each query's results together, ranks 0, 1, 2, ...) are
+    summed in place; any other layout is sorted by query and rank first."""
+    if not length.size:
+        return np.zeros(0, dtype=np.int64)
+    order = None if _in_rank_order(ranked) else np.lexsort((ranked.rank, ranked.query))
+    q = ranked.query if order is None else ranked.query[order]
+    lens = length if order is None else length[order]
+    total = np.cumsum(lens)
+    start = np.ones(lens.size, dtype=bool)
+    start[1:] = q[1:] != q[:-1]
+    first = np.flatnonzero(start)
+    base = np.repeat(total[first] - lens[first], np.diff(np.append(first, lens.size)))
+    before: np.ndarray = total - lens - base
+    if order is None:
+        return before
+    out = np.empty(lens.size, dtype=np.int64)
+    out[order] = before
+    return out
 
 
-def kept_lengths(ranked: RankedColumns, budget: Cutoff,
-                 before: np.ndarray | None = None) -> np.ndarray:
+def _in_rank_order(ranked: RankedColumns) -> bool:
+    """Each query's entries are contiguous (one group per query) and ranked 0, 1, 2, ... in
+    order: then the entries are already sorted by query group and rank."""
+    q, rank = ranked.query, ranked.rank
+    new = np.ones(q.size, dtype=bool)
+    new[1:] = q[1:] != q[:-1]
+    first = np.flatnonzero(new)
+    if np.unique(q[first]).size != first.size or rank[first].any():
+        return False
+    step = np.diff(rank)
+    return bool((step[~new[1:]] == 1).all())
+
+
+def kept_lengths(ranked: RankedColumns, budget: Cutoff) -> np.ndarray:
     """Per entry, how many of its characters are within the query's ``budget``: its length
     while the earlier results' lengths (rank order, repeats counted) leave room, the rest of
     the budget for the one that crosses it, 0 after. A character budget (or a plain integer)
-    measures lengths in characters (``before``: the entries' ``chars_before``, when computed
-    already); a ``Tokens`` budget in tokens (``ranked.tokens``), the crossing entry keeping
-    the characters of its first tokens."""
+    measures lengths in characters (``ranked.chars_before``, computed once); a ``Tokens``
+    budget in tokens (``ranked.tokens``), the crossing entry keeping the characters of its
+    first tokens."""
     if isinstance(budget, Tokens):
         return _kept_tokens(ranked, int(budget))
-    used = chars_before(ranked) if before is None else before
-    kept: np.ndarray = np.clip(int(budget) - used, 0, ranked.end - ranked.start)
+    kept: np.ndarray = np.clip(int(budget) - ranked.chars_before, 0, ranked.end - ranked.start)
     return kept
 
 
@@ -219,10 +237,9 @@ def score_spans(
     values: dict[str, np.ndarray] = {}
     fractions: dict[int, np.ndarray] = {}
     slots: dict[int, np.ndarray] = {}
-    before = chars_before(ranked) if any(isinstance(k, Chars) for k in ks) else None
     for k in ks:
         if is_budget(k):
-            kept = kept_lengths(ranked, k, before)
+            kept = kept_lengths(ranked, k)
             within = kept > 0
             sel = keep & within
             cut_end = rs + kept
