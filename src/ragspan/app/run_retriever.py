@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from ragspan.base.options import RUN_RETRIEVER_OPTIONS
 from ragspan.base.records import InputRef
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.docruns import write_doc_rows
-from ragspan.io.evalset import EvalSet, read_eval_set
+from ragspan.io.evalset import EvalQuery, EvalSet, read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.qrels import read_qrels
 from ragspan.io.serialize import jsonl
@@ -69,6 +69,23 @@ def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+@dataclass
+class Retrieved:
+    """What one way of retrieving gave: the run's rows; what it adds to the run's header, to
+    the report's inputs, summary and parameters; the files written beside the run (a
+    doc-level run, a chunk manifest); the chunker's notes (the report's details); and a
+    doc-level user run's per-query times."""
+
+    rows: list[dict[str, Any]]
+    header: dict[str, Any]
+    summary: dict[str, Any]
+    parameters: dict[str, Any]
+    inputs: list[InputRef] = field(default_factory=list)
+    outputs: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)
+    doc_latency: list[float] = field(default_factory=list)
+
+
 def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         retriever: str | None = None, chunks_out: str | None = None,
         cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
@@ -84,136 +101,45 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     """The run-retriever report and its files (run, chunk manifest), which ``deliver``
     writes together with the report or not at all. ``read``: the corpus, eval set and
     configuration already read from those paths (``sweep`` reads each once)."""
-    if sum(x is not None for x in (config, retriever, collection)) != 1:
-        raise UsageError("give exactly one of --config (a pipeline), --retriever (your own) or "
-                         "--collection (your Qdrant collection, read-only)")
-    live_only = {"--vector-name": vector_name, "--hnsw-ef": hnsw_ef, "--doc-key": doc_key,
-                 "--start-key": start_key,
-                 "--end-key": end_key, "--text-key": text_key, "--model": model,
-                 "--scope": scope}
-    given = [k for k, v in live_only.items() if v is not None]
-    if given and collection is None:
-        raise UsageError(f"{given[0]} applies to --collection")
-    if keep_collection and not (config and (qdrant_url or qdrant_path)):
-        raise UsageError("--keep-collection keeps the collection a pipeline makes on Qdrant: "
-                         "give it with --config and --qdrant-url or --qdrant-path")
-    if chunks_out and retriever:
-        raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
-    if id_key and config:
-        raise UsageError("--id-key names the doc id key of --retriever's results: a pipeline's "
-                         "chunks carry their doc ids")
-    if to and config:
-        raise UsageError("--to writes a doc-level run, which a --retriever returning doc ids "
-                         "alone gives: a pipeline writes a span run")
-    if tag is not None and to != "trec":
-        raise UsageError("--tag names the run of a TREC file: give it with --to trec")
+    _refuse_combinations(
+        config=config, retriever=retriever, collection=collection, live_only={
+            "--vector-name": vector_name, "--hnsw-ef": hnsw_ef, "--doc-key": doc_key,
+            "--start-key": start_key, "--end-key": end_key, "--text-key": text_key,
+            "--model": model, "--scope": scope},
+        keep_collection=keep_collection, on_qdrant=bool(qdrant_url or qdrant_path),
+        chunks_out=chunks_out, id_key=id_key, to=to, tag=tag)
     t0 = time.perf_counter()
     bar = Progress(progress)
     corp = read.corpus if read is not None else read_corpus(corpus)
     evalset = read.evalset if read is not None else read_eval_set(eval_set)
-    queries = list(evalset.queries)
     inputs = [InputRef("corpus", corpus, corp.sha256), InputRef("eval_set", eval_set, evalset.sha256)]
-    judged_skip = 0
-    if qrels is not None:
-        judged = read_qrels(qrels)
-        inputs.append(InputRef("qrels", qrels, judged.sha256))
-        kept = [q for q in queries if q.id in judged.judgments]
-        judged_skip = len(queries) - len(kept)
-        if not kept:
-            raise InputError("no query of the eval set is judged in the qrels", qrels)
-        queries = kept
-    summary: dict[str, Any] = {"queries": len(queries), "documents": len(corp)}
-    if qrels is not None:
-        summary["queries_not_judged"] = judged_skip
-    header: dict[str, Any] = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256}
-    outputs: dict[str, str] = {}
-    notes: dict[str, Any] = {}
-    doc_latency: list[float] = []  # a doc-level user run's per-query times
+    queries, summary = _judged_queries(evalset, qrels, inputs)
+    summary["documents"] = len(corp)
+    cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
     if config is not None:
         cfg, config_sha = read.configs[config] if read is not None else read_config(config)
-        if depth is not None:
-            cfg = dataclasses.replace(cfg, depth=depth)
-        unscoped = unscoped_rows(cfg.scope, queries, eval_set)
-        if unscoped:
-            summary["unscoped_queries"] = unscoped
-            log.warning("%d of %d queries have no doc_id: searched corpus-wide "
-                        "(scope = \"doc_id-or-all\")", unscoped, len(queries))
-        if cfg.dense is not None and (qdrant_path or qdrant_url):
-            cfg = dataclasses.replace(cfg, dense=dataclasses.replace(
-                cfg.dense, backend="qdrant", qdrant_path=qdrant_path, qdrant_url=qdrant_url))
         inputs.append(InputRef("config", config, config_sha))
-        cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
-        pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache,
-                        keep_collection=keep_collection)
-        if keep_collection and getattr(pipe.dense, "collection", None):
-            log.warning("keeping Qdrant collection '%s' (--keep-collection)",
-                        pipe.dense.collection)
-            summary["kept_collection"] = pipe.dense.collection
-        try:
-            t_query = time.perf_counter()
-            rows = pipe.run(queries)
-            query_s = time.perf_counter() - t_query
-        except InputError as exc:
-            if exc.path is not None:
-                raise
-            raise InputError(exc.reason, eval_set) from None  # a query's filters: name the file
-        finally:
-            pipe.close()
-        header.update({"config": cfg.as_json(), "config_digest": cfg.digest})
-        notes = {d: pipe.table.notes[d] for d in sorted(pipe.table.notes)}
-        fallback = [d for d, n in notes.items() if n.get("fallback")]
-        dropped = sum(int(n.get("dropped_invisible", 0)) for n in pipe.table.notes.values())
-        summary.update({
-            "config": cfg.name, "config_digest": cfg.digest, "chunks": len(pipe.table.chunks),
-            "chunker_fallback_documents": len(fallback), "invisible_chunks_dropped": dropped,
-            "queries_per_second": round(len(queries) / max(query_s, 1e-9), 2),
-        })
-        if pipe.embedder is not None:
-            summary.update({"embedded": pipe.chunk_counts[0],
-                            "embeddings_from_cache": pipe.chunk_counts[1],
-                            "queries_embedded": pipe.query_counts[0],
-                            "queries_from_cache": pipe.query_counts[1],
-                            **pipe.embedder.describe()})
-        if chunks_out:
-            chunk_header = {"config": cfg.as_json(), "config_digest": cfg.digest,
-                            "corpus_sha256": corp.sha256,
-                            "notes": notes}
-            outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
-        parameters: dict[str, Any] = {"config": cfg.as_json(), "config_digest": cfg.digest}
+        got = _by_pipeline(cfg, queries, corp, eval_set, depth=depth, qdrant_path=qdrant_path,
+                           qdrant_url=qdrant_url, cache=cache, bar=bar,
+                           strict_cache=strict_cache, keep_collection=keep_collection,
+                           chunks_out=chunks_out)
     elif collection is not None:
         spec = LiveSpec(collection, url=qdrant_url, path=qdrant_path, vector_name=vector_name,
                         hnsw_ef=hnsw_ef, doc_key=doc_key or "doc_id", start_key=start_key or "start",
                         end_key=end_key or "end", text_key=text_key or "text",
                         depth=depth or 10, scope=scope or "doc_id")
-        unscoped = unscoped_rows(spec.scope, queries, eval_set)
-        if unscoped:
-            summary["unscoped_queries"] = unscoped
-        cache = None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir()
         embedder = Embedder(model or "all-MiniLM-L6-v2", cache, progress=bar,
                             strict_cache=strict_cache)
-        rows, live = run_live(spec, queries, corp, embedder, bar)
-        header["collection"] = {k: live[k] for k in ("name", "points", "vector", "search")}
-        summary["collection"] = live
-        parameters = {"collection": header["collection"], **embedder.describe()}
+        got = _by_collection(spec, queries, corp, eval_set, embedder, bar)
     else:
-        obj = load_retriever(present(retriever, "--retriever"))
-        result = run_user_retriever(obj, queries, corp, bar, depth, id_key)
-        doc_latency = result.latency_ms if result.level == "doc" else []
-        if result.placement:
-            summary["placement"] = result.placement
-        header["retriever"] = retriever
-        parameters = {"retriever": retriever}
-        if result.level == "doc":
-            fmt = to or "jsonl"
-            parameters.update(level="doc", format=fmt, **({"tag": tag} if tag else {}))
-            outputs[out] = write_doc_rows(result.doc_rows, fmt, tag or "ragspan")
-            summary["level"] = "doc"
-        elif to:
-            raise InputError(f"--to {to} writes a doc-level run, but '{retriever}' returned "
-                             "spans: leave --to out for a span run")
-        rows = result.rows
+        got = _by_user(present(retriever, "--retriever"), queries, corp, bar, depth=depth,
+                       id_key=id_key, to=to, tag=tag, out=out)
+    summary.update(got.summary)
+    header = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256, **got.header}
+    outputs = got.outputs
+    rows = got.rows
     summary["latency_ms"] = latency_summary(rows or [{"latency_ms": round(x, 3)}
-                                                     for x in doc_latency])
+                                                     for x in got.doc_latency])
     if not record_latency:  # a wall time in the run would change every digest downstream
         rows = [{k: v for k, v in row.items() if k not in ("latency_ms", "stage_ms")}
                 for row in rows]
@@ -226,6 +152,142 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     subject = [InputRef("run", out, sha256_hex(outputs[out].encode("utf-8")))]
     if chunks_out:
         subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
-    doc = statement(kind="run-retriever", subject=subject, inputs=inputs, parameters=parameters,
-                    summary=summary, details={"chunker_notes": notes})
+    doc = statement(kind="run-retriever", subject=subject, inputs=inputs,
+                    parameters=got.parameters, summary=summary,
+                    details={"chunker_notes": got.notes})
     return CommandResult(doc, outputs)
+
+
+def _refuse_combinations(*, config: str | None, retriever: str | None, collection: str | None,
+                         live_only: dict[str, Any], keep_collection: bool, on_qdrant: bool,
+                         chunks_out: str | None, id_key: str | None, to: str | None,
+                         tag: str | None) -> None:
+    """A UsageError for options that do not go together (``live_only``: the options of
+    ``--collection``, by flag)."""
+    if sum(x is not None for x in (config, retriever, collection)) != 1:
+        raise UsageError("give exactly one of --config (a pipeline), --retriever (your own) or "
+                         "--collection (your Qdrant collection, read-only)")
+    given = [k for k, v in live_only.items() if v is not None]
+    if given and collection is None:
+        raise UsageError(f"{given[0]} applies to --collection")
+    if keep_collection and not (config and on_qdrant):
+        raise UsageError("--keep-collection keeps the collection a pipeline makes on Qdrant: "
+                         "give it with --config and --qdrant-url or --qdrant-path")
+    if chunks_out and retriever:
+        raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
+    if id_key and config:
+        raise UsageError("--id-key names the doc id key of --retriever's results: a pipeline's "
+                         "chunks carry their doc ids")
+    if to and config:
+        raise UsageError("--to writes a doc-level run, which a --retriever returning doc ids "
+                         "alone gives: a pipeline writes a span run")
+    if tag is not None and to != "trec":
+        raise UsageError("--tag names the run of a TREC file: give it with --to trec")
+
+
+def _judged_queries(evalset: EvalSet, qrels: str | None, inputs: list[InputRef]
+                    ) -> tuple[list[EvalQuery], dict[str, Any]]:
+    """The queries to run (with ``qrels``, only the judged ones; the qrels join ``inputs``)
+    and the summary's query counts."""
+    queries = list(evalset.queries)
+    if qrels is None:
+        return queries, {"queries": len(queries)}
+    judged = read_qrels(qrels)
+    inputs.append(InputRef("qrels", qrels, judged.sha256))
+    kept = [q for q in queries if q.id in judged.judgments]
+    if not kept:
+        raise InputError("no query of the eval set is judged in the qrels", qrels)
+    return kept, {"queries": len(kept), "queries_not_judged": len(queries) - len(kept)}
+
+
+def _by_pipeline(cfg: PipelineConfig, queries: list[EvalQuery], corp: Corpus, eval_set: str,
+                 *, depth: int | None, qdrant_path: str | None, qdrant_url: str | None,
+                 cache: Path | None, bar: Progress, strict_cache: bool, keep_collection: bool,
+                 chunks_out: str | None) -> Retrieved:
+    """``--config``: ragspan's own pipeline (on Qdrant when a URL or path is given)."""
+    if depth is not None:
+        cfg = dataclasses.replace(cfg, depth=depth)
+    summary: dict[str, Any] = {}
+    unscoped = unscoped_rows(cfg.scope, queries, eval_set)
+    if unscoped:
+        summary["unscoped_queries"] = unscoped
+        log.warning("%d of %d queries have no doc_id: searched corpus-wide "
+                    "(scope = \"doc_id-or-all\")", unscoped, len(queries))
+    if cfg.dense is not None and (qdrant_path or qdrant_url):
+        cfg = dataclasses.replace(cfg, dense=dataclasses.replace(
+            cfg.dense, backend="qdrant", qdrant_path=qdrant_path, qdrant_url=qdrant_url))
+    pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache,
+                    keep_collection=keep_collection)
+    if keep_collection and getattr(pipe.dense, "collection", None):
+        log.warning("keeping Qdrant collection '%s' (--keep-collection)", pipe.dense.collection)
+        summary["kept_collection"] = pipe.dense.collection
+    try:
+        t_query = time.perf_counter()
+        rows = pipe.run(queries)
+        query_s = time.perf_counter() - t_query
+    except InputError as exc:
+        if exc.path is not None:
+            raise
+        raise InputError(exc.reason, eval_set) from None  # a query's filters: name the file
+    finally:
+        pipe.close()
+    notes = {d: pipe.table.notes[d] for d in sorted(pipe.table.notes)}
+    fallback = [d for d, n in notes.items() if n.get("fallback")]
+    dropped = sum(int(n.get("dropped_invisible", 0)) for n in pipe.table.notes.values())
+    summary.update({
+        "config": cfg.name, "config_digest": cfg.digest, "chunks": len(pipe.table.chunks),
+        "chunker_fallback_documents": len(fallback), "invisible_chunks_dropped": dropped,
+        "queries_per_second": round(len(queries) / max(query_s, 1e-9), 2),
+    })
+    if pipe.embedder is not None:
+        summary.update({"embedded": pipe.chunk_counts[0],
+                        "embeddings_from_cache": pipe.chunk_counts[1],
+                        "queries_embedded": pipe.query_counts[0],
+                        "queries_from_cache": pipe.query_counts[1],
+                        **pipe.embedder.describe()})
+    outputs: dict[str, str] = {}
+    if chunks_out:
+        chunk_header = {"config": cfg.as_json(), "config_digest": cfg.digest,
+                        "corpus_sha256": corp.sha256, "notes": notes}
+        outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
+    settings = {"config": cfg.as_json(), "config_digest": cfg.digest}
+    return Retrieved(rows, dict(settings), summary, dict(settings), outputs=outputs, notes=notes)
+
+
+def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_set: str,
+                   embedder: Embedder, bar: Progress) -> Retrieved:
+    """``--collection``: the user's own Qdrant collection, read-only."""
+    summary: dict[str, Any] = {}
+    unscoped = unscoped_rows(spec.scope, queries, eval_set)
+    if unscoped:
+        summary["unscoped_queries"] = unscoped
+    rows, live = run_live(spec, queries, corp, embedder, bar)
+    described = {k: live[k] for k in ("name", "points", "vector", "search")}
+    summary["collection"] = live
+    return Retrieved(rows, {"collection": described}, summary,
+                     {"collection": described, **embedder.describe()})
+
+
+def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progress, *,
+             depth: int | None, id_key: str | None, to: str | None, tag: str | None,
+             out: str) -> Retrieved:
+    """``--retriever``: the user's own retriever; a doc-level one writes ``out`` as a doc
+    run (``to``: its format, ``tag``: a TREC run's name)."""
+    obj = load_retriever(retriever)
+    result = run_user_retriever(obj, queries, corp, bar, depth, id_key)
+    summary: dict[str, Any] = {}
+    if result.placement:
+        summary["placement"] = result.placement
+    parameters: dict[str, Any] = {"retriever": retriever}
+    outputs: dict[str, str] = {}
+    if result.level == "doc":
+        fmt = to or "jsonl"
+        parameters.update(level="doc", format=fmt, **({"tag": tag} if tag else {}))
+        outputs[out] = write_doc_rows(result.doc_rows, fmt, tag or "ragspan")
+        summary["level"] = "doc"
+    elif to:
+        raise InputError(f"--to {to} writes a doc-level run, but '{retriever}' returned "
+                         "spans: leave --to out for a span run")
+    return Retrieved(result.rows, {"retriever": retriever}, summary, parameters,
+                     outputs=outputs,
+                     doc_latency=result.latency_ms if result.level == "doc" else [])
