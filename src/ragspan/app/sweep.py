@@ -82,17 +82,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
     outputs = {f"--out-dir ({name}/{f})": p for _, name, files in planned
                for f, p in files.items()}
     outputs.update({f"--out-dir (report.{REPORTS[fmt]})": p for fmt, p in reports.items()})
-    made = [os.path.dirname(files["run.jsonl"]) for _, _, files in planned]
-    made = [d for d in dict.fromkeys([out_dir, *made]) if not os.path.isdir(d)]
-    for folder in made:
-        os.makedirs(folder)
-    try:
-        check_outputs(outputs, [eval_set, corpus, *configs])
-    except RagspanError:
-        for folder in reversed(made):  # leave no trace of a refused sweep
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
-        raise
+    _make_folders([out_dir, *(os.path.dirname(f["run.jsonl"]) for _, _, f in planned)],
+                  outputs, [eval_set, corpus, *configs])
     read = ReadInputs(read_corpus(corpus), read_eval_set(eval_set), read_configs)
     rows: list[dict[str, Any]] = []
     scored: list[Any] = []  # readout.build.Config of each finished configuration
@@ -103,24 +94,10 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         eta = f", about {elapsed / i * (len(planned) - i):.0f} s left" if i else ""
         log.info("sweep: configuration %d of %d (%s), %.0f s so far%s", i + 1, len(planned),
                  name, elapsed, eta)
-        written: list[str] = []
         try:
-            rr = run_retriever.run(corpus=corpus, eval_set=eval_set, out=files["run.jsonl"],
-                                   config=config, chunks_out=files["chunks.jsonl"],
-                                   cache_dir=cache_dir, no_cache=no_cache, read=read)
-            write_files(dict(rr.files))  # scored from where they lie, so reports name them
-            written = list(rr.files)
-            body = eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
-                                  False, files["chunks.jsonl"],
-                                  read=(read.evalset, read.corpus))
-            score_doc = statement_of(body)
-            score_text = report_text(score_doc)
-            write_files({files["run-retriever.json"]: report_text(rr.report),
-                         files["score.json"]: score_text})
+            rr, score_doc, score_text = _run_one(config, files, eval_set, corpus, ks, tau,
+                                                 cache_dir, no_cache, read)
         except RagspanError as exc:
-            for path in written:  # nothing of a failed configuration stays behind
-                if os.path.exists(path):
-                    os.unlink(path)
             if not keep_going:
                 raise
             failed += 1
@@ -150,6 +127,48 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         details={"configurations": rows, "reports": written_reports},
         verdict="error" if failed else "pass", exit_code=code)
     return CommandResult(doc)
+
+
+def _make_folders(folders: Sequence[str], outputs: dict[str, str], inputs: Sequence[str]
+                  ) -> None:
+    """Create the sweep's folders that do not exist yet, then check its outputs against
+    its inputs (``check_outputs``); a refused sweep removes the folders it made."""
+    made = [d for d in dict.fromkeys(folders) if not os.path.isdir(d)]
+    for folder in made:
+        os.makedirs(folder)
+    try:
+        check_outputs(outputs, list(inputs))
+    except RagspanError:
+        for folder in reversed(made):  # leave no trace of a refused sweep
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        raise
+
+
+def _run_one(config: str, files: dict[str, str], eval_set: str, corpus: str,
+             ks: Sequence[int], tau: float, cache_dir: str | None, no_cache: bool,
+             read: ReadInputs) -> tuple[CommandResult, dict[str, Any], str]:
+    """One configuration run, written and scored: its run-retriever result, its score
+    report and that report's canonical text. On an error nothing of it stays behind."""
+    written: list[str] = []
+    try:
+        rr = run_retriever.run(corpus=corpus, eval_set=eval_set, out=files["run.jsonl"],
+                               config=config, chunks_out=files["chunks.jsonl"],
+                               cache_dir=cache_dir, no_cache=no_cache, read=read)
+        write_files(dict(rr.files))  # scored from where they lie, so reports name them
+        written = list(rr.files)
+        body = eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
+                              False, files["chunks.jsonl"], read=(read.evalset, read.corpus))
+        score_doc = statement_of(body)
+        score_text = report_text(score_doc)
+        write_files({files["run-retriever.json"]: report_text(rr.report),
+                     files["score.json"]: score_text})
+    except RagspanError:
+        for path in written:
+            if os.path.exists(path):
+                os.unlink(path)
+        raise
+    return rr, score_doc, score_text
 
 
 def _config(score_text: str, path: str) -> Any:
