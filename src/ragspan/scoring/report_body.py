@@ -11,6 +11,7 @@ import numpy as np
 
 from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.base.records import InputRef, ReportBody
+from ragspan.io.chunks import ChunkManifest
 from ragspan.io.evalset import EvalSet
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
@@ -182,23 +183,9 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["ids_differing_by_normalization"] = twins
     if report.manifest is not None:
         parameters["chunks"] = True
-        counts = tuple(k for k in report.ks if not is_budget(k))  # a ceiling per count
-        summary["chunking"] = chunking_summary(
-            report.evalset, report.manifest, counts, report.tau,
-            {k: metrics[format_name("precision", k)] for k in counts})
-        if report.chunk_recall is not None:  # relevant chunks retrieved, with the ceiling
-            summary["chunking"]["chunk_recall"] = report.chunk_recall.as_json()
-        if report.precision_omega is not None:  # Chroma's oracle IoU of this chunking
-            summary["chunking"]["precision_omega"] = _mean(report.precision_omega)
+        summary["chunking"] = _chunking(report, report.manifest, metrics)
     if report.run.latency_ms is not None:
-        lat = report.run.latency_ms[np.isfinite(report.run.latency_ms)]
-        summary["latency_ms"] = {"p50": float(np.percentile(lat, 50)),
-                                 "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
-        if report.run.stage_ms is not None:  # per stage, over the rows it ran for
-            summary["latency_ms"]["stages"] = {
-                s: {"p50": float(np.percentile(v[np.isfinite(v)], 50)),
-                    "p95": float(np.percentile(v[np.isfinite(v)], 95))}
-                for s, v in report.run.stage_ms.items()}
+        summary["latency_ms"] = _latency(report.run.latency_ms, report.run.stage_ms)
     cut = slices(report.evalset, values, report.labels)
     macro = macro_mean(report.evalset, cut)
     if macro is not None:
@@ -212,6 +199,34 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
                       subject=(InputRef("run", report.run.path, report.run.sha256),),
                       inputs=tuple(inputs_of(report)), parameters=parameters,
                       summary=summary, details=details)
+
+
+def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, float]
+              ) -> dict[str, Any]:
+    """``summary.chunking``: the chunking summary with a ceiling per count cutoff, chunk
+    recall with its ceiling, and Chroma's precision_omega when computed."""
+    counts = tuple(k for k in report.ks if not is_budget(k))
+    out = chunking_summary(report.evalset, manifest, counts, report.tau,
+                           {k: metrics[format_name("precision", k)] for k in counts})
+    if report.chunk_recall is not None:  # relevant chunks retrieved, with the ceiling
+        out["chunk_recall"] = report.chunk_recall.as_json()
+    if report.precision_omega is not None:  # Chroma's oracle IoU of this chunking
+        out["precision_omega"] = _mean(report.precision_omega)
+    return out
+
+
+def _latency(latency_ms: np.ndarray, stage_ms: dict[str, np.ndarray] | None
+             ) -> dict[str, Any]:
+    """``summary.latency_ms``: p50 / p95 over the rows that recorded a time and, per stage,
+    over the rows it ran for."""
+    lat = latency_ms[np.isfinite(latency_ms)]
+    out: dict[str, Any] = {"p50": float(np.percentile(lat, 50)),
+                           "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
+    if stage_ms is not None:
+        out["stages"] = {s: {"p50": float(np.percentile(v[np.isfinite(v)], 50)),
+                             "p95": float(np.percentile(v[np.isfinite(v)], 95))}
+                         for s, v in stage_ms.items()}
+    return out
 
 
 def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
