@@ -44,46 +44,14 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         test = stats.paired_t_test(units)
     else:
         test = stats.sign_flip_test(units, opts.permutations, opts.seed)
-    if clusters is None:
-        ci = stats.bootstrap_ci(deltas, opts.bootstrap, opts.seed)
-        ci_low, ci_high = ci.low, ci.high
-        upper_down = stats.one_sided_upper_drop(deltas) if n else np.zeros(m)
-        upper_up = stats.one_sided_upper_drop(-deltas) if n else np.zeros(m)
-    else:
-        ci = stats.bootstrap_ci(deltas, opts.bootstrap, opts.seed, clusters=clusters)
-        ci_low, ci_high = ci.low, ci.high
-        upper_down = cl.t_bounds(-deltas, clusters, 0.05)[1] if n else np.zeros(m)
-        upper_up = cl.t_bounds(deltas, clusters, 0.05)[1] if n else np.zeros(m)
+    ci_low, ci_high, upper_down, upper_up = _delta_bounds(deltas, clusters, opts)
     budgets = [budget_for(name, opts.budgets, defaults) for name in names]
-    p_values: list[float | None] = []
-    binary: list[tuple[int, int] | None] = []
-    for j, name in enumerate(names):
-        if parse_name(name).spec.binary:
-            fixed, broken, p = stats.discordant_pairs(base[:, j], cand[:, j])
-            binary.append((fixed, broken))
-            if clusters is not None:
-                p = float(test.p_values[j])
-            p_values.append(p if n >= 2 else None)
-        else:
-            binary.append(None)
-            p_values.append(float(test.p_values[j]) if n >= 2 else None)
+    p_values, binary = _p_values(base, cand, names, test.p_values, clusters is not None)
     gated_idx = [j for j in range(m) if budgets[j].gated and p_values[j] is not None]
-    bounds: dict[int, tuple[float, float, str]] = {}
     level = opts.level if level is None else level
     gated_cols = [j for j in range(m) if budgets[j].gated]
-    if opts.mode == "interval" and gated_cols and clusters is not None:
-        signs = np.array([1.0 if parse_name(names[j]).spec.higher_is_better else -1.0
-                          for j in gated_cols])
-        lo, hi = cl.t_bounds((base[:, gated_cols] - cand[:, gated_cols]) * signs, clusters,
-                             level)
-        bounds = {j: (float(lo[i]), float(hi[i]), "cluster-t") for i, j in enumerate(gated_cols)}
-    elif opts.mode == "interval" and gated_cols:
-        specs = [parse_name(names[j]).spec for j in gated_cols]
-        got = drop_bounds(base[:, gated_cols], cand[:, gated_cols],
-                          [sp.binary for sp in specs], [sp.higher_is_better for sp in specs],
-                          level, opts.bootstrap, opts.seed)
-        bounds = {j: (float(got.low[i]), float(got.high[i]), got.method[i])
-                  for i, j in enumerate(gated_cols)}
+    bounds = (_drop_bounds(base, cand, names, gated_cols, clusters, opts, level)
+              if opts.mode == "interval" and gated_cols else {})
     adjusted: dict[int, float] = {}
     if opts.mode != "interval" and opts.family_correction == "holm" and gated_idx:
         adj = stats.holm(np.array([p_values[j] for j in gated_idx]))
@@ -131,6 +99,60 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
             interval=bounds[j][2] if j in bounds else None,
         ))
     return out
+
+
+def _delta_bounds(deltas: np.ndarray, clusters: np.ndarray | None, opts: GateOptions
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per metric: the bootstrap interval of the mean delta (low, high) and the one-sided
+    95% upper bounds of its drop and of its rise, over queries or over whole clusters."""
+    n, m = deltas.shape
+    ci = stats.bootstrap_ci(deltas, opts.bootstrap, opts.seed, clusters=clusters)
+    if not n:
+        return ci.low, ci.high, np.zeros(m), np.zeros(m)
+    if clusters is None:
+        return (ci.low, ci.high, stats.one_sided_upper_drop(deltas),
+                stats.one_sided_upper_drop(-deltas))
+    return (ci.low, ci.high, cl.t_bounds(-deltas, clusters, 0.05)[1],
+            cl.t_bounds(deltas, clusters, 0.05)[1])
+
+
+def _p_values(base: np.ndarray, cand: np.ndarray, names: list[str], test_p: np.ndarray,
+              clustered: bool) -> tuple[list[float | None], list[tuple[int, int] | None]]:
+    """Per metric its p-value (None under two queries) and, for a binary metric, its
+    (fixed, broken) query counts: a binary metric's p-value is exact McNemar's on the
+    discordant pairs, unless the queries are clustered (then the cluster test's, as every
+    other metric's)."""
+    n = base.shape[0]
+    p_values: list[float | None] = []
+    binary: list[tuple[int, int] | None] = []
+    for j, name in enumerate(names):
+        p = float(test_p[j])
+        if parse_name(name).spec.binary:
+            fixed, broken, exact = stats.discordant_pairs(base[:, j], cand[:, j])
+            binary.append((fixed, broken))
+            p = p if clustered else exact
+        else:
+            binary.append(None)
+        p_values.append(p if n >= 2 else None)
+    return p_values, binary
+
+
+def _drop_bounds(base: np.ndarray, cand: np.ndarray, names: list[str], gated_cols: list[int],
+                 clusters: np.ndarray | None, opts: GateOptions, level: float
+                 ) -> dict[int, tuple[float, float, str]]:
+    """Interval mode: per gated metric (by column) two-sided bounds on its drop at
+    ``level`` and the method that gave them (cluster-robust t over clusters)."""
+    specs = [parse_name(names[j]).spec for j in gated_cols]
+    if clusters is not None:
+        signs = np.array([1.0 if sp.higher_is_better else -1.0 for sp in specs])
+        lo, hi = cl.t_bounds((base[:, gated_cols] - cand[:, gated_cols]) * signs, clusters,
+                             level)
+        return {j: (float(lo[i]), float(hi[i]), "cluster-t") for i, j in enumerate(gated_cols)}
+    got = drop_bounds(base[:, gated_cols], cand[:, gated_cols],
+                      [sp.binary for sp in specs], [sp.higher_is_better for sp in specs],
+                      level, opts.bootstrap, opts.seed)
+    return {j: (float(got.low[i]), float(got.high[i]), got.method[i])
+            for i, j in enumerate(gated_cols)}
 
 
 def slice_groups(cmp: Comparison, opts: GateOptions) -> dict[str, dict[str, list[int]]]:
