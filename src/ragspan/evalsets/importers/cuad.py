@@ -20,6 +20,7 @@ import hashlib
 import io
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,23 +155,8 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                          csv_path, 1)
     skipped = set(METADATA_CLAUSES) if exclude_metadata else set()
     cross = set(CROSS_REFERENCE_CLAUSES) if exclude_cross_references else set()
-    rows_by_doc: dict[str, tuple[int, list[str]]] = {}
-    missing: list[str] = []
     cdir = Path(contracts)
-    for line, row in enumerate(reader, start=2):
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise InputError(f"{len(row)} columns, the header has {len(header)}", csv_path, line)
-        path = _contract_path(cdir, row[0])
-        if not path.is_file():
-            missing.append(row[0])
-            continue
-        doc_id = path.stem
-        if doc_id in rows_by_doc:
-            raise InputError(f"contract '{row[0]}' listed twice (first on line "
-                             f"{rows_by_doc[doc_id][0]})", csv_path, line)
-        rows_by_doc[doc_id] = (line, row)
+    rows_by_doc, missing = _rows_by_contract(reader, len(header), cdir, csv_path)
     if missing and not allow_missing_contracts:
         raise InputError(f"{len(missing)} contracts have no .txt under {contracts}: "
                          f"{missing[:SHOW]} (--allow-missing-contracts lists and skips them)",
@@ -195,25 +181,9 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
                 counts["cross_reference_skipped"] += bool(_quotes(row[col], csv_path, line,
                                                                   category))
                 continue
-            spans: dict[tuple[int, int], dict[str, Any]] = {}
-            pieces = 0
-            for q in _quotes(row[col], csv_path, line, category):
-                for piece in (p.strip() for p in q.split(OMITTED)):
-                    if not piece:
-                        counts["empty_pieces"] += 1
-                        continue
-                    pieces += 1
-                    hits = find_exact(body, piece)
-                    if not hits:
-                        not_found.append(f"{doc_id} / {category}: {piece[:60]!r}")
-                    elif len(hits) > 1:
-                        counts["ambiguous_pieces"] += 1
-                        ambiguous.append({"doc_id": doc_id, "category": category,
-                                          "text": piece, "occurrences": len(hits)})
-                    elif hits[0] in spans:
-                        counts["duplicate_pieces"] += 1
-                    else:
-                        spans[hits[0]] = span_json(doc_id, *hits[0], piece)
+            spans, pieces = _located_pieces(_quotes(row[col], csv_path, line, category),
+                                            body, doc_id, category, counts, ambiguous,
+                                            not_found)
             counts["pieces"] += pieces
             if not pieces:
                 continue
@@ -243,6 +213,59 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
     return _build(out_rows, documents, counts, details, csv_path, data, "cuad-csv", "CUAD",
                   queries, sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata,
                   exclude_cross_references=exclude_cross_references)
+
+
+def _rows_by_contract(reader: Iterator[list[str]], width: int, cdir: Path, csv_path: str
+                      ) -> tuple[dict[str, tuple[int, list[str]]], list[str]]:
+    """The CSV's rows by contract id (the .txt file's stem), each with its line, and the
+    file names without a .txt under ``cdir``. A row of another width than the header's, or
+    a contract listed twice, is an InputError naming its line."""
+    rows_by_doc: dict[str, tuple[int, list[str]]] = {}
+    missing: list[str] = []
+    for line, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != width:
+            raise InputError(f"{len(row)} columns, the header has {width}", csv_path, line)
+        path = _contract_path(cdir, row[0])
+        if not path.is_file():
+            missing.append(row[0])
+            continue
+        doc_id = path.stem
+        if doc_id in rows_by_doc:
+            raise InputError(f"contract '{row[0]}' listed twice (first on line "
+                             f"{rows_by_doc[doc_id][0]})", csv_path, line)
+        rows_by_doc[doc_id] = (line, row)
+    return rows_by_doc, missing
+
+
+def _located_pieces(quotes: list[str], body: str, doc_id: str, category: str,
+                    counts: dict[str, int], ambiguous: list[dict[str, Any]],
+                    not_found: list[str]) -> tuple[dict[tuple[int, int], dict[str, Any]], int]:
+    """Each quoted clause split at CUAD's omission marks into pieces, each found exactly
+    once in ``body``: the gold spans by offsets and the number of non-empty pieces. Empty,
+    ambiguous and repeated pieces are counted in ``counts``; ambiguous ones listed in
+    ``ambiguous``, pieces found nowhere in ``not_found``."""
+    spans: dict[tuple[int, int], dict[str, Any]] = {}
+    pieces = 0
+    for q in quotes:
+        for piece in (p.strip() for p in q.split(OMITTED)):
+            if not piece:
+                counts["empty_pieces"] += 1
+                continue
+            pieces += 1
+            hits = find_exact(body, piece)
+            if not hits:
+                not_found.append(f"{doc_id} / {category}: {piece[:60]!r}")
+            elif len(hits) > 1:
+                counts["ambiguous_pieces"] += 1
+                ambiguous.append({"doc_id": doc_id, "category": category,
+                                  "text": piece, "occurrences": len(hits)})
+            elif hits[0] in spans:
+                counts["duplicate_pieces"] += 1
+            else:
+                spans[hits[0]] = span_json(doc_id, *hits[0], piece)
+    return spans, pieces
 
 
 def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: int = 0,
