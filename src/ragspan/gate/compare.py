@@ -23,6 +23,7 @@ import dataclasses
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.gate.alignment import (
+    Comparison,
     align,
     check_budget_columns,
     check_comparable,
@@ -78,14 +79,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     defaults = default_budgets(base.kind)
     check_gated_present(base, cand, given, defaults)
     cmp = align(base, cand)
-    origin = budget_origin or {}
-    unmatched = unmatched_budgets(given, cmp.names)
-    for key in unmatched:
-        if origin.get(key) is None:
-            raise UsageError(f"--budget names '{key}', which the reports do not carry")
-    for key in unmatched:
-        raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
-                         origin[key])
+    _refuse_unmatched(unmatched_budgets(given, cmp.names), budget_origin or {})
     given = budgets_at_cutoffs(cmp, given)
     bcheck = budget_check(cmp, opts)
     given, decided_at = equal_budget_plan(cmp, bcheck, given, defaults)
@@ -117,10 +111,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                                 None if noise_cmp is not None else clusters)
         warnings += power_warnings(power, outcomes)
     if noise_part is not None:
-        for name, u in noise_part["unstable"].items():
-            if u["count"]:
-                warnings.append(f"{name}: {u['count']} of {len(cmp.ids)} queries differ between "
-                                "two scorings of the baseline (unstable)")
+        warnings += [f"{name}: {u['count']} of {len(cmp.ids)} queries differ between two "
+                     "scorings of the baseline (unstable)"
+                     for name, u in noise_part["unstable"].items() if u["count"]]
     warnings += version_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
     if bcheck is not None and decided_at:
@@ -139,15 +132,31 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     elif opts.anchor_budget is not None:
         raise UsageError("--anchor-budget needs --anchor (the pinned release's report)")
     decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive)
-    k_min = min(cmp.ks)
-    primary = opts.primary_metric or (
-        f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}")
+    primary = opts.primary_metric or _default_primary(cmp)
     regressed = most_regressed(cmp, primary, opts.top)
     changes, changed = grounding_changes(cmp)
     parsed = parse_name(primary)
-    why = why_line(changes, parsed.k if parsed.column == "complete_grounding" else k_min)
+    why = why_line(changes, parsed.k if parsed.column == "complete_grounding" else min(cmp.ks))
     return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
                       tuple(regressed), len(cmp.ids), tuple(cmp.ks),
                       dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
                       why, interval, power, tuple(warnings), anchor_part, noise_part,
                       plan.as_json(cmp.ids))
+
+
+def _refuse_unmatched(unmatched: list[str], origin: dict[str, str | None]) -> None:
+    """A budget naming no column of the reports: a usage error when it came from the
+    command line (``origin`` None), else an InputError naming its config file."""
+    for key in unmatched:
+        if origin.get(key) is None:
+            raise UsageError(f"--budget names '{key}', which the reports do not carry")
+    for key in unmatched:
+        raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
+                         origin[key])
+
+
+def _default_primary(cmp: Comparison) -> str:
+    """The metric the readout leads with: complete grounding (span reports) or nDCG (doc
+    reports) at the smallest cutoff."""
+    k_min = min(cmp.ks)
+    return f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}"
