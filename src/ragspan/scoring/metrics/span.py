@@ -201,6 +201,51 @@ def _kept_tokens(ranked: RankedColumns, budget: int) -> np.ndarray:
     return kept.astype(np.int64)
 
 
+NO_RANK = np.iinfo(np.int64).max  # a query's first relevant rank when it has none
+
+
+@dataclass(frozen=True)
+class _Within:
+    """The ranked entries within one cutoff: ``sel`` (repeats removed), the relevant ones,
+    per query the rank slots it gives and its first relevant rank (``NO_RANK``: none), and
+    the selected entries' placed starts and (kept) ends."""
+
+    sel: np.ndarray
+    relevant: np.ndarray
+    slots: np.ndarray
+    first: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+
+def _first_ranks(ranked: RankedColumns, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per query, the smallest rank among its entries in ``mask`` (``NO_RANK``: none)."""
+    out = np.full(n, NO_RANK, dtype=np.int64)
+    q, r = ranked.query[mask], ranked.rank[mask]
+    o = np.lexsort((r, q))
+    uq, at = np.unique(q[o], return_index=True)
+    out[uq] = r[o][at]
+    return out
+
+
+def _within_budget(ranked: RankedColumns, k: Cutoff, keep: np.ndarray, relevant: np.ndarray,
+                   rs: np.ndarray, gold_union: sp.Union, n: int) -> _Within:
+    """``_Within`` a character or token budget: each entry's kept part (``kept_lengths``);
+    an entry kept whole is relevant as it is, the one the budget cuts when its kept part
+    still overlaps a gold span."""
+    kept = kept_lengths(ranked, k)
+    within = kept > 0
+    sel = keep & within
+    cut_end = rs + kept
+    whole = kept == ranked.end - ranked.start
+    relevant_k = relevant & sel & whole
+    cut = np.flatnonzero(sel & ~whole)  # at most one per query: the crossing result
+    if cut.size:
+        relevant_k[cut] = sp.covered(gold_union, rs[cut], cut_end[cut]) > 0
+    return _Within(sel, relevant_k, np.bincount(ranked.query[within], minlength=n),
+                   _first_ranks(ranked, relevant_k, n), rs[sel], cut_end[sel])
+
+
 def score_spans(
     gold: GoldColumns, ranked: RankedColumns, ks: Sequence[int], tau: float,
     chroma: bool = False,
@@ -228,39 +273,21 @@ def score_spans(
     keep = dedup_mask(ranked)
     rs, re_ = line.place(rgroup, ranked.start), line.place(rgroup, ranked.end)
     relevant = keep & (sp.covered(gold_union, rs, re_) > 0)
-    first_rel = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    rel_q, rel_rank = ranked.query[relevant], ranked.rank[relevant]
-    order = np.lexsort((rel_rank, rel_q))
-    uq, first = np.unique(rel_q[order], return_index=True)
-    first_rel[uq] = rel_rank[order][first]
+    first_rel = _first_ranks(ranked, relevant, n)
 
     values: dict[str, np.ndarray] = {}
     fractions: dict[int, np.ndarray] = {}
     slots: dict[int, np.ndarray] = {}
     for k in ks:
         if is_budget(k):
-            kept = kept_lengths(ranked, k)
-            within = kept > 0
-            sel = keep & within
-            cut_end = rs + kept
-            whole = kept == ranked.end - ranked.start  # kept whole: relevant as it is
-            relevant_k = relevant & sel & whole
-            cut = np.flatnonzero(sel & ~whole)  # at most one per query: the crossing result
-            if cut.size:
-                relevant_k[cut] = sp.covered(gold_union, rs[cut], cut_end[cut]) > 0
-            slots[k] = np.bincount(ranked.query[within], minlength=n)
-            first_k = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-            rq, rr = ranked.query[relevant_k], ranked.rank[relevant_k]
-            o = np.lexsort((rr, rq))
-            uq, at = np.unique(rq[o], return_index=True)
-            first_k[uq] = rr[o][at]
-            s_sel, e_sel = rs[sel], cut_end[sel]
+            cut = _within_budget(ranked, k, keep, relevant, rs, gold_union, n)
         else:
             sel = keep & (ranked.rank < k)
-            relevant_k = relevant & (ranked.rank < k)
-            slots[k] = np.full(n, k, dtype=np.int64)
-            first_k = first_rel
-            s_sel, e_sel = rs[sel], re_[sel]
+            cut = _Within(sel, relevant & (ranked.rank < k), np.full(n, k, dtype=np.int64),
+                          np.where(first_rel < k, first_rel, NO_RANK), rs[sel], re_[sel])
+        sel, relevant_k, first_k = cut.sel, cut.relevant, cut.first
+        s_sel, e_sel = cut.start, cut.end
+        slots[k] = cut.slots
         q_sel = ranked.query[sel]
         r_union = sp.union(s_sel, e_sel)
         ru_query = group_query[line.group_of(r_union.start)]
@@ -280,7 +307,7 @@ def score_spans(
         pairs = sp.pairwise_overlap(sp.pile(s_sel, e_sel, line.width), gs, ge).astype(float)
         pair_sum = _sum_by(gold.query, pairs, n)
         n_rel = np.bincount(ranked.query[relevant_k], minlength=n)
-        hit = first_k < np.iinfo(np.int64).max if is_budget(k) else first_rel < k
+        hit = first_k < NO_RANK
 
         any_ = gold.match_any
         put = values.__setitem__
