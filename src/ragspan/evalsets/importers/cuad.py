@@ -268,14 +268,10 @@ def _located_pieces(quotes: list[str], body: str, doc_id: str, category: str,
     return spans, pieces
 
 
-def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: int = 0,
-                      queries: int | None = None,
-                      exclude_metadata: bool = True, exclude_cross_references: bool = True
-                      ) -> EvalBuild:
-    """SQuAD-style CUAD: ``data[].title``, ``paragraphs[].context``, ``qas[]`` with ``answers``
-    (``text``, ``answer_start``) and ``is_impossible``."""
-    data = read_bytes(json_path)
-    root = loads_json(decode_records(data, json_path), json_path)
+def _squad_entries(root: Any, json_path: str
+                   ) -> tuple[dict[str, str], list[tuple[str, dict[str, Any]]]]:
+    """A SQuAD-style file's documents (title -> context; a title with two different
+    contexts is an InputError) and its questions with their document, in file order."""
     try:
         entries = root["data"]
     except (KeyError, TypeError):
@@ -300,6 +296,39 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
             if not isinstance(para_qas, list) or not all(isinstance(qa, dict) for qa in para_qas):
                 raise InputError(f"document '{doc_id}': 'qas' must be a list of objects", json_path)
             qas.extend((doc_id, qa) for qa in para_qas)
+    return docs, qas
+
+
+def _answer_spans(answers: Any, qid: str, doc_id: str, counts: dict[str, int],
+                  json_path: str) -> dict[tuple[int, int], dict[str, Any]]:
+    """A question's answers as gold spans by offsets (``answer_start`` + the text's length);
+    an answer given twice counts in ``counts["duplicate_answers"]`` and is kept once."""
+    if not isinstance(answers, list):
+        raise InputError(f"question '{qid}': 'answers' must be a list of objects, got "
+                         f"{type(answers).__name__ if answers is not None else 'null'}",
+                         json_path)
+    spans: dict[tuple[int, int], dict[str, Any]] = {}
+    for ans in answers:
+        start = ans.get("answer_start") if isinstance(ans, dict) else None
+        text = ans.get("text") if isinstance(ans, dict) else None
+        if not isinstance(start, int) or not isinstance(text, str) or not text:
+            raise InputError(f"question '{qid}': an answer lacks text or answer_start", json_path)
+        key = (start, start + len(text))
+        if key in spans:
+            counts["duplicate_answers"] += 1
+        spans[key] = span_json(doc_id, *key, text)
+    return spans
+
+
+def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: int = 0,
+                      queries: int | None = None,
+                      exclude_metadata: bool = True, exclude_cross_references: bool = True
+                      ) -> EvalBuild:
+    """SQuAD-style CUAD: ``data[].title``, ``paragraphs[].context``, ``qas[]`` with ``answers``
+    (``text``, ``answer_start``) and ``is_impossible``."""
+    data = read_bytes(json_path)
+    docs, qas = _squad_entries(loads_json(decode_records(data, json_path), json_path),
+                               json_path)
     chosen = sample(list(docs), sample_docs, seed, "documents", json_path)
     keep = set(chosen)
     counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0,
@@ -327,21 +356,7 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
         if exclude_cross_references and category in CROSS_REFERENCE_CLAUSES:
             counts["cross_reference_skipped"] += 1
             continue
-        spans: dict[tuple[int, int], dict[str, Any]] = {}
-        answers = qa.get("answers", [])
-        if not isinstance(answers, list):
-            raise InputError(f"question '{qid}': 'answers' must be a list of objects, got "
-                             f"{type(answers).__name__ if answers is not None else 'null'}",
-                             json_path)
-        for ans in answers:
-            start = ans.get("answer_start") if isinstance(ans, dict) else None
-            text = ans.get("text") if isinstance(ans, dict) else None
-            if not isinstance(start, int) or not isinstance(text, str) or not text:
-                raise InputError(f"question '{qid}': an answer lacks text or answer_start", json_path)
-            key = (start, start + len(text))
-            if key in spans:
-                counts["duplicate_answers"] += 1
-            spans[key] = span_json(doc_id, *key, text)
+        spans = _answer_spans(qa.get("answers", []), qid, doc_id, counts, json_path)
         if not spans:
             continue
         gold = merges.merge(qid, [spans[k] for k in sorted(spans)], docs.__getitem__)
