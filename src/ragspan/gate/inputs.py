@@ -150,6 +150,30 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
             parse_name(metric)
         except ValueError as exc:
             raise InputError(f"summary: {exc}", name) from None
+    ids, values = _row_values(rows, names, name)
+    _check_summary(metrics, names, values, name)
+    return ScoreReport(
+        path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
+        eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
+        names=names, values=values,
+        rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
+                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
+                            {(e["doc_id"], e["start"], e["end"]): e["chunks"]
+                             for e in r.get("failure_evidence", [])},
+                            r.get("doc_id"))
+                   for r in rows),
+        inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
+        tool_version=str(pred["tool"].get("version", "")),
+        documents=_documents(pred["summary"].get("documents"), name),
+        saturation=_saturation(pred["summary"].get("saturation"), name),
+    )
+
+
+def _row_values(rows: list[Any], names: tuple[str, ...], name: str
+                ) -> tuple[list[str], np.ndarray]:
+    """The query ids and the (queries x metrics) values of a report's rows. Each row needs a
+    string id listed once, the row fields' types, and exactly the summary's metrics, each a
+    finite number; anything else is an InputError naming the query."""
     expected = set(names)
     ids: list[str] = []
     first: dict[str, int] = {}
@@ -183,6 +207,14 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     if not np.isfinite(values).all():
         i, j = (int(x[0]) for x in np.nonzero(~np.isfinite(values)))
         raise InputError(f"query '{ids[i]}': metric '{names[j]}' is not finite", name)
+    return ids, values
+
+
+def _check_summary(metrics: dict[str, Any], names: tuple[str, ...], values: np.ndarray,
+                   name: str) -> None:
+    """Each summary metric is a number equal to its rows' mean (within
+    ``SUMMARY_TOLERANCE``, relative above 1): a summary that disagrees with its rows is an
+    InputError."""
     means = values.mean(axis=0)
     for j, metric in enumerate(names):
         stated = metrics[metric]
@@ -191,21 +223,6 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         if abs(stated - means[j]) > SUMMARY_TOLERANCE * max(1.0, abs(means[j])):
             raise InputError(f"summary metric '{metric}' is {stated!r} but its rows average "
                              f"{float(means[j])!r}: the summary disagrees with its rows", name)
-    return ScoreReport(
-        path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
-        eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
-        names=names, values=values,
-        rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
-                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
-                            {(e["doc_id"], e["start"], e["end"]): e["chunks"]
-                             for e in r.get("failure_evidence", [])},
-                            r.get("doc_id"))
-                   for r in rows),
-        inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
-        tool_version=str(pred["tool"].get("version", "")),
-        documents=_documents(pred["summary"].get("documents"), name),
-        saturation=_saturation(pred["summary"].get("saturation"), name),
-    )
 
 
 def _saturation(value: Any, path: str) -> Saturation | None:
