@@ -135,47 +135,8 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
         raise InputError(f"'match' must be 'all' or 'any', got {match!r}", path, line)
     if way == "gold_texts" and "match" in obj and match != "all":
         raise InputError("'gold_texts' are all required; use 'expected' with match 'any'", path, line)
-    spans: list[dict[str, Any]] = []
-    if way == "gold_spans":
-        raw = obj["gold_spans"]
-        if not isinstance(raw, list) or not raw:
-            raise InputError("'gold_spans' must be a non-empty list", path, line)
-        for i, s in enumerate(raw):
-            what = f"gold_spans[{i}]"
-            if isinstance(s, list) and len(s) == 2 and scope is not None:
-                doc_id, (start, end) = scope, check_offsets(s[0], s[1], path, line, what)
-            elif isinstance(s, dict):
-                doc_id = resolve_doc(corpus, s.get("doc_id", scope), path, line, f"{what}.doc_id")
-                start, end = check_offsets(s.get("start"), s.get("end"), path, line, what)
-            else:
-                raise InputError(f"{what}: expected [start, end] (with 'doc_id') or an object",
-                                 path, line)
-            text = corpus.text(doc_id)
-            if end > len(text):
-                raise InputError(f"{what}: end={end} is past the end of '{doc_id}' "
-                                 f"({len(text)} characters)", path, line)
-            if isinstance(s, dict) and "text" in s and text[start:end] != s["text"]:
-                raise InputError(f"{what}: text does not slice back from '{doc_id}' "
-                                 f"[{start}, {end})", path, line)
-            spans.append(span_json(doc_id, start, end, text[start:end]))
-    else:
-        texts = _texts(obj, way, path, line)
-        if "expected_sources" in obj:
-            sources = obj["expected_sources"]
-            if way != "expected" or not isinstance(sources, list) or len(sources) != len(texts):
-                raise InputError(f"'expected_sources' must list the document of each of the "
-                                 f"{len(texts)} 'expected' strings", path, line)
-            texts = [(src if doc is None else doc, needle)
-                     for (doc, needle), src in zip(texts, sources)]
-        for doc_raw, needle in texts:
-            if doc_raw is None and scope is None:
-                raise InputError(f"'{way}' needs the row's 'doc_id' (or per-text doc_id)", path, line)
-            doc_id = (present(scope, "the row's scope") if doc_raw is None
-                      else resolve_doc(corpus, doc_raw, path, line, "doc_id"))
-            text = corpus.text(doc_id)
-            start, end = locate_once(text, needle, doc_id=doc_id,
-                                     normalize_whitespace=normalize_whitespace, path=path, line=line)
-            spans.append(span_json(doc_id, start, end, text[start:end]))
+    spans = (_given_spans(obj["gold_spans"], scope, corpus, path, line) if way == "gold_spans"
+             else _located_spans(obj, way, scope, corpus, normalize_whitespace, path, line))
     unique = {(s["doc_id"], s["start"], s["end"]): s for s in spans}
     counts["duplicate_spans"] += len(spans) - len(unique)
     gold = merges.merge(qid, list(unique.values()), corpus.text)
@@ -192,17 +153,78 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
             row[key] = obj[key]
     if "tags" in row:
         parse_tags(row["tags"], path, line)
-    extra = {k: v for k, v in obj.items() if k not in KNOWN}
-    if extra:
-        kept = flatten_tags(extra)
-        clash = sorted(set(kept) & set(row.get("tags", {})))
-        if clash:
-            raise InputError(f"field '{clash[0]}' is also a tag: rename one", path, line)
-        row["tags"] = {**row.get("tags", {}), **kept}
-        counts.setdefault("kept_as_tags", {})
-        for key in kept:
-            counts["kept_as_tags"][key] = counts["kept_as_tags"].get(key, 0) + 1
+    _keep_as_tags({k: v for k, v in obj.items() if k not in KNOWN}, row, counts, path, line)
     return row
+
+
+def _given_spans(raw: Any, scope: str | None, corpus: Corpus, path: str, line: int
+                 ) -> list[dict[str, Any]]:
+    """``gold_spans`` as given: ``[start, end]`` in the row's document, or objects with
+    their own ``doc_id``; each within its document, and equal to its ``text`` when one is
+    given."""
+    if not isinstance(raw, list) or not raw:
+        raise InputError("'gold_spans' must be a non-empty list", path, line)
+    spans: list[dict[str, Any]] = []
+    for i, s in enumerate(raw):
+        what = f"gold_spans[{i}]"
+        if isinstance(s, list) and len(s) == 2 and scope is not None:
+            doc_id, (start, end) = scope, check_offsets(s[0], s[1], path, line, what)
+        elif isinstance(s, dict):
+            doc_id = resolve_doc(corpus, s.get("doc_id", scope), path, line, f"{what}.doc_id")
+            start, end = check_offsets(s.get("start"), s.get("end"), path, line, what)
+        else:
+            raise InputError(f"{what}: expected [start, end] (with 'doc_id') or an object",
+                             path, line)
+        text = corpus.text(doc_id)
+        if end > len(text):
+            raise InputError(f"{what}: end={end} is past the end of '{doc_id}' "
+                             f"({len(text)} characters)", path, line)
+        if isinstance(s, dict) and "text" in s and text[start:end] != s["text"]:
+            raise InputError(f"{what}: text does not slice back from '{doc_id}' "
+                             f"[{start}, {end})", path, line)
+        spans.append(span_json(doc_id, start, end, text[start:end]))
+    return spans
+
+
+def _located_spans(obj: dict[str, Any], way: str, scope: str | None, corpus: Corpus,
+                   normalize_whitespace: bool, path: str, line: int) -> list[dict[str, Any]]:
+    """``gold_texts`` or ``expected`` (with ``expected_sources``: each text's document),
+    each found exactly once in its document (``locate_once``)."""
+    texts = _texts(obj, way, path, line)
+    if "expected_sources" in obj:
+        sources = obj["expected_sources"]
+        if way != "expected" or not isinstance(sources, list) or len(sources) != len(texts):
+            raise InputError(f"'expected_sources' must list the document of each of the "
+                             f"{len(texts)} 'expected' strings", path, line)
+        texts = [(src if doc is None else doc, needle)
+                 for (doc, needle), src in zip(texts, sources)]
+    spans: list[dict[str, Any]] = []
+    for doc_raw, needle in texts:
+        if doc_raw is None and scope is None:
+            raise InputError(f"'{way}' needs the row's 'doc_id' (or per-text doc_id)", path, line)
+        doc_id = (present(scope, "the row's scope") if doc_raw is None
+                  else resolve_doc(corpus, doc_raw, path, line, "doc_id"))
+        text = corpus.text(doc_id)
+        start, end = locate_once(text, needle, doc_id=doc_id,
+                                 normalize_whitespace=normalize_whitespace, path=path, line=line)
+        spans.append(span_json(doc_id, start, end, text[start:end]))
+    return spans
+
+
+def _keep_as_tags(extra: dict[str, Any], row: dict[str, Any], counts: dict[str, Any],
+                  path: str, line: int) -> None:
+    """A row's unknown fields become its tags (flattened), counted per key in
+    ``counts["kept_as_tags"]``; a field that is also a tag is an InputError."""
+    if not extra:
+        return
+    kept = flatten_tags(extra)
+    clash = sorted(set(kept) & set(row.get("tags", {})))
+    if clash:
+        raise InputError(f"field '{clash[0]}' is also a tag: rename one", path, line)
+    row["tags"] = {**row.get("tags", {}), **kept}
+    counts.setdefault("kept_as_tags", {})
+    for key in kept:
+        counts["kept_as_tags"][key] = counts["kept_as_tags"].get(key, 0) + 1
 
 
 def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
