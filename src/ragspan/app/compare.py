@@ -6,6 +6,7 @@ options). The verdict is ``ragspan.gate.compare.compare``'s."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.gate import compare as gate
 from ragspan.gate.budgets import Budget, parse_budget
-from ragspan.gate.inputs import score_report_of
+from ragspan.gate.inputs import ScoreReport, score_report_of
 from ragspan.gate.options import GateOptions
 from ragspan.report.envelope import load_report, statement
 from ragspan.scoring.metrics.registry import parse_cutoff
@@ -177,9 +178,6 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         allow_identical: bool = False, no_gate: bool = False, anchor: str | None = None,
         noise: str | None = None, sources: Sources | None = None, **cli: Any
         ) -> CommandResult:
-    import os
-
-
     if os.path.exists(baseline) and os.path.exists(candidate) and \
             os.path.samefile(baseline, candidate):
         raise UsageError("--baseline and --candidate are the same file")
@@ -187,19 +185,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         raise UsageError("--no-config reads no settings file: drop --config or --no-config")
     if config_origin is not None and config is None:
         raise UsageError("--config-origin says where --config came from: give --config")
-    table, config_path = ({}, None) if no_config else load_tool_config(config)
-    settings = {**GATE_DEFAULTS, **table}
-    for key, value in cli.items():
-        if value is not None and value != () and value is not False:
-            settings[key] = tuple(value) if isinstance(value, (list, tuple)) else value
-    cfg_budgets = settings.pop("budgets") if "budgets" in table else {}
-    settings.pop("budgets", None)
-    cli_budgets = dict(parse_budget(s) for s in budgets)
-    merged = merge_budgets(cfg_budgets, cli_budgets)
-    origin: dict[str, str | None] = {key: None if key in cli_budgets else config_path
-                                     for key in merged}
-    opts = GateOptions(budgets=merged, **settings)
-    opts.validate()
+    opts, origin, config_path = _gate_options(budgets, config, no_config, cli)
     sources = sources or Sources()
     sources.check()
     reports = []
@@ -234,20 +220,47 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
             InputRef("candidate", candidate, cand.sha256)]
     refs += [InputRef(role, present(path, role), extra[role].sha256)
              for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
-    if sources.given:  # the files both sides were re-scored from, by their recorded digests
-        for role, side, key in (("eval_set", base, "eval_set"), ("qrels", base, "qrels"),
-                                ("corpus", base, "corpus")):
-            path = getattr(sources, key)
-            if path is not None:
-                refs.append(InputRef(role, path, side.input_sha256(role)))
-        for who, side in (("baseline", base), ("candidate", cand)):
-            for key in ("run", "chunks"):
-                path = getattr(sources, f"{who}_{key}")
-                if path is not None:
-                    refs.append(InputRef(f"{who}_{key}", path, side.input_sha256(key)))
+    if sources.given:
+        refs += _source_refs(sources, base, cand)
     return CommandResult(statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},
         summary=result.summary(), details=result.details(),
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
     ))
+
+
+def _gate_options(budgets: Sequence[str], config: str | None, no_config: bool,
+                  cli: dict[str, Any]) -> tuple[GateOptions, dict[str, str | None], str | None]:
+    """The gate's options: the defaults, then the settings file (unless ``no_config``), then
+    every flag given on the command line; budgets merged per column, each with where it
+    came from (None: the command line, else the file's path); and the file's path."""
+    table, config_path = ({}, None) if no_config else load_tool_config(config)
+    settings = {**GATE_DEFAULTS, **table}
+    for key, value in cli.items():
+        if value is not None and value != () and value is not False:
+            settings[key] = tuple(value) if isinstance(value, (list, tuple)) else value
+    cfg_budgets = settings.pop("budgets") if "budgets" in table else {}
+    settings.pop("budgets", None)
+    cli_budgets = dict(parse_budget(s) for s in budgets)
+    merged = merge_budgets(cfg_budgets, cli_budgets)
+    origin: dict[str, str | None] = {key: None if key in cli_budgets else config_path
+                                     for key in merged}
+    opts = GateOptions(budgets=merged, **settings)
+    opts.validate()
+    return opts, origin, config_path
+
+
+def _source_refs(sources: Sources, base: ScoreReport, cand: ScoreReport) -> list[InputRef]:
+    """The files both sides were re-scored from, each with the digest its report records."""
+    refs = []
+    for role in ("eval_set", "qrels", "corpus"):
+        path = getattr(sources, role)
+        if path is not None:
+            refs.append(InputRef(role, path, base.input_sha256(role)))
+    for who, side in (("baseline", base), ("candidate", cand)):
+        for key in ("run", "chunks"):
+            path = getattr(sources, f"{who}_{key}")
+            if path is not None:
+                refs.append(InputRef(f"{who}_{key}", path, side.input_sha256(key)))
+    return refs
