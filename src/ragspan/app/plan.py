@@ -4,6 +4,8 @@ to pass rather than read inconclusive (``stats.queries_needed``)."""
 
 from __future__ import annotations
 
+import math
+
 from ragspan.app.output import CommandResult
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import UsageError
@@ -28,7 +30,6 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
     allowed = b.value / 100
     true_drop = d.value / 100 if d is not None else 2 * allowed
     need = queries_needed(flip_rate, allowed, true_drop, alpha, power)
-    import math
 
     need = {k: math.ceil(v * design_effect) if math.isfinite(v) else v for k, v in need.items()}
     sd = math.sqrt(flip_rate * design_effect)

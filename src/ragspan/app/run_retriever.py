@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import RUN_RETRIEVER_OPTIONS
@@ -52,8 +54,6 @@ def read_config(path: str) -> tuple[PipelineConfig, str]:
 def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """p50 / p95 of the rows' ``latency_ms`` (ms per query) and of each stage's
     ``stage_ms``, for the run-retriever report."""
-    import numpy as np
-
     lat = np.array([r["latency_ms"] for r in rows if "latency_ms" in r], dtype=float)
     if not lat.size:
         return {"rows": 0}

@@ -4,6 +4,7 @@ code), the output guard, option builders from their one declaration, and ``emit`
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -31,8 +32,6 @@ class FiniteFloatRange(click.FloatRange):
     every bound, so a plain range lets them through)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        import math
-
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)

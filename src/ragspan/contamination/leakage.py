@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -175,9 +176,6 @@ def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model:
                     chunk_size: int, cache_dir: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Cosine similarity of each item with every corpus chunk (sentence chunks up to
     ``chunk_size`` characters) with a sentence-transformers model. Approximate and slower."""
-    from pathlib import Path
-
-
     chunks = []
     for d in sorted(corpus.documents):
         part, _ = chunk_document(d, corpus.text(d), ChunkerSpec("sentence", chunk_size))

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import logging
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +93,6 @@ class Embedder:
     def _identity(self) -> Any:
         """The model's identity (``cache.ModelIdentity``), with its vector dimension: from
         the remembered digest when the files are unchanged, else hashed now."""
-        from dataclasses import replace
-
-
         local = Path(self.load_path)
         folder = local if local.is_dir() else hub_snapshot(self.load_path)
         if folder is None:

@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ragspan.base.errors import InputError, UsageError
 from ragspan.io.anchoring import Anchor
 from ragspan.io.corpus import Corpus
@@ -173,8 +175,6 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
 
 def _doc_rows(results: list[tuple[EvalQuery, list[Raw], float]], corpus: Corpus,
               depth: int | None, id_key: str | None) -> list[tuple[str, list[str], Any]]:
-    import numpy as np
-
     out = []
     for q, raw, _ in results:
         docs: list[str] = []

@@ -21,6 +21,7 @@ point).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,8 +71,6 @@ class Config:
 def config_of(report: ScoreReport, predicate: dict[str, Any]) -> Config:
     """The configuration behind a score report, named by the configuration its run
     recorded, else by the report's file name."""
-    import os
-
     if report.kind != "score.span":
         raise InputError("a doc-level score report has no complete grounding to report; "
                          "score the span run with --eval-set", report.path)
@@ -146,8 +145,6 @@ class Readout:
     @property
     def eval_name(self) -> str:
         """The file name of the eval set the reports were scored on."""
-        import os
-
         return os.path.basename(next(ref["name"] for ref in self.base.predicate["inputs"]
                                      if ref["role"] == "eval_set"))
 

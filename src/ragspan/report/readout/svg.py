@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 LABEL_W, PLOT_W, ROW_H, TOP, BOTTOM = 200, 520, 30, 16, 34
@@ -92,8 +93,6 @@ def curves(series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
            points: Sequence[tuple[str, str, float, float]], label: str) -> str:
     """``series``: (configuration, [(characters, value)]) in budget order, values in [0, 1];
     ``points``: (configuration, cutoff label, characters, value), the fixed-k points."""
-    import math
-
     xs = [x for _, pts in series for x, _ in pts] + [x for _, _, x, _ in points]
     lo, hi = math.log10(max(min(xs), 1.0)), math.log10(max(max(xs), 10.0))
     hi = hi if hi > lo else lo + 1
