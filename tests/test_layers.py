@@ -223,16 +223,11 @@ MAX_FUNCTION_LINES = 60
 # Longer than the limits, each for a stated reason (docs/architecture.md); a new entry needs one.
 LONG_MODULES: dict[str, str] = {}
 LONG_FUNCTIONS = {
-    "app/run_retriever.py:run": "one sequence of option checks, each with its own message",
-    "app/compare.py:run": "the command's option checks and settings merge, in order",
-    "app/compare.py:verify_scored": "re-scores each side from its sources, in order",
+    "app/run_retriever.py:run": "26 options in the signature; the body one way of retrieving",
     "app/sweep.py:run": "one configuration after another, all or nothing",
-    "evalsets/adapt.py:adapt_row": "every field of a foreign row, in precedence order",
     "evalsets/importers/cuad.py:import_cuad_csv": "the CSV's columns, in the harness's order",
-    "evalsets/importers/cuad.py:import_cuad_squad": "the SQuAD JSON's levels, in order",
     "gate/compare.py:compare": "the gate's order of questions, as its docstring lists them",
-    "gate/evaluate.py:evaluate": "one metric's test, CI, bounds and counts, vectorised",
-    "gate/inputs.py:score_report_of": "every check on a report read back, each its message",
+    "gate/evaluate.py:evaluate": "one metric's outcome from its test, intervals and bounds",
     "scoring/metrics/span.py:score_spans": "the span family for all cutoffs at once (hot path)",
     "scoring/report_body.py:span_body": "the report's sections, assembled once",
 }
@@ -257,4 +252,5 @@ def test_modules_and_functions_are_short_or_listed_with_a_reason():
     assert long_modules == set(LONG_MODULES), {m: modules[m] for m in long_modules}
     assert long_functions <= set(LONG_FUNCTIONS), {f: functions[f] for f in long_functions
                                                    if f not in LONG_FUNCTIONS}
-    assert set(LONG_FUNCTIONS) <= set(functions), "a listed function no longer exists"
+    # a listed function that got short (or no longer exists) leaves the list
+    assert set(LONG_FUNCTIONS) <= long_functions, set(LONG_FUNCTIONS) - long_functions
