@@ -224,12 +224,10 @@ MAX_FUNCTION_LINES = 60
 LONG_MODULES: dict[str, str] = {}
 LONG_FUNCTIONS = {
     "app/run_retriever.py:run": "26 options in the signature; the body one way of retrieving",
-    "app/sweep.py:run": "one configuration after another, all or nothing",
     "evalsets/importers/cuad.py:import_cuad_csv": "the CSV's columns, in the harness's order",
     "gate/compare.py:compare": "the gate's order of questions, as its docstring lists them",
     "gate/evaluate.py:evaluate": "one metric's outcome from its test, intervals and bounds",
     "scoring/metrics/span.py:score_spans": "the span family for all cutoffs at once (hot path)",
-    "scoring/report_body.py:span_body": "the report's sections, assembled once",
 }
 
 

@@ -121,12 +121,18 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
                     "cache": not no_cache},
         # no wall time: the same inputs give the same sweep report (each configuration's
         # run-retriever.json holds its timings)
-        summary={"configurations": len(planned), "failed": failed,
-                 "embedded": sum(r.get("embedded", 0) for r in rows),
-                 "embeddings_from_cache": sum(r.get("embeddings_from_cache", 0) for r in rows)},
+        summary=_totals(rows, len(planned), failed),
         details={"configurations": rows, "reports": written_reports},
         verdict="error" if failed else "pass", exit_code=code)
     return CommandResult(doc)
+
+
+def _totals(rows: list[dict[str, Any]], configurations: int, failed: int) -> dict[str, Any]:
+    """The sweep's summary: configurations planned and failed, and the chunks embedded and
+    taken from the cache over all of them."""
+    return {"configurations": configurations, "failed": failed,
+            "embedded": sum(r.get("embedded", 0) for r in rows),
+            "embeddings_from_cache": sum(r.get("embeddings_from_cache", 0) for r in rows)}
 
 
 def _make_folders(folders: Sequence[str], outputs: dict[str, str], inputs: Sequence[str]

@@ -128,12 +128,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     names = report.metric_names()
     metrics = {n: _mean(values[n]) for n in names}
     rows = query_rows(report, values)
-    parameters: dict[str, Any] = {
-        "k": [cutoff_json(k) for k in report.ks],
-        "grounding_threshold": report.tau,
-        "level": "span",
-        "first_stage": report.first_stage is not None,
-    }
+    parameters = _parameters(report)
     if doc is not None:
         doc_names, where = _doc_metrics(doc, [q.id for q in report.evalset.queries])
         metrics.update({n: float(doc.values[n].mean()) if doc.qids else 0.0
@@ -142,12 +137,6 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
             if i >= 0:
                 row["metrics"].update({n: float(doc.values[n][i]) for n in doc_names})
         parameters["relevance_level"] = doc.level
-    if report.run.config is not None:
-        parameters["run_config"] = report.run.config
-    if report.chroma:
-        parameters["chroma_metrics"] = True
-    if report.tokenizer is not None:
-        parameters["tokenizer"] = report.tokenizer  # what the token budgets counted in
     placement = report.run.placement
     if placement is not None:  # the run carried texts: how they were checked and placed
         parameters["anchoring"] = {k: placement[k] for k in ANCHOR_SETTINGS}
@@ -166,14 +155,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     }
     if placement is not None:
         summary["placement"] = {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS}
-    if report.saturation is not None:  # recall high by construction at these cutoffs
-        summary["saturation"] = report.saturation.as_json()
-    if report.off_scope is not None:  # results from another document than the query's
-        summary["off_scope"] = report.off_scope.as_json()
-    if report.reordering is not None:  # rows the rerank or fusion stage changed
-        summary["first_stage"] = report.reordering.as_json()
-    if report.fusion is not None:  # which retriever surfaced the relevant results
-        summary["fusion"] = report.fusion.as_json()
+    summary.update(_facts(report))
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())
@@ -199,6 +181,35 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
                       subject=(InputRef("run", report.run.path, report.run.sha256),),
                       inputs=tuple(inputs_of(report)), parameters=parameters,
                       summary=summary, details=details)
+
+
+def _parameters(report: SpanReport) -> dict[str, Any]:
+    """What a span score was computed with: its cutoffs, the grounding threshold, whether
+    the run had a first stage, the run's pipeline configuration, Chroma's metrics, and the
+    tokenizer its token budgets counted in."""
+    parameters: dict[str, Any] = {
+        "k": [cutoff_json(k) for k in report.ks],
+        "grounding_threshold": report.tau,
+        "level": "span",
+        "first_stage": report.first_stage is not None,
+    }
+    if report.run.config is not None:
+        parameters["run_config"] = report.run.config
+    if report.chroma:
+        parameters["chroma_metrics"] = True
+    if report.tokenizer is not None:
+        parameters["tokenizer"] = report.tokenizer
+    return parameters
+
+
+def _facts(report: SpanReport) -> dict[str, Any]:
+    """The run facts found (``base.facts``), each a summary section: recall high by
+    construction (``saturation``), results from another document than the query's
+    (``off_scope``), rows a rerank or fusion stage changed (``first_stage``), which
+    retriever surfaced the relevant results (``fusion``)."""
+    found = {"saturation": report.saturation, "off_scope": report.off_scope,
+             "first_stage": report.reordering, "fusion": report.fusion}
+    return {key: fact.as_json() for key, fact in found.items() if fact is not None}
 
 
 def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, float]
