@@ -227,6 +227,7 @@ def test_non_finite_and_out_of_range_values_in_a_report(pair):
     ({"threshold": 0.9, "by_k": {"1": {"queries": True, "share": 0.5}}},
      "saturated 'queries' and 'share'"),
     ({"threshold": 1.5, "by_k": {}}, "'threshold', a number in (0, 1]"),
+    ({"threshold": 0.9, "scoped_queries": "12", "by_k": {}}, "'scoped_queries' must be an"),
 ])
 def test_a_saturation_summary_the_gate_cannot_read_is_refused(pair, saturation, fragment):
     """Once a missing threshold was read as 0.9 and a boolean as a count of queries."""

@@ -95,8 +95,9 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
         if key not in recorded and value is not None:
             raise InputError(f"{flag[key]} was given, but the {role} report was scored "
                              f"without a {key.replace('_', ' ')}", path)
-    body = _rescored(pred, sources, present(run, flag["run"]), chunks, "qrels" in recorded,
-                     path)
+    params = _scoring_parameters(pred)
+    body = _rescored(pred["kind"], params, sources, present(run, flag["run"]), chunks,
+                     "qrels" in recorded, path)
     for ref in body.inputs:
         if recorded.get(ref.role) != ref.sha256:
             raise InputError(f"{flag.get(ref.role, ref.role)} {ref.name} (sha256 "
@@ -105,7 +106,7 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     if body.kind != pred["kind"]:
         raise InputError(f"the {role} report is a {pred['kind']} report, but its inputs score "
                          f"to a {body.kind} report", path)
-    _refuse_differences(body, pred, role, path)
+    _refuse_differences(body, pred, params, role, path)
 
 
 def _scoring_parameters(pred: dict[str, Any]) -> dict[str, Any]:
@@ -114,11 +115,10 @@ def _scoring_parameters(pred: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in pred["parameters"].items() if k != "argv"}
 
 
-def _rescored(pred: dict[str, Any], sources: Sources, run: str, chunks: str | None,
-              by_qrels: bool, path: str) -> ReportBody:
+def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,
+              chunks: str | None, by_qrels: bool, path: str) -> ReportBody:
     """The report body the given files score to with the report's own parameters (its
     cutoffs, counts or budgets, parsed as ``score --k`` parses them; its tokenizer)."""
-    params = _scoring_parameters(pred)
     try:
         ks = tuple(parse_cutoff(k) for k in params["k"])
     except (ValueError, KeyError, TypeError) as exc:
@@ -128,7 +128,7 @@ def _rescored(pred: dict[str, Any], sources: Sources, run: str, chunks: str | No
                           params.get("qrels_format", "auto"), params.get("run_format", "auto"),
                           ks, params.get("relevance_level", 1), params.get("judged_only", False))
     return eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
-                         "span" if pred["kind"] == "score.span" else "auto", ks,
+                         "span" if kind == "score.span" else "auto", ks,
                          params.get("grounding_threshold", 0.5),
                          params.get("relevance_level", 1), params.get("judged_only", False),
                          chunks, params.get("anchoring"),
@@ -140,10 +140,11 @@ def _same(a: Any, b: Any) -> bool:
     return canonical_dumps(a) == canonical_dumps(b)
 
 
-def _refuse_differences(body: ReportBody, pred: dict[str, Any], role: str, path: str) -> None:
-    """An InputError naming the first parameter, query row or summary key where the report
-    differs from ``body``, its re-scoring."""
-    params = _scoring_parameters(pred)
+def _refuse_differences(body: ReportBody, pred: dict[str, Any], params: dict[str, Any],
+                        role: str, path: str) -> None:
+    """An InputError naming the first parameter (``params``: the report's scoring
+    parameters), query row or summary key where the report differs from ``body``, its
+    re-scoring."""
     if not _same(body.parameters, params):
         keys = sorted(set(body.parameters) | set(params))
         key = next(k for k in keys if not _same(body.parameters.get(k), params.get(k)))

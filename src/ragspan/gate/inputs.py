@@ -241,9 +241,11 @@ def _saturation(value: Any, path: str) -> Saturation | None:
         raise InputError("summary.saturation must give its 'threshold', a number in (0, 1]",
                          path)
     scoped = value.get("scoped_queries")
+    if scoped is not None and not _is_int(scoped):
+        raise InputError("summary.saturation 'scoped_queries' must be an integer", path)
     return Saturation(float(threshold),
                       {k: Saturated(v["queries"], float(v["share"])) for k, v in by_k.items()},
-                      scoped if _is_int(scoped) else None)
+                      scoped)
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
