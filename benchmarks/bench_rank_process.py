@@ -8,12 +8,13 @@ Each side runs ``ROUNDS`` times, alternating (so a slow spell of the machine hit
 the median and the best wall time of each are printed with their ratio. Target: ragspan
 with the ``fast`` extra at least 6x pytrec_eval end to end (median against median). The
 reference process writes nothing, ragspan writes its whole report: the comparison leans
-against ragspan.
+against ragspan. Each side's peak memory is printed too.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import statistics
 import subprocess
 import sys
@@ -35,10 +36,16 @@ pytrec_eval.RelevanceEvaluator(q, {"P.10,100", "recall.10,100", "ndcg_cut.10,100
 """
 
 
-def wall(cmd: list[str]) -> float:
+def wall(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (GB) of one process running ``cmd``."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return elapsed, usage.ru_maxrss / 1e6  # ru_maxrss is in KiB on Linux
 
 
 def main() -> None:
@@ -54,16 +61,19 @@ def main() -> None:
                 "--run", str(run), "--k", "10", "--k", "100", "--out", str(out)]
         ref = [sys.executable, "-c", REFERENCE, str(qrels), str(run)]
         times: dict[str, list[float]] = {"ragspan": [], "pytrec_eval": []}
+        peaks: dict[str, float] = {}
         for _ in range(ROUNDS):
-            times["ragspan"].append(wall(ours))
-            times["pytrec_eval"].append(wall(ref))
+            for name, cmd in (("ragspan", ours), ("pytrec_eval", ref)):
+                t, peak = wall(cmd)
+                times[name].append(t)
+                peaks[name] = max(peaks.get(name, 0.0), peak)
     print(f"run: {size_mb:.0f} MB TREC, "
           f"{ROUNDS} rounds each, alternating; ragspan {'with' if fast else 'without'} "
           "the fast extra")
     med = {k: statistics.median(v) for k, v in times.items()}
     for name, v in times.items():
         print(f"{name:12s} median {med[name]:.2f} s, best {min(v):.2f} s "
-              f"({', '.join(f'{x:.2f}' for x in v)})")
+              f"({', '.join(f'{x:.2f}' for x in v)}), peak memory {peaks[name]:.2f} GB")
     print(f"speed-up over pytrec_eval as a whole process: median x{med['pytrec_eval'] / med['ragspan']:.2f}, "
           f"best x{min(times['pytrec_eval']) / min(times['ragspan']):.2f} (target >= x6)")
 

@@ -12,7 +12,6 @@ from conftest import ROOT
 
 SRC = ROOT / "src"
 CLI_MAY_IMPORT = ("ragspan", "ragspan.app", "ragspan.base.argv", "ragspan.base.collector",
-                  "ragspan.base.heap",
                   "ragspan.base.errors", "ragspan.base.logs", "ragspan.base.options")
 
 

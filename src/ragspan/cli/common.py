@@ -12,15 +12,14 @@ from typing import Any
 import click
 
 from ragspan import __version__
-from ragspan.base import collector, heap, logs
+from ragspan.base import collector, logs
 from ragspan.base.argv import outputs_elided
 from ragspan.base.errors import RagspanError
 from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
 
 FORMATS = ("json", "table", "markdown")
-# commands that run models for long keep the cyclic garbage collector running and malloc's
-# defaults; every other command pauses it (``base.collector``) and keeps freed memory for
-# reuse (``base.heap``)
+# commands that run models for long keep the cyclic garbage collector running; every other
+# command pauses it (``base.collector``)
 COLLECTING = frozenset({"run-retriever", "sweep"})
 
 
@@ -148,7 +147,6 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         )
         if ctx.command.name in COLLECTING:
             return func(*args, **kw)
-        heap.keep_freed_memory()
         with collector.paused():
             return func(*args, **kw)
 
