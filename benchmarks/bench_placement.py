@@ -8,6 +8,10 @@ cores. Then fuzzy placement of 1,000 texts with a typo every ~50 characters (bou
 Last, on the shared CUAD contracts (``../shared/data/cuad_dev``, when present): a span run
 of windows around each question's clauses, scored with offsets, as text only, and as
 rewritten text; complete grounding of each, and the difference (target: within 0.5pt).
+Then the worst case per text, for crafted inputs: a 30,000-character text that is not in its
+60,000-character document, the same with every word of the text drawn from the document's
+vocabulary, a text longer than its document, and (with the shared data) a 10,000-character
+passage of one CUAD contract against another (target: each under a second).
 
     python benchmarks/bench_placement.py [n_texts]
 """
@@ -160,6 +164,47 @@ def cuad() -> None:
                   "(target within 0.5pt)")
 
 
+def worst_case() -> None:
+    """The time one crafted text takes to be refused (or placed), each on a fresh placer so
+    that the document's normalisation and seeds are inside the timing."""
+    from pathlib import Path
+
+    from ragspan.io.placement import Unplaced
+
+    rng = random.Random(7)
+    vocab = [f"{rng.choice(WORDS)}{rng.randrange(1000)}" for _ in range(400)]
+
+    def prose(n: int, words: list[str]) -> str:
+        return " ".join(rng.choice(words) for _ in range(n // 8))[:n]
+
+    doc = prose(60_000, vocab)
+    cases = [
+        ("missing 30,000-character text, other words", doc, prose(30_000, list(WORDS))),
+        ("missing 30,000-character text, the document's words", doc, prose(30_000, vocab)),
+        ("30,000-character text holding its 300-character document", doc[:300],
+         prose(15_000, vocab) + doc[:300] + prose(14_700, vocab)),
+        ("the document's 30,000 characters with a typo every 50", doc,
+         typos(doc[10_000:40_000], rng)),
+    ]
+    base = Path(__file__).resolve().parents[2] / "shared" / "data" / "cuad_dev" / "contracts"
+    contracts = sorted(base.glob("*.txt")) if base.is_dir() else []
+    if len(contracts) >= 2:
+        a, b = (p.read_text(encoding="utf-8") for p in contracts[:2])
+        cases.append(("10,000 characters of one CUAD contract in another", b,
+                      a[len(a) // 2:len(a) // 2 + 10_000]))
+    print("worst case per text (target < 1 s each):")
+    for name, text_doc, text in cases:
+        placer = Placer(Corpus("bench", "0" * 64, {"d": Document("d", text_doc)}))
+        t0 = time.perf_counter()
+        try:
+            got = placer.place(text, ["d"])
+            outcome = f"placed ({got.method}, similarity {got.similarity:.3f})"
+        except Unplaced as exc:
+            outcome = f"refused: {exc.reason[:70]}"
+        print(f"  {name}: {time.perf_counter() - t0:.3f} s; {outcome}")
+
+
 if __name__ == "__main__":
+    worst_case()
     main()
     cuad()

@@ -341,3 +341,60 @@ def test_a_scope_document_absent_from_the_corpus_is_named(tmp_path):
     run = write_jsonl(tmp_path / "r.jsonl", [{"id": "q", "retrieved": [{"text": "some"}]}])
     res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus)
     assert_input_error(res, "r.jsonl:1", "doc_id 'gone'", "absent from the corpus")
+
+
+def junk_first(tmp_path: Path, n: int = 10) -> tuple[Path, Path, Path, Path]:
+    """A corpus of n documents, an eval set asking one question of each, a baseline run
+    whose rank 1 is the gold clause, and a candidate whose rank 1 is text from no document
+    (its gold clause at rank 2): every item gives its text only."""
+    docs = {f"d{i}": f"Preamble {i}. Clause {i}: the licensee pays royalty number {i} "
+                     f"within {i + 10} days. Closing words of contract {i}." for i in range(n)}
+    gold = {d: t.index("Clause") for d, t in docs.items()}
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": d, "text": t} for d, t in docs.items()])
+    rows = [{"id": f"q{i}", "query": f"royalty {i}?", "doc_id": d,
+             "gold_spans": [[gold[d], docs[d].index(" Closing")]]}
+            for i, d in enumerate(docs)]
+    evalset = write_jsonl(tmp_path / "eval.jsonl", rows)
+
+    def clause(d: str) -> dict:
+        return {"text": docs[d][gold[d]:docs[d].index(" Closing")]}
+
+    base = write_jsonl(tmp_path / "run-base.jsonl",
+                       [{"id": r["id"], "retrieved": [clause(r["doc_id"])]} for r in rows])
+    cand = write_jsonl(tmp_path / "run-cand.jsonl", [
+        {"id": r["id"], "retrieved": [{"text": f"junk {i} " * 30}, clause(r["doc_id"])]}
+        for i, r in enumerate(rows)])
+    return corpus, evalset, base, cand
+
+
+def test_a_dropped_result_keeps_its_rank_and_its_characters(tmp_path):
+    corpus, evalset, base, cand = junk_first(tmp_path)
+    outs = {}
+    for name, run in (("base", base), ("cand", cand)):
+        out = tmp_path / f"{name}.json"
+        res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus,
+                      "--k", "1", "--k", "2", "--k", "200c", "--unplaced", "drop", "--out", out)
+        assert res.exit_code == 0, res.stderr
+        outs[name] = out
+    pred = json.loads(outs["cand"].read_text())["predicate"]
+    m = pred["summary"]["metrics"]
+    # the junk holds rank 1: nothing is grounded there, the clause counts from rank 2
+    assert m["complete_grounding@1"] == 0.0 and m["complete_grounding@2"] == 1.0
+    assert m["retrieved_chars@1"] == len("junk 0 " * 30)  # its characters count
+    assert m["complete_grounding@200c"] == 0.0  # the junk fills the 200-character budget
+    assert pred["summary"]["placement"]["dropped"] == 10
+    # verified, the gate fails the candidate (it passed before: the clause moved up a rank)
+    res = run_cli("compare", "--baseline", outs["base"], "--candidate", outs["cand"],
+                  "--eval-set", evalset, "--corpus", corpus, "--baseline-run", base,
+                  "--candidate-run", cand, "--allow-budget-change", "--format", "json")
+    assert res.exit_code == 4, res.stderr
+    said = res.json()["predicate"]["summary"]
+    assert said["placement"] == {"baseline": {"dropped": 0}, "candidate": {"dropped": 10}}
+
+
+def test_an_empty_text_is_refused(example, tmp_path):
+    _, evalset, corpus, texts, rows, _ = example
+    run = as_text(rows[:1], texts)
+    run[0]["retrieved"][0]["text"] = ""
+    res = score(tmp_path, evalset, corpus, run, "e.jsonl", "--unplaced", "drop")
+    assert_input_error(res, "e.jsonl:1", "'text' is empty")

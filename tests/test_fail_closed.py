@@ -223,11 +223,13 @@ def test_non_finite_and_out_of_range_values_in_a_report(pair):
 
 
 @pytest.mark.parametrize("saturation,fragment", [
-    ({"by_k": {"1": {"queries": 3, "share": 0.5}}}, "'threshold', a number in (0, 1]"),
+    ({"by_k": {"1": {"queries": 3, "share": 0.5}}},
+     "summary.saturation: 'threshold' is a required property"),
     ({"threshold": 0.9, "by_k": {"1": {"queries": True, "share": 0.5}}},
-     "saturated 'queries' and 'share'"),
+     "summary.saturation.by_k['1'].queries: True is not of type 'integer'"),
     ({"threshold": 1.5, "by_k": {}}, "'threshold', a number in (0, 1]"),
-    ({"threshold": 0.9, "scoped_queries": "12", "by_k": {}}, "'scoped_queries' must be an"),
+    ({"threshold": 0.9, "scoped_queries": "12", "by_k": {}},
+     "summary.saturation.scoped_queries: '12' is not of type 'integer'"),
 ])
 def test_a_saturation_summary_the_gate_cannot_read_is_refused(pair, saturation, fragment):
     """Once a missing threshold was read as 0.9 and a boolean as a count of queries."""

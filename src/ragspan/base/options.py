@@ -172,6 +172,9 @@ GATE_OPTIONS: tuple[Option, ...] = (
            "retrieved_chars.", low=0, high=MAX_BUDGET_TOLERANCE),
     Option("allow-budget-change", "bool", False, "Accept a changed retrieval budget "
            "(still reported)."),
+    Option("allow-parameter-change", "strings", (), "Scoring parameters the two reports may "
+           "differ in (grounding_threshold, relevance_level, judged_only, tokenizer, "
+           "anchoring, qrels_format; never k): each difference is stated.", high=8),
     Option("gate-slices", "strings", (), "Tag keys whose every value is gated too.",
            high=MAX_GATE_SLICES),
     Option("min-slice-size", "int", 10, "Slices smaller than this are reported, not gated.",

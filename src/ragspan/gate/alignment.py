@@ -16,16 +16,18 @@ from ragspan.base.ids import normalization_twins
 from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import cluster_index, count, populations
 from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.gate.parameters import ParameterDifference, compare_parameters
 from ragspan.scoring.metrics.registry import (
     parse_name,
 )
 
-COMPARED_PARAMETERS = ("k", "grounding_threshold", "relevance_level", "judged_only")
 
-
-def check_comparable(base: ScoreReport, cand: ScoreReport) -> None:
-    """Same kind, eval set, corpus (when both recorded one), parameters and query set; else
-    an InputError naming the candidate."""
+def check_comparable(base: ScoreReport, cand: ScoreReport,
+                     accepted: Sequence[str] = ()) -> list[str]:
+    """Same kind, eval set, corpus (when both recorded one), scoring parameters
+    (``parameters.compare_parameters``: every field that changes a number, unless
+    ``accepted``) and query set; else an InputError naming the candidate. Returns a note
+    per accepted difference."""
     where = cand.path
     if base.kind != cand.kind:
         raise InputError(f"report kinds differ: baseline {base.kind}, candidate {cand.kind}",
@@ -38,11 +40,11 @@ def check_comparable(base: ScoreReport, cand: ScoreReport) -> None:
         raise InputError("scored on a different corpus (sha256 "
                          f"{b_corp[:12]} vs {c_corp[:12]}): corpus drift would be confounded "
                          "with the change", where)
-    for key in COMPARED_PARAMETERS:
-        if base.parameters.get(key) != cand.parameters.get(key):
-            raise InputError(f"parameter '{key}' differs: baseline "
-                             f"{base.parameters.get(key)}, candidate "
-                             f"{cand.parameters.get(key)}", where)
+    try:
+        notes = compare_parameters(base.parameters, cand.parameters, accepted)
+    except ParameterDifference as exc:
+        raise InputError(f"{exc}: the reports were scored with other settings, so their "
+                         "numbers are not comparable", where) from None
     if set(base.ids) != set(cand.ids):
         only_b = sorted(set(base.ids) - set(cand.ids))
         only_c = sorted(set(cand.ids) - set(base.ids))
@@ -52,6 +54,7 @@ def check_comparable(base: ScoreReport, cand: ScoreReport) -> None:
         raise InputError(
             f"query sets differ: {len(only_b)} only in the baseline (e.g. {only_b[:3]}), "
             f"{len(only_c)} only in the candidate (e.g. {only_c[:3]}){said}", where)
+    return notes
 
 
 @dataclass

@@ -73,7 +73,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     if base.sha256 == cand.sha256 and not allow_identical:
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
                          "pass --allow-identical if that is intended")
-    check_comparable(base, cand)
+    accepted = check_comparable(base, cand, opts.allow_parameter_change)
     check_budget_columns(base, cand)
     given = opts.budgets
     defaults = default_budgets(base.kind)
@@ -114,6 +114,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
         warnings += [f"{name}: {u['count']} of {len(cmp.ids)} queries differ between two "
                      "scorings of the baseline (unstable)"
                      for name, u in noise_part["unstable"].items() if u["count"]]
+    warnings += accepted
     warnings += version_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
     if bcheck is not None and decided_at:
@@ -141,7 +142,16 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                       tuple(regressed), len(cmp.ids), tuple(cmp.ks),
                       dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
                       why, interval, power, tuple(warnings), anchor_part, noise_part,
-                      plan.as_json(cmp.ids))
+                      plan.as_json(cmp.ids), _placement(base, cand))
+
+
+def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]] | None:
+    """How many results each side kept as off-corpus results because their texts could not
+    be placed (None when neither run carried texts)."""
+    if base.dropped is None and cand.dropped is None:
+        return None
+    return {"baseline": {"dropped": base.dropped or 0},
+            "candidate": {"dropped": cand.dropped or 0}}
 
 
 def _refuse_unmatched(unmatched: list[str], origin: dict[str, str | None]) -> None:

@@ -26,7 +26,7 @@ def noise_check(base: ScoreReport, noise: ScoreReport, gated: Sequence[str]
     """The noise floor: ``noise`` is a second scoring of the baseline's configuration (a
     re-run, a re-index with another seed). Per gated metric, the queries whose value differs
     between the two are unstable; their share feeds the power statement."""
-    check_comparable(base, noise)
+    check_comparable(base, noise)  # a second scoring: every parameter the same
     cmp = align(base, noise)
     part: dict[str, Any] = {"report": noise.path, "unstable": {}}
     for name in gated:
@@ -56,7 +56,7 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     if not budget.gated:
         raise UsageError("--anchor-budget off gates nothing; drop --anchor instead")
     try:
-        check_comparable(anchor, cand)
+        check_comparable(anchor, cand, opts.allow_parameter_change)
     except InputError as exc:  # the pinned report is the odd one out: name it
         raise InputError(f"the anchor cannot be compared with the candidate: {exc.reason}",
                          anchor.path) from None

@@ -76,6 +76,9 @@ class ScoreReport:
     tool_version: str = ""  # the ragspan version that wrote the report
     documents: Documents | None = None  # summary.documents
     saturation: Saturation | None = None  # summary.saturation (``run_facts.saturation``)
+    # summary.placement.dropped: results kept as off-corpus though their text could not be
+    # placed (None: the run carried no texts)
+    dropped: int | None = None
 
     def input_sha256(self, role: str) -> str:
         """The sha256 the report records for its input ``role`` ("" when none)."""
@@ -166,6 +169,7 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         tool_version=str(pred["tool"].get("version", "")),
         documents=_documents(pred["summary"].get("documents"), name),
         saturation=_saturation(pred["summary"].get("saturation"), name),
+        dropped=(pred["summary"].get("placement") or {}).get("dropped"),
     )
 
 

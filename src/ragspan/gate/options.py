@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ragspan.base.errors import UsageError
 from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
 from ragspan.gate.budgets import Budget
+from ragspan.gate.parameters import COMPARED, NEVER_ACCEPTED
 
 DEFAULT_ALPHA = 0.05  # interval mode's alpha when none is given
 
@@ -27,6 +28,7 @@ class GateOptions:
     correction: str | None = GATE_DEFAULTS["correction"]
     budget_tolerance: float = GATE_DEFAULTS["budget_tolerance"]
     allow_budget_change: bool = GATE_DEFAULTS["allow_budget_change"]
+    allow_parameter_change: tuple[str, ...] = GATE_DEFAULTS["allow_parameter_change"]
     gate_slices: tuple[str, ...] = GATE_DEFAULTS["gate_slices"]
     min_slice_size: int = GATE_DEFAULTS["min_slice_size"]
     anchor_budget: str | None = GATE_DEFAULTS["anchor_budget"]
@@ -44,6 +46,10 @@ class GateOptions:
                 check_value(opt, getattr(self, opt.attr))
             except ValueError as exc:
                 raise UsageError(f"--{opt.key}: {exc}") from None
+        for key in self.allow_parameter_change:
+            if key not in COMPARED or key in NEVER_ACCEPTED:
+                raise UsageError(f"--allow-parameter-change {key}: expected one of "
+                                 f"{', '.join(k for k in COMPARED if k not in NEVER_ACCEPTED)}")
         if self.mode == "non-inferiority" and self.alpha is not None:
             raise UsageError("--alpha has no effect in non-inferiority mode (its bound is the "
                              "one-sided 95% upper bound of the drop); drop --alpha or use "

@@ -34,6 +34,9 @@ class GateResult:
     anchor: dict[str, Any] | None = None  # the drift guard's comparison, when asked
     noise: dict[str, Any] | None = None  # noise_check's unstable queries, when asked
     clusters: dict[str, Any] | None = None  # the sampling unit (ClusterPlan.as_json)
+    # per side, the results kept at their ranks as off-corpus results though their texts
+    # could not be placed (None: neither run carried texts)
+    placement: dict[str, dict[str, int]] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -59,6 +62,8 @@ class GateResult:
             out["noise"] = self.noise
         if self.clusters is not None:
             out["clusters"] = self.clusters
+        if self.placement is not None:
+            out["placement"] = self.placement
         if self.no_gate:
             out["no_gate"] = True
         if self.changes:

@@ -5,11 +5,13 @@ equal ``text`` (a mismatch is an InputError naming the query, the rank and both 
 unless ``align``, which places the text as if it had no offsets). An item without offsets
 (``{"doc_id"?, "text"}``) is placed (``io.placement``) in its ``doc_id``, else its query's
 scope document, else the whole corpus. A text that cannot be placed, or that has several
-equally good places, is an InputError, unless ``unplaced = "drop"`` (the item is left out:
-it retrieves nothing and the items after it move up one rank) or ``on_ambiguous = "first"``
-(the first place, in document order then offset, is taken). Every outcome is counted
-(``summary``) and every placed item recorded (``records``: per query, its rank, method and
-similarity), so nothing is decided silently.
+equally good places, is an InputError, unless ``unplaced = "drop"`` or ``on_ambiguous =
+"first"`` (the first place, in document order then offset, is taken). A dropped item keeps
+its rank: it becomes an off-corpus result, a slice of the pseudo-document ``UNPLACED_DOC``
+(``unplaced_text``: every dropped text in turn), so it retrieves its text's characters and
+covers no gold; the items after it keep their ranks. Every outcome is counted (``summary``)
+and every placed item recorded (``records``: per query, its rank, method and similarity),
+so nothing is decided silently.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ragspan.io.rows import is_offset
 
 ON_AMBIGUOUS = ("error", "first")
 ON_UNPLACED = ("error", "drop")
+UNPLACED_DOC = "(unplaced)"  # the document a dropped item retrieves from (never a corpus's)
 OUTCOMES = ("checked", "unchecked", "exact", "normalized", "fuzzy", "realigned",
             "ambiguous_first", "dropped")
 
@@ -44,6 +47,13 @@ class Anchor:
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _placer: Placer | None = None
     _all_docs: list[str] = field(default_factory=list)  # document order for corpus-wide search
+    _unplaced: list[str] = field(default_factory=list)  # the dropped texts, in turn
+    _unplaced_len: int = 0
+
+    @property
+    def unplaced_text(self) -> str:
+        """The pseudo-document ``UNPLACED_DOC``: every dropped text, in the order dropped."""
+        return "".join(self._unplaced)
 
     def __post_init__(self) -> None:
         if self.on_ambiguous not in ON_AMBIGUOUS:
@@ -61,12 +71,14 @@ class Anchor:
             self._all_docs = sorted(self.corpus.documents)
 
     def resolve(self, key: str, rank: int, qid: str, doc: str | None, start: Any, end: Any,
-                text: Any, path: str | None, line: int | None) -> tuple[str, Any, Any] | None:
+                text: Any, path: str | None, line: int | None) -> tuple[str, Any, Any]:
         """Item ``rank`` (0-based) of field ``key`` of query ``qid``: its ``(doc_id, start,
-        end)``, checked or placed; None when it is dropped."""
+        end)``, checked or placed (a dropped item: its slice of ``UNPLACED_DOC``)."""
         where = f"query '{qid}': {key}[{rank}]"
         if not isinstance(text, str):
             raise InputError(f"{where}: 'text' must be a string", path, line)
+        if not text:
+            raise InputError(f"{where}: 'text' is empty", path, line)
         has_offsets = start is not None or end is not None
         realign = False
         if has_offsets and doc is None:
@@ -105,11 +117,9 @@ class Anchor:
             placed = self._placer.place(text, docs, first=self.on_ambiguous == "first")
         except Unplaced as exc:
             if self.unplaced == "drop" and not exc.places:
-                self.counts["dropped"] += 1
-                self._record(qid, key, rank, None, realign)
-                return None
+                return self._drop(qid, key, rank, text, realign, path, line)
             hint = ("--on-ambiguous first takes the first" if exc.places
-                    else "--unplaced drop scores it as retrieving nothing")
+                    else "--unplaced drop scores it as an off-corpus result")
             raise InputError(f"{where}: cannot place the text {preview(text)} in {inside}: "
                              f"{exc.reason} ({hint})", path, line) from None
         self.counts[placed.method] += 1
@@ -119,6 +129,19 @@ class Anchor:
             self.counts["realigned"] += 1
         self._record(qid, key, rank, placed, realign)
         return placed.doc_id, placed.start, placed.end
+
+    def _drop(self, qid: str, key: str, rank: int, text: str, realign: bool, path: str | None,
+              line: int | None) -> tuple[str, int, int]:
+        """A text that cannot be placed, kept at its rank as a slice of ``UNPLACED_DOC``."""
+        if self.corpus is not None and UNPLACED_DOC in self.corpus.documents:
+            raise InputError(f"the corpus has a document named '{UNPLACED_DOC}', the name "
+                             "--unplaced drop gives the results it cannot place", path, line)
+        start = self._unplaced_len
+        self._unplaced.append(text)
+        self._unplaced_len += len(text)
+        self.counts["dropped"] += 1
+        self._record(qid, key, rank, None, realign)
+        return UNPLACED_DOC, start, self._unplaced_len
 
     def _record(self, qid: str, key: str, rank: int, placed: Placed | None,
                 realign: bool) -> None:

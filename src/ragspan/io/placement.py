@@ -1,18 +1,24 @@
 """Placing a retrieved text in the corpus: the offsets of a chunk that a run gives by its text.
 
 A text is placed in the documents it may come from (its ``doc_id``; else its query's scope
-document; else the whole corpus), in this order, the first that succeeds deciding:
+document; else the whole corpus), in this order, the first step that finds a place deciding:
 
 1. ``exact``: the text occurs verbatim, once. Two or more occurrences (overlapping ones
    count) are ambiguous.
 2. ``normalized``: it occurs once after both sides are normalised (``normalize``: soft
-   hyphens dropped, line-break hyphenation joined, Unicode NFKC, typographic quotes and dashes
-   made ASCII, whitespace runs made one space, the text's own ends trimmed); the match is
-   mapped back to offsets of the original document text.
-3. ``fuzzy``: the best alignment of the normalised text in a normalised document
-   (``rapidfuzz.fuzz.partial_ratio_alignment``) with a similarity of at least ``threshold``
-   (0 to 1); the search is bounded (``MAX_FUZZY_CHARS`` document characters per text).
-   Equally good alignments in two documents are ambiguous.
+   hyphens dropped, line-break hyphenation joined, Unicode NFKC of the whole string,
+   typographic quotes and dashes made ASCII, whitespace runs made one space, the text's own
+   ends trimmed); the match is mapped back to offsets of the original document text. Two or
+   more occurrences are ambiguous.
+3. ``fuzzy``: the place of the normalised text in a normalised document with the highest
+   similarity (``rapidfuzz.fuzz.ratio`` / 100 of the normalised text and the normalised
+   place), which must be at least ``threshold`` (0 to 1), with the place and the text of
+   similar length (the shorter at least ``threshold`` times the longer): a long text never
+   lands on a short document. A second place (not overlapping the first, in any document)
+   exactly as good is ambiguous. Where the search looks is bounded per text
+   (``io.fuzzy.candidates``: short texts aligned along the document, long ones by seed and
+   extend), so one text costs about the same whether or not it is there. At most
+   ``MAX_FUZZY_CHARS`` document characters are searched per text.
 
 Offsets are Python string indices into the document text, half-open ``[start, end)``.
 ``similarity`` is 1.0 for an exact placement and otherwise the normalised Indel similarity
@@ -21,102 +27,17 @@ Offsets are Python string indices into the document text, half-open ``[start, en
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from ragspan.io.corpus import Corpus
+from ragspan.io.fuzzy import SHORT_TEXT, Seeds, candidates
+from ragspan.io.textnorm import Normalized, normalize, normalized_needle
 
 METHODS = ("exact", "normalized", "fuzzy")
 DEFAULT_THRESHOLD = 0.9
 MAX_FUZZY_CHARS = 5_000_000  # document characters one text's fuzzy search may scan
 MAX_COUNTED = 1000  # occurrences counted for an ambiguity message
-
-# ASCII stand-ins for typographic quotes, dashes and spaces (after NFKC)
-_TYPOGRAPHIC = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
-    "\u2212": "-", "\u00a0": " ",
-})
-# what normalisation may change: whitespace other than one plain space, line-break
-# hyphenation, and any non-ASCII character (single spaces and ASCII text map to themselves)
-_SPECIAL = re.compile(r"(?<=\w)-[ \t]*\r?\n\s*(?=\w)|\s{2,}|[^\S ]|[^\x00-\x7f]")
-
-
-@dataclass(frozen=True)
-class Normalized:
-    """A normalised text and the map back to the original: segment ``i`` starts at output
-    position ``out[i]`` and original position ``orig[i]``; a verbatim segment maps position
-    by position, a replaced one maps every output position to its original ``[orig, end)``."""
-
-    text: str
-    out: list[int]
-    orig: list[int]
-    orig_end: list[int]
-    verbatim: list[bool]
-
-    def start_of(self, p: int) -> int:
-        """The original offset where output position ``p`` begins."""
-        k = bisect_right(self.out, p) - 1
-        return self.orig[k] + (p - self.out[k]) if self.verbatim[k] else self.orig[k]
-
-    def end_of(self, p: int) -> int:
-        """The original offset where output position ``p - 1`` ends (``p`` exclusive)."""
-        k = bisect_right(self.out, p - 1) - 1
-        return self.orig[k] + (p - self.out[k]) if self.verbatim[k] else self.orig_end[k]
-
-
-def _replacement(piece: str) -> str:
-    if piece[0] == "-" or piece == "\u00ad":
-        return ""  # line-break hyphenation joined; soft hyphen dropped
-    if piece.isspace():
-        return " "
-    return unicodedata.normalize("NFKC", piece).translate(_TYPOGRAPHIC)
-
-
-def normalize(text: str) -> Normalized:
-    """``text`` normalised (see the module docstring), with the map back to its offsets."""
-    parts: list[str] = []
-    out: list[int] = []
-    orig: list[int] = []
-    orig_end: list[int] = []
-    verbatim: list[bool] = []
-    pos = n = 0
-    for m in _SPECIAL.finditer(text):
-        if m.start() > pos:
-            parts.append(text[pos:m.start()])
-            out.append(n)
-            orig.append(pos)
-            orig_end.append(m.start())
-            verbatim.append(True)
-            n += m.start() - pos
-        rep = _replacement(m.group())
-        if rep == " " and parts and parts[-1].endswith(" "):
-            rep = ""  # "a \n b": one space, not two
-        if rep:
-            parts.append(rep)
-            out.append(n)
-            orig.append(m.start())
-            orig_end.append(m.end())
-            verbatim.append(False)
-            n += len(rep)
-        pos = m.end()
-    if pos < len(text):
-        parts.append(text[pos:])
-        out.append(n)
-        orig.append(pos)
-        orig_end.append(len(text))
-        verbatim.append(True)
-    if not out:
-        out, orig, orig_end, verbatim = [0], [0], [0], [True]
-    return Normalized("".join(parts), out, orig, orig_end, verbatim)
-
-
-def normalized_needle(text: str) -> str:
-    """A retrieved text normalised for searching: as ``normalize``, its ends trimmed."""
-    return normalize(text).text.strip(" ")
+_TIE = 1e-9  # similarities closer than this are equally good
 
 
 @dataclass(frozen=True)
@@ -158,13 +79,23 @@ def _similarity(a: str, b: str) -> float:
     return round(float(fuzz.ratio(a, b)) / 100.0, 6)
 
 
+@dataclass(frozen=True)
+class _Place:
+    similarity: float  # of the normalised text and the normalised place
+    doc_id: str
+    lo: int  # the place in the normalised document
+    hi: int
+
+
 @dataclass
 class Placer:
-    """Places texts in ``corpus``; each document's normalised text is computed once."""
+    """Places texts in ``corpus``; each document's normalised text (and, for long texts, its
+    seeds) is computed once."""
 
     corpus: Corpus
     threshold: float = DEFAULT_THRESHOLD
     _normalized: dict[str, Normalized] = field(default_factory=dict)
+    _seeds: dict[str, Seeds] = field(default_factory=dict)
 
     def normalized(self, doc_id: str) -> Normalized:
         if doc_id not in self._normalized:
@@ -204,35 +135,68 @@ class Placer:
         return Placed(doc_id, start, end, method, sim, ambiguous)
 
     def _fuzzy(self, text: str, needle: str, docs: list[str], first: bool) -> Placed:
-        from rapidfuzz import fuzz
-
         size = sum(len(self.corpus.text(d)) for d in docs)
         if size > MAX_FUZZY_CHARS:
             raise Unplaced(f"not found exactly or normalised, and a fuzzy search of {size:,} "
                            f"characters is past its bound of {MAX_FUZZY_CHARS:,} (name the "
                            "text's doc_id)")
-        best: list[tuple[float, str, int, int]] = []
-        cutoff = self.threshold * 100.0
+        places: list[_Place] = []
+        closest: _Place | None = None  # the best place found, when none is good enough
         for d in docs:
-            norm = self.normalized(d).text
-            if not norm:
-                continue
-            a = fuzz.partial_ratio_alignment(needle, norm, score_cutoff=cutoff)
-            if a is None or a.dest_end <= a.dest_start:
-                continue
-            if best and a.score < best[0][0]:
-                continue
-            if best and a.score > best[0][0]:
-                best = []
-            best.append((a.score, d, a.dest_start, a.dest_end))
-        if not best:
+            found, best = self._places_in(needle, d)
+            places += found
+            if best is not None and (closest is None or best.similarity > closest.similarity):
+                closest = best
+        if not places:
+            length = 0 if closest is None else closest.hi - closest.lo
+            if closest is not None and not self._similar_length(len(needle), length):
+                raise Unplaced(f"its closest place is {length:,} characters for a text of "
+                               f"{len(needle):,}: a fuzzy place must be of similar length (the "
+                               f"shorter at least {self.threshold:g} of the longer)")
+            said = "" if closest is None else f" (the closest has {closest.similarity:.2f})"
             raise Unplaced(f"not found exactly, normalised, or fuzzily at similarity >= "
-                           f"{self.threshold}")
-        if len(best) > 1 and not first:
-            raise Unplaced(f"equally good fuzzy matches in {len(best)} documents", len(best))
-        _, d, lo, hi = best[0]
-        return self._mapped(text, d, lo, hi, "fuzzy", len(best) if len(best) > 1 else 0)
+                           f"{self.threshold}{said}")
+        top = max(p.similarity for p in places)
+        ties = [p for p in places if p.similarity >= top - _TIE]
+        if len(ties) > 1 and not first:
+            raise Unplaced(f"{len(ties)} equally good fuzzy places (similarity "
+                           f"{top:.3f})", len(ties))
+        best = ties[0]  # documents in ``docs`` order, each place by offset
+        return self._mapped(text, best.doc_id, best.lo, best.hi, "fuzzy",
+                            len(ties) if len(ties) > 1 else 0)
 
+    def _places_in(self, needle: str, doc_id: str) -> tuple[list[_Place], _Place | None]:
+        """The best places of ``needle`` in one document that meet the threshold and the
+        length bound: the best, and every place not overlapping it that is as good (by
+        offset); when none does, the closest place found instead (None when none was)."""
+        norm = self.normalized(doc_id).text
+        if not norm:
+            return [], None
+        if len(needle) > SHORT_TEXT and doc_id not in self._seeds:
+            self._seeds[doc_id] = Seeds.of(norm)
+        spans = candidates(needle, norm, self.threshold, self._seeds.get(doc_id))
+        scored = sorted(((self._score(needle, norm, lo, hi), lo, hi) for lo, hi in spans),
+                        key=lambda t: (-t[0], t[1]))
+        fit = [(s, lo, hi) for s, lo, hi in scored
+               if s >= self.threshold - _TIE and self._similar_length(len(needle), hi - lo)]
+        if not fit:
+            return [], _Place(scored[0][0], doc_id, scored[0][1], scored[0][2]) if scored \
+                else None
+        top, lo0, hi0 = fit[0]
+        kept = [(lo0, hi0)]
+        for s, lo, hi in fit[1:]:
+            if s >= top - _TIE and all(hi <= a or lo >= b for a, b in kept):
+                kept.append((lo, hi))
+        return [_Place(top, doc_id, lo, hi) for lo, hi in sorted(kept)], None
+
+    def _similar_length(self, text_len: int, place_len: int) -> bool:
+        return min(text_len, place_len) >= self.threshold * max(text_len, place_len) - _TIE
+
+    @staticmethod
+    def _score(needle: str, norm: str, lo: int, hi: int) -> float:
+        from rapidfuzz import fuzz
+
+        return float(fuzz.ratio(needle, norm[lo:hi])) / 100.0
 
 def _count(hits: list[tuple[str, int]]) -> str:
     return f"at least {len(hits)}" if len(hits) >= MAX_COUNTED else str(len(hits))

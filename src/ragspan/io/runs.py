@@ -68,6 +68,9 @@ class SpanRun:
     # items that carried their text: how each was checked or placed (None: none carried one)
     placement: dict[str, Any] | None = None
     placement_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # the texts of results that could not be placed and were kept as off-corpus results
+    # (``io.anchoring.UNPLACED_DOC``'s text); "" when none was
+    unplaced: str = ""
 
 
 class _Columns:
@@ -104,11 +107,8 @@ class _Columns:
                 raise InputError(f"query '{qid}': {self.key}[{rank}] gives its text but no "
                                  "offsets: score it with --corpus to place the text", path, line)
             if text is not None and self.anchor is not None:
-                placed = self.anchor.resolve(self.key, rank, qid, doc, start, end, text, path,
-                                             line)
-                if placed is None:  # unplaced, and --unplaced drop
-                    continue
-                doc, start, end = placed
+                doc, start, end = self.anchor.resolve(self.key, rank, qid, doc, start, end,
+                                                      text, path, line)
             if doc is None:
                 raise InputError(f"{self.key}[{rank}]: missing 'doc_id'", path, line)
             self.doc.append(doc)
@@ -275,6 +275,7 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
         stage_ms=_stage_columns(stage_rows),
         placement=anchor.summary() if anchor is not None else None,
         placement_records=anchor.records if anchor is not None else {},
+        unplaced=anchor.unplaced_text if anchor is not None else "",
     )
 
 

@@ -222,11 +222,9 @@ def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, ancho
                              "return spans (offsets or text) for every result, or doc ids "
                              "alone for every result (a doc-level run)")
         if text is not None:
-            placed = anchor.resolve("retrieved", rank - 1, q.id,
-                                    None if doc is None else str(doc), start, end, text,
-                                    None, None)
-            if placed is not None:
-                doc, start, end = placed
+            doc, start, end = anchor.resolve("retrieved", rank - 1, q.id,
+                                             None if doc is None else str(doc), start, end,
+                                             text, None, None)
         if doc is None:
             raise InputError(f"{where} has no doc id (metadata "
                              f"{id_key or 'doc_id/source/id'})")

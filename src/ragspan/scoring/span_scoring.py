@@ -9,6 +9,7 @@ import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.facts import ChunkRecall, FusionSources, OffScope, Reordering, Saturation
+from ragspan.io.anchoring import UNPLACED_DOC
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
@@ -108,6 +109,8 @@ def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None
                 raise InputError(f"gold_spans[{i}]: '{span.doc_id}'[{span.start}:{span.end}] "
                                  f"does not slice back to its text {span.text[:40]!r}",
                                  evalset.path, query.line)
+    if run.unplaced:  # the results kept at their ranks though their texts were not placed
+        lengths = {**lengths, UNPLACED_DOC: len(run.unplaced)}
     for stage in (run.spans, run.first_stage):
         if stage is None:
             continue
@@ -236,9 +239,10 @@ def compute_span_report(
         ranked_columns(run.first_stage, row_to_query, codes)
     if token_budgets and corpus is not None and tokenizer is not None:  # (checked above)
         names = list(codes.codes)
-        ranked = with_token_counts(ranked, corpus, names, tokenizer)
+        extra = {UNPLACED_DOC: run.unplaced} if run.unplaced else {}
+        ranked = with_token_counts(ranked, corpus, names, tokenizer, extra)
         if first_ranked is not None:
-            first_ranked = with_token_counts(first_ranked, corpus, names, tokenizer)
+            first_ranked = with_token_counts(first_ranked, corpus, names, tokenizer, extra)
     try:
         scores = score_spans(gold, ranked, ks, tau, chroma)
         first = None

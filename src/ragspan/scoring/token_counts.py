@@ -28,16 +28,20 @@ class TokenizerLike(Protocol):
 
 
 def with_token_counts(ranked: RankedColumns, corpus: Corpus, doc_names: list[str],
-                      tokenizer: TokenizerLike) -> RankedColumns:
+                      tokenizer: TokenizerLike, extra: dict[str, str] | None = None
+                      ) -> RankedColumns:
     """``ranked`` with ``tokens`` set: each entry's length in tokens of ``tokenizer``
-    (``doc_names[code]`` is the document of code ``code``)."""
+    (``doc_names[code]`` is the document of code ``code``; ``extra``: texts of documents
+    outside the corpus, such as the results kept though they could not be placed)."""
+    extra = extra or {}
     texts: dict[tuple[int, int, int], str] = {}
     counts: dict[tuple[int, int, int], int] = {}
     keys = list(zip(ranked.doc.tolist(), ranked.start.tolist(), ranked.end.tolist()))
     for key in keys:
         if key not in counts:
             doc, start, end = key
-            texts[key] = corpus.text(doc_names[doc])[start:end]
+            name = doc_names[doc]
+            texts[key] = (extra[name] if name in extra else corpus.text(name))[start:end]
             counts[key] = tokenizer.count(texts[key])
     count = np.fromiter((counts[k] for k in keys), dtype=np.int64, count=len(keys))
 

@@ -73,6 +73,11 @@ def _notes(summary: dict[str, Any]) -> list[str]:
     a = summary.get("anchor")
     if a:
         lines.append(f"anchor {a['report']} (cumulative budget {a['budget']}): {a['verdict']}")
+    pl = summary.get("placement")
+    if pl:
+        lines.append(f"placement: results whose text could not be placed, kept at their ranks "
+                     f"as off-corpus results: baseline {pl['baseline']['dropped']}, candidate "
+                     f"{pl['candidate']['dropped']}")
     c = summary.get("clusters")
     if c:
         unit = ("each question is its own unit" if c["by"] == "none"
