@@ -106,3 +106,37 @@ def patch_everywhere(monkeypatch: pytest.MonkeyPatch, module, name: str, value) 
     for mod_name, mod in list(sys.modules.items()):
         if mod_name.startswith("ragspan") and mod is not module and getattr(mod, name, None) is real:
             monkeypatch.setattr(mod, name, value)
+
+
+CITIES = ("Leeds", "Utrecht", "Porto", "Lyon", "Graz", "Turku", "Gdansk", "Bergen", "Cork",
+          "Basel", "Ghent", "Bilbao", "Malmo", "Brno", "Split", "Tartu")
+
+
+class Contracts:
+    """A corpus of ``n`` distinct small contracts and an eval set asking one question of
+    each (its gold: the royalty clause), with runs built from texts (``run``)."""
+
+    def __init__(self, tmp: Path, n: int = 12):
+        self.tmp = tmp
+        self.texts = {
+            f"c{i:02d}": (f"Preamble {i}: this agreement is made in {CITIES[i % len(CITIES)]} "
+                          f"between party {i}A and party {i}B. Clause {i}: the licensee pays "
+                          f"royalty number {i} within {i + 10} days of each notice from "
+                          f"{CITIES[(i + 5) % len(CITIES)]}. Closing words of contract {i}, "
+                          f"signed on day {i + 3} of the year.")
+            for i in range(n)}
+        self.gold = {d: (t.index("Clause"), t.index(" Closing")) for d, t in self.texts.items()}
+        self.corpus = write_jsonl(tmp / "corpus.jsonl",
+                                  [{"id": d, "text": t} for d, t in self.texts.items()])
+        self.evalset = write_jsonl(tmp / "eval.jsonl", [
+            {"id": f"q{d}", "query": f"When is royalty {d} due?", "doc_id": d,
+             "gold_spans": [list(self.gold[d])]} for d in self.texts])
+
+    def clause(self, doc: str) -> str:
+        lo, hi = self.gold[doc]
+        return self.texts[doc][lo:hi]
+
+    def run(self, name: str, items) -> Path:
+        """A run whose rows are ``items(doc)``: the retrieved items of query ``q<doc>``."""
+        return write_jsonl(self.tmp / name, [{"id": f"q{d}", "retrieved": items(d)}
+                                             for d in self.texts])

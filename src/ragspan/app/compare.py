@@ -210,6 +210,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         "permutations": opts.permutations, "bootstrap": opts.bootstrap, "seed": opts.seed,
         "correction": opts.family_correction, "budget_tolerance": opts.budget_tolerance,
         "allow_budget_change": opts.allow_budget_change,
+        "allow_parameter_change": list(opts.allow_parameter_change) or None,
         "budgets": {n: str(b) for n, b in result.budgets.items()},
         "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
         "cluster_by": opts.cluster_by,

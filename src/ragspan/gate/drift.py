@@ -4,6 +4,7 @@ guard)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +12,9 @@ import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.gate.alignment import ClusterPlan, Comparison, align, check_comparable
+from ragspan.gate.budget_match import budget_check, budget_trap, equal_budget_plan
 from ragspan.gate.budgets import Budget, parse_budget_value
-from ragspan.gate.decision import failure_reason, uncertain_reason
+from ragspan.gate.decision import decide
 from ragspan.gate.evaluate import evaluate, family
 from ragspan.gate.inputs import ScoreReport
 from ragspan.gate.options import GateOptions
@@ -49,7 +51,10 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
                  ) -> tuple[dict[str, Any], list[str], list[str]]:
     """The drift guard: every metric gated against the baseline, gated against the pinned
     ``anchor`` with the cumulative ``opts.anchor_budget`` by the same interval rule (overall
-    only, its own family). Returns the report part, failure and inconclusive reasons."""
+    only, its own family), and the same retrieval budget check: a candidate that reached
+    more characters than the anchor's in steps each within the tolerance is decided at
+    equal budget against the anchor too (or fails, without character cutoffs). Returns the
+    report part, failure and inconclusive reasons."""
     if opts.anchor_budget is None:
         raise UsageError("--anchor needs --anchor-budget (the cumulative budget, e.g. 5pt)")
     budget = parse_budget_value(opts.anchor_budget)
@@ -67,8 +72,13 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
             if not parse_name(n).spec.bounded:
                 raise UsageError(f"--anchor-budget {budget}: '{n}' is not a 0-1 metric; give "
                                  "the cumulative budget in %")
-    a_opts = GateOptions(**{**opts.__dict__, "budgets": dict.fromkeys(names, budget),
-                            "gate_slices": ()})
+    off = Budget("off")
+    budgets = {n: budget if n in names else off for n in cmp.names}
+    a_opts = GateOptions(**{**opts.__dict__, "budgets": budgets, "gate_slices": ()})
+    bcheck = budget_check(cmp, a_opts)
+    budgets, decided_at = equal_budget_plan(cmp, bcheck, budgets, {})
+    a_opts = dataclasses.replace(a_opts, budgets=budgets)
+    names = [n for n in cmp.names if budgets[n].gated]
     cols = [cmp.names.index(n) for n in names]
     sub = Comparison(cmp.ids, names, cmp.base[:, cols], cmp.cand[:, cols], cmp.rows_base,
                      cmp.rows_cand, cmp.kind, cmp.ks)
@@ -76,11 +86,21 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     level, size = family(sub, a_opts, {}, None, index) if opts.mode == "interval" \
         else (opts.level, 0)
     outs = evaluate(sub.base, sub.cand, names, a_opts, {}, level, index)
+    notes: tuple[str, ...] = ()
+    if bcheck is not None and decided_at:
+        bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
+        notes, traps = budget_trap(cmp, bcheck, outs)
+        bcheck = dataclasses.replace(bcheck, trap=traps)
+    decision = decide(outs, bcheck)
     where = "against the anchor: "
-    failures = [failure_reason(o, where) for o in outs if o.failed]
-    uncertain = [uncertain_reason(o, where) for o in outs if o.decision == "inconclusive"]
-    verdict = "fail" if failures else "inconclusive" if uncertain else "pass"
-    part = {"report": anchor.path, "budget": str(budget), "verdict": verdict,
-            "bound_alpha": level, "family": size,
-            "metrics": {o.name: o.as_json() for o in outs}}
+    failures = [where + r for r in decision.reasons]
+    uncertain = [where + r for r in decision.uncertain]
+    part: dict[str, Any] = {"report": anchor.path, "budget": str(budget),
+                            "verdict": decision.verdict, "bound_alpha": level, "family": size,
+                            "metrics": {o.name: o.as_json() for o in outs}}
+    if bcheck is not None:
+        part["retrieval_budget"] = {"changed": bcheck.changed, "per_k": bcheck.per_k,
+                                    **({"decided_at": decided_at} if decided_at else {})}
+    if notes:
+        part["notes"] = list(notes)
     return part, failures, uncertain
