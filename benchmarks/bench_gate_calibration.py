@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from ragspan.gate.compare import compare
-from ragspan.gate.inputs import QueryRow, ScoreReport  # noqa: E402
+from ragspan.gate.inputs import Documents, QueryRow, ScoreReport  # noqa: E402
 from ragspan.gate.options import GateOptions
 
 DRAWS = int(os.environ.get("RAGSPAN_CALIBRATION_DRAWS", "4000"))
@@ -198,7 +198,7 @@ def coverage() -> None:
             else:
                 d = rng.exponential(0.2, (n, reps)) - 0.2
                 truth = 0.0
-            lo, hi = bootstrap_t_drop(d, 0.025, 2_000, 0)
+            lo, hi, _ = bootstrap_t_drop(d, 0.025, 2_000, 0)
             cells.append(float(((lo <= truth) & (truth <= hi)).mean()))
         print(f"| {kind} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
 
@@ -266,7 +266,7 @@ def real_report(ids, docs, matrix, corpus_docs: int, tag: str) -> ScoreReport:
                        parameters={"k": [5, 10], "grounding_threshold": 0.5},
                        eval_sha256="e", corpus_sha256=None, ids=tuple(ids), names=REAL_METRICS,
                        values=matrix, rows=rows,
-                       documents={"corpus": corpus_docs, "asked": len(set(docs))})
+                       documents=Documents(corpus_docs, len(set(docs))))
 
 
 def clustered() -> None:
@@ -359,13 +359,70 @@ def clustered() -> None:
                                            for m in REAL_METRICS[:2]) + " |")
 
 
+FEW = (2, 3, 4, 6, 10)  # contracts in a subset: below 5 the default decides per question
+
+
+def few() -> None:
+    """Few clusters: subsets of 2, 3, 4, 6 and 10 contracts with the default settings
+    (``auto``: by document, unless there are fewer clusters than an exact randomization test
+    needs to reach alpha, 5 at 0.05; then per question). For each size, the share of
+    harmless changes (a coin per contract, as in ``clustered``) that fail, and of real drops
+    (the worse pipeline on every contract) that fail; with the unit each draw was decided
+    by."""
+    got = cuad_values()
+    if got is None:
+        return
+    ids, docs, values = got
+    names = list(values)
+    contracts = sorted(set(docs))
+    by_doc = {d: np.array([i for i, x in enumerate(docs) if x == d]) for d in contracts}
+    a, b = values[names[0]], values[names[1]]
+    j10 = REAL_METRICS.index("complete_grounding@10")
+    worse, better = (a, b) if a[:, j10].mean() < b[:, j10].mean() else (b, a)
+    print(f"\n[few] shared CUAD, default settings (auto), {REAL_DRAWS} draws per cell: "
+          "fail share of harmless changes | of real drops, complete_grounding@5 / @10; the "
+          "unit decided")
+    print("| contracts (questions) | unit | harmless @5 | harmless @10 | drop @5 | drop @10 |")
+    print("|---|---|---:|---:|---:|---:|")
+    watch = ("complete_grounding@5", "complete_grounding@10")
+    for size in FEW:
+        rng = np.random.default_rng(3000 + size)
+        harmless = {m: 0 for m in watch}
+        real = {m: 0 for m in watch}
+        units, n_q = set(), 0
+        for i in range(REAL_DRAWS):
+            chosen = rng.choice(len(contracts), size=size, replace=False)
+            rows = np.concatenate([by_doc[contracts[c]] for c in sorted(chosen)])
+            coin = {contracts[c]: rng.random() < 0.5 for c in chosen}
+            flip = np.array([coin[docs[r]] for r in rows])
+            sub_ids, sub_docs = [ids[r] for r in rows], [docs[r] for r in rows]
+            n_q += len(rows)
+            opts = GateOptions(**FAST, top=0, allow_budget_change=True)
+            pairs = ((harmless, np.where(flip[:, None], a[rows], b[rows]),
+                      np.where(flip[:, None], b[rows], a[rows])),
+                     (real, better[rows], worse[rows]))
+            for tally, base, cand in pairs:
+                res = compare(real_report(sub_ids, sub_docs, base, CUAD_CONTRACTS, f"b{i}"),
+                              real_report(sub_ids, sub_docs, cand, CUAD_CONTRACTS, f"c{i}"),
+                              opts)
+                units.add((res.clusters or {}).get("by"))
+                for o in res.outcomes:
+                    if o.name in tally and o.failed:
+                        tally[o.name] += 1
+        cells = [f"{harmless[m] / REAL_DRAWS:.3f}" for m in watch] + \
+                [f"{real[m] / REAL_DRAWS:.3f}" for m in watch]
+        print(f"| {size} (~{n_q // REAL_DRAWS}) | {', '.join(sorted(map(str, units)))} | "
+              + " | ".join(cells) + " |")
+    print(f"  Monte Carlo standard error near 0.05: {se(0.05, REAL_DRAWS):.4f}")
+
+
 def main() -> None:
     """``python bench_gate_calibration.py [single] [slices] [former] [drift] [power]
-    [coverage] [clustered]``
+    [coverage] [clustered] [few]``
     (default: all)."""
     t0 = time.perf_counter()
     parts = set(sys.argv[1:]) or {"single", "slices", "former", "drift", "power", "coverage",
-                                  "clustered"}
+                                  "clustered", "few"}
     print(f"gate calibration: {DRAWS} draws per cell (slices: a quarter), fail / pass / "
           "inconclusive; default configuration; budget 2pt")
     if "single" in parts:
@@ -386,6 +443,8 @@ def main() -> None:
         coverage()
     if "clustered" in parts:
         clustered()
+    if "few" in parts:
+        few()
     print(f"\n{time.perf_counter() - t0:.0f} s")
 
 

@@ -99,44 +99,89 @@ def report(docs, values, corpus, tag="b", tags=None):
                        rows=rows, documents=Documents(corpus, len({d for d in docs if d})))
 
 
+SIX = [d for d in "abcdef" for _ in range(2)]  # six documents, two questions each
+
+
 @pytest.mark.parametrize("docs,corpus,by,why", [
-    (["a", "a", "b", "b"], 10, "doc_id", "asks about 2 of the corpus's 10 documents"),
-    (["a", "a", "b", "b"], 2, "none", "asks about all 2 documents"),
-    (["a", "b", "c", "d"], 10, "none", "no document has two questions"),
-    (["a", "a", "b", "b"], None, "doc_id", "the corpus size is not recorded"),
+    (SIX, 10, "doc_id", "asks about 6 of the corpus's 10 documents"),
+    (SIX, 6, "none", "asks about all 6 documents"),
+    (list("abcdef"), 10, "none", "no document has two questions"),
+    (SIX, None, "doc_id", "the corpus size is not recorded"),
+    (["a", "a", "b", "b"], 10, "none", "only 2 clusters by doc_id: fewer than the 5"),
 ])
 def test_the_default_unit(docs, corpus, by, why):
-    plan = cluster_plan(report(docs, [1, 0, 1, 0], corpus), report(docs, [1, 0, 1, 0], corpus,
-                                                                   "c"), "auto")
+    values = [1, 0] * (len(docs) // 2)
+    plan = cluster_plan(report(docs, values, corpus), report(docs, values, corpus, "c"), "auto")
     assert plan.by == by and why in plan.reason
-    assert plan.population == ("documents like these 2" if by == "doc_id"
+    assert plan.population == ("documents like these 6" if by == "doc_id"
                                else f"questions about these {len(set(docs))} documents")
 
 
+@pytest.mark.parametrize("alpha,fewest", [(0.05, 5), (0.1, 4), (0.01, 7), (0.03125, 5),
+                                          (0.5, 2)])
+def test_the_fewest_clusters_an_exact_test_needs(alpha, fewest):
+    """2^-C, the smallest one-sided p-value of an exact sign-flip test over C clusters, must
+    reach alpha."""
+    from ragspan.gate.alignment import min_clusters
+
+    assert min_clusters(alpha) == fewest
+    assert 2.0 ** -fewest <= alpha + 1e-12 and (fewest == 2 or 2.0 ** -(fewest - 1) > alpha)
+
+
 def test_given_units_and_clusters_that_differ():
-    docs = ["a", "a", "b", "b"]
-    tags = {"q0": {"team": "x"}, "q1": {"team": "y"}, "q2": {"team": "x"}, "q3": {"team": "y"}}
-    base = report(docs, [1, 0, 1, 0], 10, tags=tags)
-    plan = cluster_plan(base, report(docs, [1, 0, 1, 0], 10, "c", tags), "tag:team")
-    assert plan.index(base.ids).tolist() == [0, 1, 0, 1]
+    docs = SIX
+    tags = {f"q{i}": {"team": "uvwxyz"[i % 6]} for i in range(12)}
+    values = [1, 0] * 6
+    base = report(docs, values, 10, tags=tags)
+    plan = cluster_plan(base, report(docs, values, 10, "c", tags), "tag:team")
+    assert plan.index(base.ids).tolist() == [0, 1, 2, 3, 4, 5] * 2
     with pytest.raises(UsageError, match="no query carries the tag 'nope'"):
         cluster_plan(base, base, "tag:nope")
+    other = ["a", "b"] + SIX[2:]
     with pytest.raises(InputError, match=r"clusters \(doc_id\) differ, e.g. query 'q1'"):
-        cluster_plan(base, report(["a", "b", "b", "b"], [1, 0, 1, 0], 10, "c"), "doc_id")
+        cluster_plan(base, report(other, values, 10, "c"), "doc_id")
     with pytest.raises(UsageError, match="expected auto, none, doc_id or tag:KEY"):
         GateOptions(cluster_by="contract").validate()
 
 
-def test_one_cluster_is_inconclusive_and_says_why():
-    docs = ["a"] * 40
-    base = report(docs, [1] * 40, 100)
-    cand = report(docs, [0] * 10 + [1] * 30, 100, "c")
-    res = compare(base, cand, GateOptions(permutations=500, bootstrap=100))
-    assert res.decision.verdict == "inconclusive"
-    assert any("one cluster" in w for w in res.warnings)
-    per_query = compare(base, cand, GateOptions(permutations=500, bootstrap=100,
-                                                cluster_by="none"))
-    assert per_query.decision.verdict == "fail"  # about these 40 questions, it is a drop
+def test_too_few_clusters_decide_per_question_and_say_so():
+    """20 questions about one document of a two-document corpus, all 20 lost: one cluster
+    by document used to be inconclusive (exit 0), and one more unrelated document in a
+    one-document corpus turned a fail into that pass."""
+    docs = ["a"] * 20
+    base = report(docs, [1] * 20, 2)
+    cand = report(docs, [0] * 20, 2, "c")
+    for setting in ("auto", "doc_id"):
+        res = compare(base, cand, GateOptions(permutations=500, bootstrap=100,
+                                              cluster_by=setting))
+        assert res.decision.verdict == "fail", setting
+        assert res.clusters is not None and res.clusters["by"] == "none"
+        assert "only 1 cluster by doc_id" in res.clusters["reason"]
+        assert res.clusters["population"] == "questions about this one document"
+    # two, three and four documents: still per question; five: by document
+    for n_docs, by in ((2, "none"), (3, "none"), (4, "none"), (5, "doc_id")):
+        docs = [f"d{i % n_docs}" for i in range(20)]
+        res = compare(report(docs, [1] * 20, 50), report(docs, [0] * 20, 50, "c"),
+                      GateOptions(permutations=500, bootstrap=100))
+        assert res.clusters is not None and res.clusters["by"] == by, n_docs
+        assert res.decision.verdict == "fail", n_docs
+
+
+def test_a_fail_never_stands_beside_a_p_value_that_contradicts_it():
+    """Two clusters used to print FAIL with p = 0.5 beside a lower bound above 0 from a
+    zero-variance cluster-t; now the p-value printed is the bound's own test's."""
+    docs = [f"d{i % 6}" for i in range(30)]
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        b = rng.integers(0, 2, 30).astype(float)
+        c = np.where(rng.random(30) < 0.3, 0.0, b)
+        res = compare(report(docs, b, 50), report(docs, c, 50, "c"),
+                      GateOptions(permutations=500, bootstrap=200))
+        for o in res.outcomes:
+            if o.gated and o.decision == "fail":
+                assert o.p_drop is not None and o.p_drop < (o.bound_alpha or 0)
+            if o.gated and o.p_drop is not None and o.p_drop < (o.bound_alpha or 0) - 1e-9:
+                assert (o.drop_low or 0) > 0
 
 
 def test_an_eval_set_about_every_document_keeps_the_per_query_gate():
@@ -152,8 +197,9 @@ def test_an_eval_set_about_every_document_keeps_the_per_query_gate():
     forced = run_cli("compare", "--baseline", FIX / "baseline.json", "--candidate",
                      FIX / "candidate-fail.json", "--no-config", "--cluster-by", "doc_id",
                      "--format", "json")
-    assert forced.exit_code == 0  # one document: nothing can be said of documents like it
-    assert forced.json()["predicate"]["verdict"] == "inconclusive"
+    assert forced.exit_code == 4  # one document: decided about these questions, and said
+    clusters = forced.json()["predicate"]["summary"]["clusters"]
+    assert clusters["by"] == "none" and "only 1 cluster by doc_id" in clusters["reason"]
 
 
 def test_the_api_and_the_cli_follow_one_settings_rule(tmp_path, monkeypatch):

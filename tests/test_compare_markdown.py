@@ -107,3 +107,24 @@ def test_the_demos_comment(tmp_path):
     assert "16 other metrics" in folded or "18 other metrics" in folded
     assert "constant on both sides not shown" in folded and "doc_" not in text
     assert len(text.encode("utf-8")) < 6_000
+
+
+def test_an_unbounded_interval_prints_as_unbounded(tmp_path):
+    """One query of 30 moved, the rest exactly equal: the bootstrap-t bound has no end on
+    either side, and the comment printed it as two 303-digit numbers."""
+    import json
+
+    fix = ROOT / "tests" / "fixtures" / "gate"
+    doc = json.loads((fix / "baseline.json").read_text(encoding="utf-8"))
+    pred = doc["predicate"]
+    pred["details"]["queries"][0]["metrics"]["span_coverage@1"] -= 0.3
+    pred["summary"]["metrics"]["span_coverage@1"] = sum(
+        r["metrics"]["span_coverage@1"] for r in pred["details"]["queries"]) / 30
+    cand = tmp_path / "cand.json"
+    cand.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", fix / "baseline.json", "--candidate", cand,
+                  "--budget", "span_coverage=5pt", "--no-config", "--format", "markdown")
+    assert res.exit_code == 0, res.stderr
+    row = next(ln for ln in res.stdout.splitlines() if "span_coverage@1" in ln)
+    assert "-unbounded, +unbounded" in row, row
+    assert not re.search(r"\d{20}", res.stdout)

@@ -78,7 +78,7 @@ def test_bootstrap_t_equals_a_direct_loop_over_the_same_resamples():
 
     rng = np.random.default_rng(3)
     d = np.column_stack([rng.exponential(0.3, 25) - 0.2, rng.normal(0, 1, 25)])
-    low, high = bootstrap_t_drop(d, 0.05, 500, 7)
+    low, high, _ = bootstrap_t_drop(d, 0.05, 500, 7)
     draws = np.random.default_rng(7).integers(0, 25, size=(500, 25))
     mean, se = d.mean(axis=0), d.std(axis=0, ddof=1) / 5
     t = np.array([(d[i].mean(axis=0) - mean) / (d[i].std(axis=0, ddof=1) / 5) for i in draws])
@@ -88,7 +88,29 @@ def test_bootstrap_t_equals_a_direct_loop_over_the_same_resamples():
     assert low == pytest.approx(mean - upper_q * se, rel=1e-9)
     assert high == pytest.approx(mean - lower_q * se, rel=1e-9)
     same = bootstrap_t_drop(np.full((10, 1), 0.25), 0.05, 200, 0)
-    assert same[0][0] == same[1][0] == 0.25
+    assert same[0][0] == same[1][0] == 0.25 and same[2][0] == 0.0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_p_value_and_the_bound_come_from_one_test(seed):
+    """At every error rate, a bound's lower end is above 0 exactly when its p-value of "no
+    drop" is below that rate: bootstrap-t (continuous), mid-p McNemar (binary)."""
+    from ragspan.gate.bounds import bootstrap_t_drop, midp_no_drop, paired_binary_drop
+
+    rng = np.random.default_rng(seed)
+    d = np.column_stack([rng.normal(0.05 * seed, 0.3, 30), rng.exponential(0.2, 30) - 0.15])
+    _, _, p = bootstrap_t_drop(d, 0.05, 400, seed)
+    for alpha in (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45):
+        low, _, _ = bootstrap_t_drop(d, alpha, 400, seed)
+        for j in range(2):
+            if abs(p[j] - alpha) > 1e-9:
+                assert (low[j] > 0) == (p[j] < alpha), (alpha, j, low[j], p[j])
+    broken, fixed = int(rng.integers(0, 12)), int(rng.integers(0, 6))
+    q = midp_no_drop(broken, fixed)
+    for alpha in (0.001, 0.01, 0.05, 0.1, 0.3):
+        low, _ = paired_binary_drop(broken, fixed, 40, alpha)
+        if abs(q - alpha) > 1e-9:
+            assert (low > 1e-12) == (q < alpha), (alpha, broken, fixed, low, q)
 
 
 def test_the_family_level_none_holm_and_max_t():

@@ -292,3 +292,20 @@ def test_source_date_epoch(value, code):
     assert res.returncode == code, res.stderr
     if code == 2:
         assert res.stderr.count("\n") == 1 and "SOURCE_DATE_EPOCH must be an integer" in res.stderr
+
+
+def test_every_output_says_whether_the_reports_were_verified():
+    """A hand-edited report passed unverified, and no output said the reports were taken as
+    written."""
+    for args, verified, said in ((HONEST, True, "both reports re-scored from the eval set, "
+                                                "the corpus and the runs"),
+                                 ((), False, "taken as written, not verified: give "
+                                             "--eval-set")):
+        res = compare(*args)
+        assert res.exit_code == 4, res.stderr
+        stated = res.json()["predicate"]["summary"]["verification"]
+        assert stated["verified"] is verified and said in stated["statement"]
+        for fmt in ("table", "markdown"):
+            out = run_cli("compare", "--baseline", FIX / "baseline.json", "--candidate",
+                          FIX / "candidate-fail.json", "--format", fmt, *args)
+            assert said in out.stdout.replace("\\", ""), (fmt, out.stdout[:600])

@@ -15,7 +15,7 @@ from ragspan.app.output import CommandResult
 from ragspan.app.score import DEFAULT_TOKENIZER, eval_set_body, qrels_body
 from ragspan.app.settings import load_tool_config
 from ragspan.base.canonical import canonical_dumps
-from ragspan.base.errors import InputError, UsageError, present
+from ragspan.base.errors import InputError, MissingExtraError, UsageError, present
 from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.gate import compare as gate
@@ -96,8 +96,14 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
             raise InputError(f"{flag[key]} was given, but the {role} report was scored "
                              f"without a {key.replace('_', ' ')}", path)
     params = _scoring_parameters(pred)
-    body = _rescored(pred["kind"], params, sources, present(run, flag["run"]), chunks,
-                     "qrels" in recorded, path)
+    try:
+        body = _rescored(pred["kind"], params, sources, present(run, flag["run"]), chunks,
+                         "qrels" in recorded, path)
+    except MissingExtraError:
+        raise
+    except UsageError as exc:  # a value of the report's own parameters, not of a flag
+        raise InputError(f"the {role} report's parameters cannot be re-scored: {exc}",
+                         path) from None
     for ref in body.inputs:
         if recorded.get(ref.role) != ref.sha256:
             raise InputError(f"{flag.get(ref.role, ref.role)} {ref.name} (sha256 "
@@ -224,12 +230,32 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
              for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
     if sources.given:
         refs += _source_refs(sources, base, cand)
+    summary = result.summary()
+    summary["verification"] = verification(sources)
     return CommandResult(statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},
-        summary=result.summary(), details=result.details(),
+        summary=summary, details=result.details(),
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
     ))
+
+
+def verification(sources: Sources) -> dict[str, Any]:
+    """What the verdict rests on: both reports re-scored from the files they record, or the
+    reports taken as written (and how to verify them)."""
+    if sources.given:
+        files = ["the eval set" if sources.eval_set is not None else "the qrels"]
+        if sources.corpus is not None:
+            files.append("the corpus")
+        files.append("the runs")
+        if sources.baseline_chunks is not None or sources.candidate_chunks is not None:
+            files.append("the chunk manifests")
+        said = (f"both reports re-scored from {', '.join(files[:-1])} and {files[-1]}, and "
+                "equal to what those files score to")
+        return {"verified": True, "statement": said}
+    return {"verified": False, "statement": (
+        "taken as written, not verified: give --eval-set (or --qrels), --corpus and "
+        "--baseline-run / --candidate-run to re-score both reports from their files")}
 
 
 def _gate_options(budgets: Sequence[str], config: str | None, no_config: bool,

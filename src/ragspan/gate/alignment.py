@@ -4,6 +4,7 @@ queries and metrics aligned (``align``), the clusters their queries fall in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -170,11 +171,15 @@ class ClusterPlan:
                 "population": self.population}
 
 
-def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str) -> ClusterPlan:
+def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str,
+                 alpha: float = 0.05) -> ClusterPlan:
     """Resolve ``--cluster-by``. ``auto``: per question when no document has two questions,
     or when the eval set asks about every document of its corpus (the verdict is about these
     documents); by ``doc_id`` otherwise (they are a sample of the documents users query, or
-    the corpus size is unknown). The candidate's clusters must be the baseline's."""
+    the corpus size is unknown). The candidate's clusters must be the baseline's. Fewer
+    clusters than ``min_clusters(alpha)`` cannot show a drop about groups like them at
+    ``alpha``: the gate then decides per question, about these questions, and says so
+    (never "no claim" for a collapse)."""
     docs = {q: r.doc_id for q, r in zip(base.ids, base.rows) if r.doc_id is not None}
     asked = len(set(docs.values()))
     if setting.startswith("tag:"):
@@ -212,5 +217,18 @@ def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str) -> ClusterP
             raise InputError(f"the reports' clusters ({by}) differ, e.g. query '{first}': "
                              f"{keys.get(first)!r} against {cand_keys.get(first)!r}", cand.path)
     units = len(set(keys.values())) + sum(1 for q in base.ids if q not in keys)
+    fewest = min_clusters(alpha)
+    if by != "none" and units < fewest:
+        reason = (f"only {units} cluster{'s' if units != 1 else ''} by {by}: fewer than the "
+                  f"{fewest} an exact randomization test needs to reach alpha {alpha:g}, so "
+                  "nothing can be shown about other groups; decided per question, about "
+                  "these questions")
+        return ClusterPlan("none", reason, {}, populations("none", len(base.ids), asked))
     return ClusterPlan(by, reason, keys if by != "none" else {},
                        populations(by, units, asked))
+
+
+def min_clusters(alpha: float) -> int:
+    """The fewest clusters with which a one-sided exact sign-flip test over cluster totals
+    can reach ``alpha``: its smallest p-value is ``2 ** -C`` (5 at alpha 0.05)."""
+    return max(2, math.ceil(math.log2(1.0 / alpha) - 1e-9))

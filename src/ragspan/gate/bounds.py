@@ -20,6 +20,11 @@ a regression), one per side, each at level ``1 - alpha``: ``[low, high]`` is the
 
 With fewer than 2 queries there is no interval: both bounds are the observed drop. A column
 whose deltas are all equal has a zero-width interval at that value.
+
+Each column also gets ``p_drop``, the one-sided p-value of "no drop" from the same test and
+statistic as its bounds: the error rate at which its lower bound reaches 0, so the lower
+bound at level ``alpha`` is above 0 exactly when ``p_drop < alpha``. The verdict and the
+p-value printed beside it therefore never disagree.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class Bounds:
     high: np.ndarray
     method: tuple[str, ...]  # per column: "mid-p-mcnemar" or "bootstrap-t"
     alpha: float
+    p_drop: np.ndarray  # per column: the one-sided p-value of "no drop" (NaN: no bounds)
 
 
 def _midp_at_least(x: int, m: int, pi: float) -> float:
@@ -75,15 +81,46 @@ def paired_binary_drop(broken: int, fixed: int, n: int, alpha: float) -> tuple[f
     return m / n * (2 * lo - 1), m / n * (2 * hi - 1)
 
 
+def midp_no_drop(broken: int, fixed: int) -> float:
+    """The one-sided mid-p McNemar p-value of "no drop" (``paired_binary_drop``'s lower bound
+    is above 0 exactly below it); 1.0 without a discordant query."""
+    m = broken + fixed
+    return 1.0 if m == 0 else _midp_at_least(broken, m, 0.5)
+
+
+def _below(ordered: np.ndarray, x: float) -> float:
+    """``sup {q : quantile(q) < x}`` of numpy's linear-interpolation quantile of the sorted
+    sample ``ordered``: the share of the sample below ``x``, interpolated as numpy does."""
+    size = ordered.size
+    i = int(np.searchsorted(ordered, x, side="left")) - 1
+    if i < 0:
+        return 0.0
+    if i >= size - 1:
+        return 1.0
+    lo, hi = float(ordered[i]), float(ordered[i + 1])
+    return (i + (x - lo) / (hi - lo)) / (size - 1)
+
+
+def bootstrap_t_p(t: np.ndarray, t_obs: float) -> float:
+    """The error rate at which the bootstrap-t lower bound (``bootstrap_t_drop``, from the
+    resampled statistics ``t`` of one column) reaches 0, for the observed ``mean / se``:
+    the smallest alpha with ``t_obs`` above both the ``1 - alpha`` quantile of ``t`` and the
+    ``1 - 2 alpha`` quantile of ``|t|``."""
+    ordered = np.sort(t)
+    absolute = np.sort(np.abs(t))
+    return max(1.0 - _below(ordered, t_obs), (1.0 - _below(absolute, t_obs)) / 2)
+
+
 def bootstrap_t_drop(drops: np.ndarray, alpha: float, n_resamples: int, seed: int
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One-sided ``1 - alpha`` bootstrap-t bounds on the mean of each column of ``drops``
-    (n queries x m columns), the same resamples for every column."""
+    (n queries x m columns), the same resamples for every column, and each column's p-value
+    of "no drop" (``bootstrap_t_p``; NaN under 2 queries)."""
     d = np.asarray(drops, dtype=float)
     n, m = d.shape
     mean = d.mean(axis=0)
     if n < 2:
-        return mean.copy(), mean.copy()
+        return mean.copy(), mean.copy(), np.full(m, np.nan)
     sd = d.std(axis=0, ddof=1)
     se = sd / math.sqrt(n)
     rng = np.random.default_rng(seed)
@@ -114,7 +151,9 @@ def bootstrap_t_drop(drops: np.ndarray, alpha: float, n_resamples: int, seed: in
     flat = se == 0
     low = np.where(flat, mean, mean - q_hi * se)
     high = np.where(flat, mean, mean - q_lo * se)
-    return low, high
+    p = np.array([(0.0 if mean[j] > 0 else 1.0) if flat[j]
+                  else bootstrap_t_p(t[:, j], float(mean[j] / se[j])) for j in range(m)])
+    return low, high, p
 
 
 def drop_bounds(base: np.ndarray, cand: np.ndarray, binary: list[bool],
@@ -129,10 +168,11 @@ def drop_bounds(base: np.ndarray, cand: np.ndarray, binary: list[bool],
     drops = (base - cand) * sign
     low = drops.mean(axis=0) if n else np.zeros(m)
     high = low.copy()
+    p_drop = np.full(m, np.nan)
     cont = [j for j in range(m) if not binary[j]]
     if cont:
-        lo, hi = bootstrap_t_drop(drops[:, cont], alpha, n_resamples, seed)
-        low[cont], high[cont] = lo, hi
+        lo, hi, p = bootstrap_t_drop(drops[:, cont], alpha, n_resamples, seed)
+        low[cont], high[cont], p_drop[cont] = lo, hi, p
     methods = []
     for j in range(m):
         if binary[j] and n >= 1:
@@ -142,7 +182,8 @@ def drop_bounds(base: np.ndarray, cand: np.ndarray, binary: list[bool],
                 broken, fixed = fixed, broken
             b_lo, b_hi = paired_binary_drop(broken, fixed, n, alpha)
             low[j], high[j] = (b_lo, b_hi) if n >= 2 else (drops[:, j].mean(),) * 2
+            p_drop[j] = midp_no_drop(broken, fixed) if n >= 2 else np.nan
             methods.append("mid-p-mcnemar")
         else:
             methods.append("bootstrap-t")
-    return Bounds(low, high, tuple(methods), alpha)
+    return Bounds(low, high, tuple(methods), alpha, p_drop)

@@ -97,6 +97,24 @@ def t_bounds(drops: np.ndarray, index: np.ndarray, alpha: float
     return mean - q * se, mean + q * se
 
 
+def t_p_no_drop(drops: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Per column, the one-sided p-value of "no drop" of the cluster-robust t test: the
+    error rate at which ``t_bounds``' lower bound reaches 0 (a column without spread: 0 when
+    its mean drop is above 0, else 1; under 2 clusters: 1, no claim)."""
+    from scipy.special import stdtr
+
+    d = np.asarray(drops, dtype=float)
+    mean = d.mean(axis=0) if d.shape[0] else np.zeros(d.shape[1])
+    c = count(index)
+    if c < 2:
+        return np.ones(d.shape[1])
+    se = robust_se(d, index)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, mean / np.where(se > 0, se, 1.0), 0.0)
+    p: np.ndarray = np.where(se > 0, stdtr(c - 1, -t), np.where(mean > 0, 0.0, 1.0))
+    return p
+
+
 UNBOUNDED = 1e300  # a bound that no budget and no drop reaches (JSON holds no infinity)
 
 

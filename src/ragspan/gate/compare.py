@@ -42,7 +42,6 @@ from ragspan.gate.budget_match import (
 )
 from ragspan.gate.budgets import budget_for
 from ragspan.gate.changes import grounding_changes, most_regressed, why_line
-from ragspan.gate.clusters import count
 from ragspan.gate.decision import decide
 from ragspan.gate.drift import anchor_check, noise_check
 from ragspan.gate.evaluate import evaluate, family, slice_groups, slice_outcomes
@@ -92,12 +91,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     interval = power = None
     warnings: list[str] = []
     level: float | None = None
-    plan = cluster_plan(base, cand, opts.cluster_by)
+    plan = cluster_plan(base, cand, opts.cluster_by, opts.level)
     clusters = plan.index(cmp.ids)
-    if clusters is not None and len(cmp.ids) and count(clusters) == 1:
-        warnings.append(f"all {len(cmp.ids)} queries are in one cluster ({plan.by}): nothing "
-                        "can be inferred about other documents, so no gated metric is decided "
-                        "(--cluster-by none to infer about these questions)")
     groups = slice_groups(cmp, opts)
     if opts.mode == "interval":
         level, size = family(cmp, opts, defaults, groups, clusters)

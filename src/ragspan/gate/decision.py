@@ -44,7 +44,10 @@ class MetricOutcome:
     drop_low: float | None = None  # interval mode: one-sided bounds on the drop
     drop_high: float | None = None
     bound_alpha: float | None = None  # the error rate of each bound (family-adjusted)
-    interval: str | None = None  # mid-p-mcnemar | bootstrap-t
+    interval: str | None = None  # mid-p-mcnemar | bootstrap-t | cluster-t
+    # interval mode, gated: the one-sided p-value of "no drop" from the bounds' own test
+    # (the lower bound is above 0 exactly when it is below ``bound_alpha``)
+    p_drop: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items()
@@ -226,8 +229,9 @@ def failure_reason(o: MetricOutcome, where: str = "") -> str:
         if o.drop_low is None or o.drop_low == o.drop_high:
             rule = f"over the budget {o.budget}, and fewer than 2 queries give no bounds"
         else:
+            p = "" if o.p_drop is None else f", p={o.p_drop:.3g}"
             rule = (f"over the budget {o.budget}, and the one-sided {_level(o)} lower bound "
-                    f"of the drop, {drop_amount(o, o.drop_low)}, is above 0 ({o.interval})")
+                    f"of the drop, {drop_amount(o, o.drop_low)}, is above 0 ({o.interval}{p})")
         return f"{where}{o.name} {moved} {_pts(o)}: {rule}"
     if o.upper_drop is not None:  # non-inferiority: the bound decides
         if o.p_value is None:
@@ -245,7 +249,12 @@ def _bounded(name: str) -> bool:
     return parse_name(name).spec.bounded
 
 
+UNBOUNDED_AT = 1e299  # a bound this far out is no bound (``clusters.UNBOUNDED``, t* clipped)
+
+
 def drop_amount(o: MetricOutcome, drop: float) -> str:
+    if abs(drop) >= UNBOUNDED_AT:
+        return "unbounded"
     return f"{drop * 100:.2f}pt" if _bounded(o.name) else f"{drop:.4g}"
 
 

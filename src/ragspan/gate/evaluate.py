@@ -70,7 +70,7 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
         up = float(upper_down[j] if higher else upper_up[j])
         decision = None
         if opts.mode == "interval":
-            low, high, method = bounds.get(j, (drop, drop, None))
+            low, high, method, _ = bounds.get(j, (drop, drop, None, None))
             decision = interval_decision(gated=budgets[j].gated, n=n, drop=drop,
                                          allowed=allowed, low=low, high=high)
             failed, significant = decision == "fail", None
@@ -97,6 +97,7 @@ def evaluate(base: np.ndarray, cand: np.ndarray, names: list[str], opts: GateOpt
             drop_high=bounds[j][1] if j in bounds else None,
             bound_alpha=level if j in bounds else None,
             interval=bounds[j][2] if j in bounds else None,
+            p_drop=bounds[j][3] if j in bounds else None,
         ))
     return out
 
@@ -139,19 +140,23 @@ def _p_values(base: np.ndarray, cand: np.ndarray, names: list[str], test_p: np.n
 
 def _drop_bounds(base: np.ndarray, cand: np.ndarray, names: list[str], gated_cols: list[int],
                  clusters: np.ndarray | None, opts: GateOptions, level: float
-                 ) -> dict[int, tuple[float, float, str]]:
+                 ) -> dict[int, tuple[float, float, str, float | None]]:
     """Interval mode: per gated metric (by column) two-sided bounds on its drop at
-    ``level`` and the method that gave them (cluster-robust t over clusters)."""
+    ``level``, the method that gave them (cluster-robust t over clusters) and that test's
+    one-sided p-value of "no drop" (None without bounds)."""
     specs = [parse_name(names[j]).spec for j in gated_cols]
     if clusters is not None:
         signs = np.array([1.0 if sp.higher_is_better else -1.0 for sp in specs])
-        lo, hi = cl.t_bounds((base[:, gated_cols] - cand[:, gated_cols]) * signs, clusters,
-                             level)
-        return {j: (float(lo[i]), float(hi[i]), "cluster-t") for i, j in enumerate(gated_cols)}
+        drops = (base[:, gated_cols] - cand[:, gated_cols]) * signs
+        lo, hi = cl.t_bounds(drops, clusters, level)
+        p = cl.t_p_no_drop(drops, clusters)
+        return {j: (float(lo[i]), float(hi[i]), "cluster-t", float(p[i]))
+                for i, j in enumerate(gated_cols)}
     got = drop_bounds(base[:, gated_cols], cand[:, gated_cols],
                       [sp.binary for sp in specs], [sp.higher_is_better for sp in specs],
                       level, opts.bootstrap, opts.seed)
-    return {j: (float(got.low[i]), float(got.high[i]), got.method[i])
+    return {j: (float(got.low[i]), float(got.high[i]), got.method[i],
+                None if np.isnan(got.p_drop[i]) else float(got.p_drop[i]))
             for i, j in enumerate(gated_cols)}
 
 

@@ -161,7 +161,7 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         names=names, values=values,
         rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
                             dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
-                            {(e["doc_id"], e["start"], e["end"]): e["chunks"]
+                            {(e["doc_id"], e["start"], e["end"]): e.get("chunks", [])
                              for e in r.get("failure_evidence", [])},
                             r.get("doc_id"))
                    for r in rows),

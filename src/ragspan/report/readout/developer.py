@@ -142,6 +142,12 @@ def all_pairs(r: Readout) -> Section | None:
         caption=_family_caption(r).strip())])
 
 
+def _at(by_k: dict[str, float], k: int, shown: Any) -> str:
+    """A per-k value of the chunking summary, or a dash where the report has none at k."""
+    value = by_k.get(str(k))
+    return DASH if value is None else str(shown(value))
+
+
 def chunking(r: Readout) -> Section:
     k = r.k
     header = ["configuration", "chunks", "mean chunk chars", "span integrity",
@@ -157,8 +163,8 @@ def chunking(r: Readout) -> Section:
                      pct(ch["span_integrity"]),
                      f"{ch['gold_spans'] - ch['contained_whole']} of {ch['gold_spans']}",
                      f"{ch['relevant_chunks_per_query']['mean']:.2f}",
-                     f3(ch["precision_ceiling"][str(k)]),
-                     pct(ch["precision_share_of_ceiling"][str(k)])])
+                     _at(ch["precision_ceiling"], k, f3),
+                     _at(ch["precision_share_of_ceiling"], k, pct)])
     return Section("Chunking", [Table(header, rows, (
         "Span integrity: the share of gold spans one chunk holds whole. The precision ceiling "
         f"is what a perfect ranking of these chunks would reach at {k}; attained / ceiling is "
@@ -247,7 +253,7 @@ def slice_sections(r: Readout) -> list[Section]:
             cells = []
             for c in r.configs:
                 at = c.predicate["details"].get("slices", {}).get(key, {}).get(value)
-                cells.append(f3(at["metrics"][cg]) if at else DASH)
+                cells.append(f3(at["metrics"][cg]) if at and cg in at["metrics"] else DASH)
                 got = at and at["metrics"].get(mrr)
                 cells.append(DASH if got is None else f3(got))
             mark = " †" if count < small else ""

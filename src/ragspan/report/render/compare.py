@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragspan.gate.decision import UNBOUNDED_AT
 from ragspan.report.render.text import aligned, fmt_number, md_code, md_table, md_text
 from ragspan.scoring.metrics.registry import METRICS, parse_name
 
 
 def _p(m: dict[str, Any]) -> str:
-    p = m.get("p_adjusted", m.get("p_value"))
+    """A gated metric in interval mode: the one-sided p-value of "no drop" from its bounds'
+    own test; otherwise the two-sided test's (adjusted where it was)."""
+    p = m.get("p_drop", m.get("p_adjusted", m.get("p_value")))
     return "n/a" if p is None else f"{p:.3g}"
 
 
@@ -47,11 +50,17 @@ def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
             sign = 1 if parse_name(name).spec.higher_is_better else -1
             low, high = m["drop_bounds"]
             ci = sorted([-sign * high, -sign * low])
-        ci_text = (f"[{ci[0]:+,.0f}, {ci[1]:+,.0f}]" if base.startswith("retrieved_chars")
-                   else f"[{ci[0] * 100:+.2f}, {ci[1] * 100:+.2f}]")
+        ci_text = f"[{_end(ci[0], base)}, {_end(ci[1], base)}]"
         rows.append([mark, name, fmt_number(m["baseline"], base), fmt_number(m["candidate"], base),
                      d, ci_text, _p(m), m["budget"], extra])
     return rows
+
+
+def _end(value: float, base: str) -> str:
+    """One end of an interval: ``unbounded`` (-/+) where no bound was found."""
+    if abs(value) >= UNBOUNDED_AT:
+        return "-unbounded" if value < 0 else "+unbounded"
+    return f"{value:+,.0f}" if base.startswith("retrieved_chars") else f"{value * 100:+.2f}"
 
 
 HEADER = ["", "metric", "baseline", "candidate", "delta", "interval", "p", "budget",
@@ -66,8 +75,10 @@ def _notes(summary: dict[str, Any]) -> list[str]:
     if iv:
         lines.append(f"interval: for gated metrics the one-sided bounds the decision used, each "
                      f"at {100 * (1 - iv['bound_alpha']):.3g}% ({iv['correction']} over a family "
-                     f"of {iv['family']}); otherwise the 95% bootstrap CI. An inconclusive "
-                     f"verdict exits as {iv['on_inconclusive']}.")
+                     f"of {iv['family']}), and p the one-sided p-value of no drop from the "
+                     f"same test (a drop is real when p < {iv['bound_alpha']:.3g}); otherwise "
+                     f"the 95% bootstrap CI and the two-sided p. An inconclusive verdict exits "
+                     f"as {iv['on_inconclusive']}.")
     lines += [f"inconclusive: {r}" for r in summary.get("inconclusive", [])]
     lines += [f"note: {w}" for w in summary.get("warnings", [])]
     a = summary.get("anchor")
@@ -151,6 +162,8 @@ def markdown(doc: dict[str, Any]) -> str:
     if s.get("why"):
         lines += [f"**Why:** {md_text(s['why'])}", ""]
     lines.append(f"{s['queries']} queries, primary metric {md_code(s['primary_metric'])}.")
+    if s.get("verification"):
+        lines.append(f"Reports {md_text(s['verification']['statement'])}.")
     budget = _budget_line(s)
     if budget:
         lines.append(md_text(budget.replace("→", "->")))
@@ -200,6 +213,8 @@ def table(doc: dict[str, Any]) -> str:
     s = pred["summary"]
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
     lines += [f"  - {r}" for r in s["reasons"]]
+    if s.get("verification"):
+        lines.append(f"  reports {s['verification']['statement']}")
     lines += [f"  {r}" for r in _notes(s)]
     settings = _settings_line(pred["parameters"])
     if settings:
