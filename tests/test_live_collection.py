@@ -376,3 +376,34 @@ def test_hnsw_ef_on_a_users_collection_needs_a_server(tmp_path):
     res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--config",
                   tmp_path / "p.toml", "--hnsw-ef", "64", "--out", tmp_path / "r.jsonl")
     assert res.exit_code == 2 and "--hnsw-ef applies to --collection" in res.stderr
+
+
+def test_a_missing_store_folder_is_refused_and_not_created(tmp_path):
+    """--qdrant-path of a folder that does not exist used to create a store there: a
+    read-only evaluation writes nothing."""
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d0", "text": TEXTS[0]}])
+    evalset = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "x", "doc_id": "d0",
+                                                  "gold_spans": [[0, 5]]}])
+    missing = tmp_path / "no-store"
+    res = run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset, "--qdrant-path",
+                  missing, "--collection", "contracts", "--out", tmp_path / "r.jsonl")
+    assert res.exit_code == 3 and "no such folder" in res.stderr, res.stderr
+    assert not missing.exists() and not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize("payload,named", [
+    ({"doc_id": "d0", "start": 0, "end": True}, "payload 'end' is True, expected an integer"),
+    ({"doc_id": "d0", "start": "0", "end": 9}, "payload 'start' is '0', expected an integer"),
+    ({"doc_id": ["d0"], "text": "x"}, "payload 'doc_id' is ['d0'], expected a document id"),
+    ({"doc_id": "d0", "text": 5}, "payload 'text' is 5, expected a string"),
+])
+def test_a_payload_value_of_the_wrong_type_names_the_point(payload, named):
+    """A payload with "end": true went into the run file, and only score refused it."""
+    from qdrant_client import models
+
+    from ragspan.retrieval.live import LiveSpec, _item
+
+    point = models.ScoredPoint(id=17, version=0, score=0.5, payload=payload)
+    with pytest.raises(InputError, match="query 'q1': result 2 \\(point 17\\)") as err:
+        _item(point, LiveSpec("contracts", path="x"), "q1", 2)
+    assert named in err.value.reason

@@ -339,8 +339,10 @@ def test_langchain_retriever(small):
 
     from ragspan.base.errors import InputError
 
-    with pytest.raises(InputError, match="query 'q1'.*cannot place the text"):
+    with pytest.raises(InputError, match="query 'q1'.*cannot place the text") as err:
         run_user_retriever(NoStart(), list(read_eval_set(evalset).queries), read_corpus(corpus))
+    # run-retriever has no --unplaced, --on-ambiguous or --align: none is suggested
+    assert "--" not in err.value.reason and "is it from this corpus?" in err.value.reason
 
 
 def test_langchain_page_relative_start_index_is_placed_by_text(tmp_path):

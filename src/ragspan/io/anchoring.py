@@ -43,6 +43,9 @@ class Anchor:
     on_ambiguous: str = "error"
     unplaced: str = "error"
     threshold: float = DEFAULT_THRESHOLD
+    # the options an error may suggest: score's flags (``--align``, ``--on-ambiguous``,
+    # ``--unplaced``); False for a command without them (run-retriever)
+    suggest_flags: bool = True
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _placer: Placer | None = None
@@ -102,10 +105,10 @@ class Anchor:
                 self.counts["checked"] += 1
                 return doc, start, end
             if not self.align:
+                hint = " (give --align to place it by its text)" if self.suggest_flags else ""
                 raise InputError(
                     f"{where}: the text does not match '{doc}' [{start}, {end}): the run has "
-                    f"{preview(text)}, the corpus has {preview(actual)} (give --align to "
-                    "place it by its text)", path, line)
+                    f"{preview(text)}, the corpus has {preview(actual)}{hint}", path, line)
             realign = True
         scope = self.scope_of.get(qid)
         if doc is None and scope is not None and scope not in self.corpus.documents:
@@ -118,8 +121,12 @@ class Anchor:
         except Unplaced as exc:
             if self.unplaced == "drop" and not exc.places:
                 return self._drop(qid, key, rank, text, realign, path, line)
-            hint = ("--on-ambiguous first takes the first" if exc.places
-                    else "--unplaced drop scores it as an off-corpus result")
+            if self.suggest_flags:
+                hint = ("--on-ambiguous first takes the first" if exc.places
+                        else "--unplaced drop scores it as an off-corpus result")
+            else:
+                hint = ("its text has several equally good places: give its document and "
+                        "offsets" if exc.places else "is it from this corpus?")
             raise InputError(f"{where}: cannot place the text {preview(text)} in {inside}: "
                              f"{exc.reason} ({hint})", path, line) from None
         self.counts[placed.method] += 1

@@ -16,6 +16,7 @@ only reads through (``READS``) and refuses anything else before it reaches the s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +86,9 @@ def connect(spec: LiveSpec) -> ReadOnlyClient:
         raise UsageError(f"--hnsw-ef {spec.hnsw_ef} is below --depth {spec.depth}: the search "
                          "beam must hold the results it returns")
     where = spec.url or spec.path
+    if spec.path is not None and not os.path.isdir(spec.path):
+        raise InputError(f"--qdrant-path {spec.path}: no such folder (a collection is "
+                         "evaluated read-only, so none is created)")
     try:
         client = QdrantClient(url=spec.url) if spec.url else QdrantClient(path=spec.path)
         ro = ReadOnlyClient(client)
@@ -126,12 +130,22 @@ def describe(client: ReadOnlyClient, spec: LiveSpec) -> dict[str, Any]:
 
 
 def _item(point: Any, spec: LiveSpec, qid: str, rank: int) -> tuple[Any, Any, Any, Any, Any]:
+    """A point's payload as a run item; a value of the wrong type is an InputError naming
+    the query, the result, the point and the payload key (never written into the run)."""
     payload = point.payload or {}
     doc, text = payload.get(spec.doc_key), payload.get(spec.text_key)
     start, end = payload.get(spec.start_key), payload.get(spec.end_key)
+    where = f"query '{qid}': result {rank} (point {point.id})"
     if doc is None and text is None:
-        raise InputError(f"query '{qid}': result {rank} (point {point.id}) has neither "
-                         f"'{spec.doc_key}' nor '{spec.text_key}' in its payload")
+        raise InputError(f"{where} has neither '{spec.doc_key}' nor '{spec.text_key}' in its "
+                         "payload")
+    checks = ((spec.doc_key, doc, (str, int), "a document id (a string)"),
+              (spec.start_key, start, (int,), "an integer offset"),
+              (spec.end_key, end, (int,), "an integer offset"),
+              (spec.text_key, text, (str,), "a string"))
+    for key, value, types, what in checks:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            raise InputError(f"{where}: payload '{key}' is {value!r}, expected {what}")
     return doc, start, end, float(point.score), text
 
 
@@ -174,7 +188,7 @@ def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder:
         results = search(client, spec, queries, vectors, progress)
     finally:
         client.close()
-    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries})
+    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, suggest_flags=False)
     rows = [span_row(q, raw, 0.0, corpus, anchor, None, spec.doc_key, False)
             for q, raw in zip(queries, results)]
     for row in rows:

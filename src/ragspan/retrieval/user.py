@@ -167,7 +167,8 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
     if every and all(_id_only(r) for r in every):
         return UserRun("doc", [], _doc_rows(results, corpus, depth, id_key), {},
                        [lat for _, _, lat in results])
-    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, align=True)
+    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, align=True,
+                    suggest_flags=False)
     rows = [span_row(q, raw, latency, corpus, anchor, depth, id_key, bool(every))
             for q, raw, latency in results]
     return UserRun("span", rows, [], anchor.summary() or {}, [lat for _, _, lat in results])
