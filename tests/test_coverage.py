@@ -93,7 +93,8 @@ def test_per_stage_latency_goes_from_the_run_to_the_score(tmp_path):
                   ex / "eval.jsonl", "--config", cfg, "--out", run, "--no-cache",
                   "--record-latency", "--format", "json")
     assert res.exit_code == 0, res.stderr
-    assert set(res.json()["predicate"]["summary"]["latency_ms"]["stages"]) == {"search"}
+    execution = res.json()["predicate"]["summary"]["execution"]
+    assert set(execution["latency_ms"]["stages"]) == {"search"} and execution["elapsed_s"] > 0
     res = run_cli("score", "--eval-set", ex / "eval.jsonl", "--run", run, "--k", "5",
                   "--format", "json")
     stages = res.json()["predicate"]["summary"]["latency_ms"]["stages"]

@@ -54,13 +54,14 @@ def run(tmp, name, body, *extra):
     cfg.write_text(body, encoding="utf-8")
     res = run_cli("run-retriever", "--corpus", tmp / "corpus.jsonl", "--eval-set", tmp / "eval.jsonl",
                   "--config", cfg, "--out", tmp / f"run-{name}.jsonl", "--cache-dir", tmp / "cache",
-                  "--report", tmp / f"rr-{name}.json", *extra)
+                  "--report", tmp / f"rr-{name}.json", "--record-latency", *extra)
     assert res.exit_code == 0, res.stderr
     score = run_cli("score", "--eval-set", tmp / "eval.jsonl", "--run", tmp / f"run-{name}.jsonl",
                     "--corpus", tmp / "corpus.jsonl", "--k", "5", "--format", "json")
     assert score.exit_code == 0, score.stderr
     report = json.loads((tmp / f"rr-{name}.json").read_text())["predicate"]["summary"]
-    return report, score.json()["predicate"]["summary"]["metrics"]
+    return {**report, **report.get("execution", {})}, \
+        score.json()["predicate"]["summary"]["metrics"]
 
 
 def rows(tmp, name):
@@ -126,13 +127,14 @@ def test_sweep_embeds_a_chunk_once_across_configurations_and_sweeps(cuad, tmp_pa
     for out in ("first", "second"):
         res = run_cli("sweep", *configs, "--eval-set", cuad / "eval.jsonl", "--corpus",
                       cuad / "corpus.jsonl", "--out-dir", tmp_path / out, "--cache-dir",
-                      tmp_path / "cache", "--format", "json")
+                      tmp_path / "cache", "--record-latency", "--format", "json")
         assert res.exit_code == 0, res.stderr
         summaries.append(res.json()["predicate"])
     a, b = summaries[0]["details"]["configurations"]
-    assert a["embedded"] == a["chunks"] > 0
-    assert b["embedded"] == 0 and b["embeddings_from_cache"] == b["chunks"]
-    assert summaries[1]["summary"]["embedded"] == 0
+    assert a["execution"]["embedded"] == a["chunks"] > 0
+    assert b["execution"]["embedded"] == 0
+    assert b["execution"]["embeddings_from_cache"] == b["chunks"]
+    assert summaries[1]["summary"]["execution"]["embedded"] == 0
 
 
 def test_reranker_with_a_locally_built_cross_encoder(cuad, tmp_path):

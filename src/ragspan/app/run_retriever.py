@@ -51,6 +51,14 @@ def read_config(path: str) -> tuple[PipelineConfig, str]:
     return config_of_bytes(data, path), sha256_hex(data)
 
 
+def cache_line(execution: dict[str, Any]) -> str:
+    """The embedding cache's use, for the log line: ``; embedded 12, 190 from the cache``."""
+    if "embedded" not in execution:
+        return ""
+    return (f"; embedded {execution['embedded']:,}, {execution['embeddings_from_cache']:,} from "
+            "the cache")
+
+
 def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """p50 / p95 of the rows' ``latency_ms`` (ms per query) and of each stage's
     ``stage_ms``, for the run-retriever report."""
@@ -84,6 +92,9 @@ class Retrieved:
     outputs: dict[str, str] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)
     doc_latency: list[float] = field(default_factory=list)
+    # how this execution went, not what the inputs give: timings and the embedding cache's
+    # use (``--record-latency`` writes them into the report's summary.execution)
+    execution: dict[str, Any] = field(default_factory=dict)
 
 
 def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
@@ -138,17 +149,19 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     header = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256, **got.header}
     outputs = got.outputs
     rows = got.rows
-    summary["latency_ms"] = latency_summary(rows or [{"latency_ms": round(x, 3)}
-                                                     for x in got.doc_latency])
+    execution = {**got.execution, "latency_ms": latency_summary(
+        rows or [{"latency_ms": round(x, 3)} for x in got.doc_latency])}
     if not record_latency:  # a wall time in the run would change every digest downstream
         rows = [{k: v for k, v in row.items() if k not in ("latency_ms", "stage_ms")}
                 for row in rows]
     if out not in outputs:
         outputs[out] = jsonl([{"_header": header}, *rows])
     elapsed = time.perf_counter() - t0
-    summary["elapsed_s"] = round(elapsed, 3)
-    log.info("%s chunks, %d queries, %.1f s -> %s",
-             summary.get("chunks", "user"), len(queries), elapsed, out)
+    execution["elapsed_s"] = round(elapsed, 3)
+    if record_latency:  # asked for: the report then differs from run to run
+        summary["execution"] = execution
+    log.info("%s chunks, %d queries, %.1f s -> %s%s", summary.get("chunks", "user"),
+             len(queries), elapsed, out, cache_line(execution))
     subject = [InputRef("run", out, sha256_hex(outputs[out].encode("utf-8")))]
     if chunks_out:
         subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
@@ -237,21 +250,24 @@ def _by_pipeline(cfg: PipelineConfig, queries: list[EvalQuery], corp: Corpus, ev
     summary.update({
         "config": cfg.name, "config_digest": cfg.digest, "chunks": len(pipe.table.chunks),
         "chunker_fallback_documents": len(fallback), "invisible_chunks_dropped": dropped,
-        "queries_per_second": round(len(queries) / max(query_s, 1e-9), 2),
     })
+    execution: dict[str, Any] = {"queries_per_second": round(len(queries) / max(query_s, 1e-9),
+                                                             2)}
     if pipe.embedder is not None:
-        summary.update({"embedded": pipe.chunk_counts[0],
-                        "embeddings_from_cache": pipe.chunk_counts[1],
-                        "queries_embedded": pipe.query_counts[0],
-                        "queries_from_cache": pipe.query_counts[1],
-                        **pipe.embedder.describe()})
+        summary.update(pipe.embedder.describe())
+        execution.update({"embedded": pipe.chunk_counts[0],
+                          "embeddings_from_cache": pipe.chunk_counts[1],
+                          "queries_embedded": pipe.query_counts[0],
+                          "queries_from_cache": pipe.query_counts[1],
+                          **pipe.embedder.cache_use()})
     outputs: dict[str, str] = {}
     if chunks_out:
         chunk_header = {"config": cfg.as_json(), "config_digest": cfg.digest,
                         "corpus_sha256": corp.sha256, "notes": notes}
         outputs[chunks_out] = jsonl([{"_header": chunk_header}, *manifest_rows(pipe.table)])
     settings = {"config": cfg.as_json(), "config_digest": cfg.digest}
-    return Retrieved(rows, dict(settings), summary, dict(settings), outputs=outputs, notes=notes)
+    return Retrieved(rows, dict(settings), summary, dict(settings), outputs=outputs, notes=notes,
+                     execution=execution)
 
 
 def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_set: str,
@@ -265,7 +281,8 @@ def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_
     described = {k: live[k] for k in ("name", "points", "vector", "search")}
     summary["collection"] = live
     return Retrieved(rows, {"collection": described}, summary,
-                     {"collection": described, **embedder.describe()})
+                     {"collection": described, **embedder.describe()},
+                     execution=embedder.cache_use())
 
 
 def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progress, *,

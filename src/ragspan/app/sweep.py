@@ -67,8 +67,11 @@ def plan(configs: Sequence[str], out_dir: str
 
 def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         ks: Sequence[int] = (), tau: float = 0.5, cache_dir: str | None = None,
-        no_cache: bool = False, keep_going: bool = False, baseline: str | None = None
-        ) -> CommandResult:
+        no_cache: bool = False, keep_going: bool = False, baseline: str | None = None,
+        record_latency: bool = False) -> CommandResult:
+    """Run, score and report every configuration. ``record_latency``: each configuration's
+    timings and embedding-cache use go into its run-retriever report and the sweep's rows
+    (``execution``), which then differ from sweep to sweep; by default they are logged."""
     if not configs:
         raise UsageError("give at least one --config")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
@@ -96,7 +99,7 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
                  name, elapsed, eta)
         try:
             rr, score_doc, score_text = _run_one(config, files, eval_set, corpus, ks, tau,
-                                                 cache_dir, no_cache, read)
+                                                 cache_dir, no_cache, read, record_latency)
         except RagspanError as exc:
             if not keep_going:
                 raise
@@ -118,7 +121,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
     doc = statement(
         kind="sweep", subject=subject, inputs=inputs,
         parameters={"k": list(ks), "grounding_threshold": tau, "keep_going": keep_going,
-                    "cache": not no_cache},
+                    "cache": not no_cache, **({"record_latency": True} if record_latency
+                                              else {})},
         # no wall time: the same inputs give the same sweep report (each configuration's
         # run-retriever.json holds its timings)
         summary=_totals(rows, len(planned), failed),
@@ -128,11 +132,15 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
 
 
 def _totals(rows: list[dict[str, Any]], configurations: int, failed: int) -> dict[str, Any]:
-    """The sweep's summary: configurations planned and failed, and the chunks embedded and
-    taken from the cache over all of them."""
-    return {"configurations": configurations, "failed": failed,
-            "embedded": sum(r.get("embedded", 0) for r in rows),
-            "embeddings_from_cache": sum(r.get("embeddings_from_cache", 0) for r in rows)}
+    """The sweep's summary: configurations planned and failed and, where the rows recorded
+    their execution, the chunks embedded and taken from the cache over all of them (by
+    default never reported: the same inputs give the same sweep report)."""
+    out: dict[str, Any] = {"configurations": configurations, "failed": failed}
+    ran = [r["execution"] for r in rows if "execution" in r]
+    if ran:
+        out["execution"] = {key: sum(e.get(key, 0) for e in ran)
+                            for key in ("embedded", "embeddings_from_cache")}
+    return out
 
 
 def _make_folders(folders: Sequence[str], outputs: dict[str, str], inputs: Sequence[str]
@@ -153,14 +161,16 @@ def _make_folders(folders: Sequence[str], outputs: dict[str, str], inputs: Seque
 
 def _run_one(config: str, files: dict[str, str], eval_set: str, corpus: str,
              ks: Sequence[int], tau: float, cache_dir: str | None, no_cache: bool,
-             read: ReadInputs) -> tuple[CommandResult, dict[str, Any], str]:
+             read: ReadInputs, record_latency: bool = False
+             ) -> tuple[CommandResult, dict[str, Any], str]:
     """One configuration run, written and scored: its run-retriever result, its score
     report and that report's canonical text. On an error nothing of it stays behind."""
     written: list[str] = []
     try:
         rr = run_retriever.run(corpus=corpus, eval_set=eval_set, out=files["run.jsonl"],
                                config=config, chunks_out=files["chunks.jsonl"],
-                               cache_dir=cache_dir, no_cache=no_cache, read=read)
+                               cache_dir=cache_dir, no_cache=no_cache, read=read,
+                               record_latency=record_latency)
         write_files(dict(rr.files))  # scored from where they lie, so reports name them
         written = list(rr.files)
         body = eval_set_body(eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1,
@@ -206,12 +216,14 @@ def _row(name: str, config: str, files: dict[str, str], rr: dict[str, Any],
     metrics = sc["metrics"]
     keep = ("complete_grounding", "span_coverage", "span_recall", "precision", "hit_rate",
             "mrr", "retrieved_chars")
-    return {
+    row = {
         "name": name, "config": config, "config_digest": rr_s.get("config_digest"),
         "files": files, "chunks": rr_s.get("chunks"),
-        "embedded": rr_s.get("embedded", 0),
-        "embeddings_from_cache": rr_s.get("embeddings_from_cache", 0),
         "metrics": {f"{m}@{k}": metrics[f"{m}@{k}"] for m in keep for k in ks},
         "failure_labels": sc["failure_labels"]["by_k"],
         "score_sha256": score_sha256,
     }
+    if "execution" in rr_s:  # --record-latency
+        row["execution"] = {k: rr_s["execution"].get(k, 0)
+                            for k in ("embedded", "embeddings_from_cache", "elapsed_s")}
+    return row

@@ -319,8 +319,10 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
            "a server (its name is printed); by default it is deleted when the run ends."),
     Option("strict-cache", "bool", False, "An unusable embedding cache shard (another "
            "model's, changed, truncated, non-finite) is an error, not a warning."),
-    Option("record-latency", "bool", False, "Write each query's latency into the run (it "
-           "changes every run's bytes; by default latency goes to the report only)."),
+    Option("record-latency", "bool", False, "Write each query's latency into the run, and "
+           "the execution's timings and embedding-cache use into the report "
+           "(summary.execution). Both then differ from run to run; by default neither holds "
+           "them (they are logged), so the same inputs give the same bytes."),
 )
 
 

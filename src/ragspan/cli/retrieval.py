@@ -56,6 +56,9 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
               help="Record a failing configuration and go on (the sweep then exits 3).")
 @click.option("--baseline", type=str,
               help="Configuration the report compares against (default the first).")
+@click.option("--record-latency", is_flag=True,
+              help="Each configuration's timings and embedding-cache use in its reports and "
+                   "the sweep's rows (they then differ from sweep to sweep).")
 @click.option("--out", type=str, help="Write the sweep's JSON report here (atomically).")
 @format_option
 @common_options

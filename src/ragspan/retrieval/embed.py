@@ -153,14 +153,18 @@ class Embedder:
         return self.encode_uncached(texts)
 
     def describe(self) -> dict[str, Any]:
-        """What the run report records of the embedding: the model, its identity, the cache
-        key (the shard folder) and the shards ignored as unusable."""
+        """What the run report records of the embedding: the model, its identity and the
+        cache key (the shard folder); the same for the same model whatever the cache holds."""
         out: dict[str, Any] = {"model": self.model_id}
         if self.identity is not None:
             out.update({"model_identity": self.identity.digest, "cache_key": self.identity.key,
                         "dimension": self.identity.dim})
-        out["cache_shards_ignored"] = len(self.cache.ignored)
         return out
+
+    def cache_use(self) -> dict[str, int]:
+        """What this process's cache held: the shards ignored as unusable (an execution fact,
+        not a property of the inputs)."""
+        return {"cache_shards_ignored": len(self.cache.ignored)}
 
 
 def tokens_over_limit(name: str, texts: list[str]) -> tuple[int, int, int]:

@@ -9,7 +9,8 @@ from ragspan.report.render.generic import two_columns
 
 def _rows(pred: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     ks = pred["parameters"]["k"]
-    header = ["configuration", "chunks", "embedded", "from cache",
+    timed = any("execution" in c for c in pred["details"]["configurations"])
+    header = ["configuration", "chunks", *(["embedded", "from cache"] if timed else []),
               *[f"complete_grounding@{k}" for k in ks],
               *[f"retrieved_chars@{k}" for k in ks], "failing (by label) @" + str(ks[-1])]
     rows = []
@@ -18,8 +19,9 @@ def _rows(pred: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             rows.append([c["name"], "failed: " + c["error"], *[""] * (len(header) - 2)])
             continue
         labels = c["failure_labels"][str(ks[-1])]
-        rows.append([c["name"], f"{c['chunks']:,}", f"{c['embedded']:,}",
-                     f"{c['embeddings_from_cache']:,}",
+        ex = c.get("execution", {})
+        cached = [f"{ex.get('embedded', 0):,}", f"{ex.get('embeddings_from_cache', 0):,}"]
+        rows.append([c["name"], f"{c['chunks']:,}", *(cached if timed else []),
                      *[f"{c['metrics'][f'complete_grounding@{k}']:.4f}" for k in ks],
                      *[f"{c['metrics'][f'retrieved_chars@{k}']:,.0f}" for k in ks],
                      ", ".join(f"{n} {label}" for label, n in labels.items() if n) or "-"])
