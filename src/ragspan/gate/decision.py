@@ -229,9 +229,10 @@ def failure_reason(o: MetricOutcome, where: str = "") -> str:
         if o.drop_low is None or o.drop_low == o.drop_high:
             rule = f"over the budget {o.budget}, and fewer than 2 queries give no bounds"
         else:
-            p = "" if o.p_drop is None else f", p={o.p_drop:.3g}"
+            p_said = "" if o.p_drop is None else f", p={o.p_drop:.3g}"
             rule = (f"over the budget {o.budget}, and the one-sided {_level(o)} lower bound "
-                    f"of the drop, {drop_amount(o, o.drop_low)}, is above 0 ({o.interval}{p})")
+                    f"of the drop, {drop_amount(o, o.drop_low)}, is above 0 "
+                    f"({o.interval}{p_said})")
         return f"{where}{o.name} {moved} {_pts(o)}: {rule}"
     if o.upper_drop is not None:  # non-inferiority: the bound decides
         if o.p_value is None:
