@@ -1,7 +1,9 @@
-"""The GitHub Action, run locally: ``action.yml`` is parsed and its ``run:`` steps execute in
-bash with GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP and the step ``env:`` set as the
-runner would, on the committed fixture reports (one pass, one fail). The install step runs
-for real into a fresh virtualenv (core only: no torch)."""
+"""The GitHub Action, run locally: ``action.yml`` is parsed and its ``run:`` steps execute as
+the runner runs a ``shell: bash`` step (``bash --noprofile --norc -e -o pipefail FILE``) with
+GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP and the step ``env:`` set as the runner
+would, on the committed fixture reports (one pass, one fail). The install step runs for real
+into a fresh virtualenv (core only: no torch); an interpreter an earlier step of the job
+planted where the install step used to put its own is never the one that judges."""
 
 from __future__ import annotations
 
@@ -48,8 +50,13 @@ def test_no_input_is_interpolated_into_a_script():
             assert step["shell"] == "bash"
 
 
+# the outputs of the steps that ran (``steps.<id>.outputs.<name>``), as the runner keeps them
+STEP_OUTPUTS: dict[str, dict[str, str]] = {}
+
+
 def expand(value: str, inputs: dict[str, str]) -> str:
-    """Evaluate the ``${{ inputs.x }}`` / ``${{ github.action_path }}`` expressions of env."""
+    """Evaluate the ``${{ inputs.x }}``, ``${{ github.action_path }}`` and
+    ``${{ steps.<id>.outputs.<name> }}`` expressions of env."""
 
     def sub(m: re.Match) -> str:
         expr = m.group(1)
@@ -57,9 +64,19 @@ def expand(value: str, inputs: dict[str, str]) -> str:
             return inputs.get(expr[len("inputs."):], "")
         if expr == "github.action_path":
             return str(ACTION_PATH[0])
+        step = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr)
+        if step:
+            return STEP_OUTPUTS.get(step.group(1), {}).get(step.group(2), "")
         raise AssertionError(f"unexpected expression {expr}")
 
     return EXPR.sub(sub, str(value))
+
+
+GITHUB_BASH = ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail"]  # shell: bash
+
+
+def read_outputs(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
 
 
 # The pull request's checkout, as an adversary writes it: modules that shadow what the gate
@@ -96,9 +113,17 @@ def hostile_checkout(where: Path) -> Path:
 
 
 def run_step(step: dict, inputs: dict[str, str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """One ``run:`` step as the runner runs it: its script in a file, under GitHub's bash."""
+    import tempfile
+
     step_env = {**env, **{k: expand(v, inputs) for k, v in (step.get("env") or {}).items()}}
-    return subprocess.run(["bash", "-c", step["run"]],
-                          env=step_env, capture_output=True, text=True, cwd=CHECKOUT[0])
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as fh:
+        fh.write(step["run"])
+    try:
+        return subprocess.run([*GITHUB_BASH, fh.name], env=step_env, capture_output=True,
+                              text=True, cwd=CHECKOUT[0])
+    finally:
+        os.unlink(fh.name)
 
 
 @pytest.fixture(scope="module")
@@ -118,12 +143,22 @@ def runner(tmp_path_factory):
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"  # the caller's Python
     env["RUNNER_TEMP"] = str(tmp)
     defaults = {k: str(v.get("default", "")) for k, v in action()["inputs"].items()}
+    # an earlier step (a pull request's own build) leaves an interpreter where the install
+    # step used to make its own: it would pass any candidate
+    planted = tmp / "ragspan-venv" / "bin" / "python"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("#!/bin/sh\necho planted >&2\nexit 0\n")
+    planted.chmod(0o755)
     install = next(s for s in steps() if s.get("name", "").startswith("Install"))
+    outputs = tmp / "install-output"
+    outputs.touch()
     t0, wall0 = time.perf_counter(), time.time()
-    res = run_step(install, defaults, env)
+    res = run_step(install, defaults, {**env, "GITHUB_OUTPUT": str(outputs)})
     elapsed = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr
-    own = tmp / "ragspan-venv" / "bin" / "python"
+    STEP_OUTPUTS["install"] = read_outputs(outputs)
+    own = Path(STEP_OUTPUTS["install"]["python"])
+    assert own != planted and own.parent.parent.name.startswith("ragspan-venv.")
     probe = subprocess.run([str(own), "-c",
                             "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)"])
     assert probe.returncode == 0, "the action's install step pulled in torch"
@@ -147,7 +182,7 @@ def gate(runner, name: str, **inputs: str):
     env = {**env, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary)}
     step = next(s for s in steps() if s.get("id") == "gate")
     res = run_step(step, {**defaults, **inputs}, env)
-    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
+    outputs = read_outputs(out)
     return res, outputs, summary.read_text(encoding="utf-8")
 
 
@@ -174,11 +209,12 @@ def test_pass_and_inconclusive(runner):
 
 @pytest.mark.parametrize("value", ["True", "yes", "1", ""])
 def test_fail_on_regression_is_exactly_true_or_false(runner, value):
-    res, outputs, _ = gate(runner, f"bool-{value or 'empty'}", baseline="baseline.json",
-                           candidate="candidate-fail.json",
-                           **{"fail-on-regression": value})
+    res, outputs, summary = gate(runner, f"bool-{value or 'empty'}", baseline="baseline.json",
+                                 candidate="candidate-fail.json",
+                                 **{"fail-on-regression": value})
     assert res.returncode == 2 and "must be exactly true or false" in res.stderr
-    assert "verdict" not in outputs
+    assert outputs["verdict"] == "error" and outputs["exit-code"] == "2"
+    assert "must be exactly true or false" in summary
 
 
 def test_the_outputs_mapping_reads_what_a_failing_step_wrote(runner):

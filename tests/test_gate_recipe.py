@@ -1,0 +1,193 @@
+"""The gate recipe (``examples/workflows/ragspan-gate.yml``), its steps run as the runner runs
+them (``bash --noprofile --norc -e -o pipefail FILE`` with GITHUB_OUTPUT and RUNNER_TEMP) in a
+pull request's checkout of a real git repository: the trusted inputs come from the base
+branch into a folder the run made, a fetch that fails fails the job, and only what the run
+wrote is commented. ``gh`` (the GitHub API) is a script that answers as the API does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from test_action import GITHUB_BASH, read_outputs
+
+yaml = pytest.importorskip("yaml")
+RECIPE = ROOT / "examples" / "workflows" / "ragspan-gate.yml"
+BASE_PYPROJECT = '[tool.ragspan]\nalpha = 0.05\n'
+
+
+def step(name: str) -> dict:
+    steps = yaml.safe_load(RECIPE.read_text(encoding="utf-8"))["jobs"]["gate"]["steps"]
+    return next(s for s in steps if s.get("name", "").startswith(name))
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def repository(tmp: Path, base_files: dict[str, str], pr_files: dict[str, str]) -> Path:
+    """A bare origin whose main holds ``base_files``, and a pull request's checkout of it
+    with ``pr_files`` committed on top."""
+    work = tmp / "base"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    for rel, text in base_files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text, encoding="utf-8")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "base")
+    git(tmp, "clone", "-q", "--bare", str(work), str(tmp / "origin.git"))
+    checkout = tmp / "checkout"
+    git(tmp, "clone", "-q", str(tmp / "origin.git"), str(checkout))
+    for rel, text in pr_files.items():
+        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / rel).write_text(text, encoding="utf-8")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-qm", "pr")
+    return checkout
+
+
+EVAL = {"ragspan-eval/pipeline.toml": "name = 'base'\n", "ragspan-eval/eval.jsonl": "{}\n",
+        "ragspan-eval/corpus.jsonl": "{}\n"}
+# what a pull request commits under the names the recipe used to write in the checkout
+HOSTILE = {"gate/base-pyproject.toml/x": "a folder where the config went\n",
+           "gate/eval-changed.md": "## Ignore the gate: this PR is fine\n",
+           "gate/ragspan-anchor.json": "{}\n"}
+
+
+def run(tmp: Path, checkout: Path, name: str, env: dict[str, str]):
+    out = tmp / f"out-{name.split()[0]}"
+    out.touch()
+    spec = step(name)
+    with open(tmp / "step.sh", "w", encoding="utf-8") as fh:
+        fh.write(spec["run"])
+    res = subprocess.run([*GITHUB_BASH, str(tmp / "step.sh")], cwd=checkout, text=True,
+                         capture_output=True,
+                         env={**os.environ, "RUNNER_TEMP": str(tmp / "runner"),
+                              "GITHUB_OUTPUT": str(out), "GITHUB_REPOSITORY": "o/r", **env})
+    return res, read_outputs(out)
+
+
+@pytest.fixture
+def runner_temp(tmp_path: Path) -> Path:
+    (tmp_path / "runner").mkdir()
+    return tmp_path
+
+
+def test_the_trusted_inputs_come_from_the_base_branch_into_a_fresh_folder(runner_temp):
+    """A pull request that commits a folder named gate/base-pyproject.toml made the recipe's
+    `git show ... >` fail inside an `if`, and the gate ran with --no-config."""
+    checkout = repository(runner_temp, {**EVAL, "pyproject.toml": BASE_PYPROJECT}, HOSTILE)
+    res, out = run(runner_temp, checkout, "Fetch the base branch", {"BASE_REF": "main"})
+    assert res.returncode == 0, res.stderr
+    folder = Path(out["dir"])
+    assert folder.parent == runner_temp / "runner" and folder.name.startswith("ragspan-gate.")
+    assert Path(out["config"]).read_text() == BASE_PYPROJECT
+    assert out["config-origin"].startswith("main@") and out["config"].startswith(out["dir"])
+    for name, source in (("base.toml", "pipeline.toml"), ("eval-base.jsonl", "eval.jsonl"),
+                         ("corpus-base.jsonl", "corpus.jsonl")):
+        assert (folder / name).read_text() == EVAL[f"ragspan-eval/{source}"]
+
+
+def test_no_settings_file_on_the_base_branch_is_said(runner_temp):
+    checkout = repository(runner_temp, EVAL, HOSTILE)
+    res, out = run(runner_temp, checkout, "Fetch the base branch", {"BASE_REF": "main"})
+    assert res.returncode == 0, res.stderr
+    assert "config" not in out and "no pyproject.toml" in res.stdout
+
+
+@pytest.mark.parametrize("base", [
+    {k: v for k, v in EVAL.items() if not k.endswith("corpus.jsonl")},  # a trusted file gone
+    {**EVAL, "pyproject.toml/x": "a folder\n"},  # the settings are not a file
+])
+def test_a_trusted_input_that_cannot_be_fetched_fails_the_job(runner_temp, base):
+    checkout = repository(runner_temp, base, {"README": "pr\n"})
+    res, out = run(runner_temp, checkout, "Fetch the base branch", {"BASE_REF": "main"})
+    assert res.returncode != 0
+    assert "config" not in out
+
+
+FAKE_GH = r"""#!/bin/bash
+# answers as GitHub's API does, per FAKE_GH (none | no-asset | ok | broken-download | down)
+if [ "$1" = api ]; then
+  case "$FAKE_GH" in
+    none) echo "gh: Not Found (HTTP 404)" >&2; exit 1 ;;
+    down) echo "gh: Server Error (HTTP 502)" >&2; exit 1 ;;
+  esac
+  case "$*" in
+    *tag_name*) echo v1.2.0 ;;
+    *) echo notes.txt; [ "$FAKE_GH" = no-asset ] || echo ragspan-anchor.json ;;
+  esac
+  exit 0
+fi
+if [ "$1 $2" = "release download" ]; then
+  [ "$FAKE_GH" = broken-download ] && { echo "gh: connection reset" >&2; exit 1; }
+  while [ $# -gt 0 ]; do [ "$1" = --dir ] && dir="$2"; shift; done
+  mkdir -p "$dir" && echo '{"anchor": true}' > "$dir/ragspan-anchor.json"
+  exit 0
+fi
+exit 2
+"""
+
+
+@pytest.mark.parametrize("mode,code,anchored", [
+    ("none", 0, False), ("no-asset", 0, False), ("ok", 0, True),
+    ("broken-download", 1, False), ("down", 1, False)])
+def test_the_anchor_is_fetched_or_absent_and_a_failed_fetch_fails_the_job(runner_temp, mode,
+                                                                         code, anchored):
+    """`gh release download` failing for any reason used to read as "no anchor yet"; the
+    anchor the PR committed in gate/ was the one the gate read when the download failed."""
+    checkout = repository(runner_temp, EVAL, HOSTILE)
+    bin_dir = runner_temp / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(FAKE_GH)
+    (bin_dir / "gh").chmod(0o755)
+    folder = runner_temp / "runner" / "ragspan-gate.test"
+    folder.mkdir()
+    res, out = run(runner_temp, checkout, "Fetch the anchor", {
+        "FAKE_GH": mode, "GATE_DIR": str(folder), "GH_TOKEN": "x",
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert (res.returncode != 0) == bool(code), (res.stdout, res.stderr)
+    if anchored:
+        assert out["path"] == str(folder / "anchor" / "ragspan-anchor.json")
+        assert Path(out["path"]).read_text() == '{"anchor": true}\n'
+    else:
+        assert "path" not in out
+
+
+def test_only_what_this_run_wrote_is_commented(runner_temp):
+    """A pull request that committed gate/eval-changed.md had its text appended to the
+    gate's comment."""
+    checkout = repository(runner_temp, EVAL, HOSTILE)
+    folder = runner_temp / "runner" / "ragspan-gate.test"
+    folder.mkdir()
+    (folder / "comment.md").write_text("### ragspan gate: FAIL\n")
+    res, _ = run(runner_temp, checkout, "Keep the pull request number",
+                 {"PR_NUMBER": "7", "VERDICT": "fail", "GATE_DIR": str(folder)})
+    assert res.returncode == 0, res.stderr
+    assert (folder / "comment.md").read_text() == "### ragspan gate: FAIL\n"
+    assert (folder / "verdict.txt").read_text() == "fail\n"
+    (folder / "eval-changed.md").write_text("### The pull request also changes the eval set\n")
+    res, _ = run(runner_temp, checkout, "Keep the pull request number",
+                 {"PR_NUMBER": "7", "VERDICT": "fail", "GATE_DIR": str(folder)})
+    assert "also changes the eval set" in (folder / "comment.md").read_text()
+
+
+def test_what_is_uploaded_lies_in_the_folder_the_run_made():
+    steps = yaml.safe_load(RECIPE.read_text(encoding="utf-8"))["jobs"]["gate"]["steps"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    paths = [p for p in upload["with"]["path"].splitlines() if p.strip()]
+    assert paths and all(p.startswith("${{ steps.fetch.outputs.dir }}/") for p in paths)
+    gate = next(s for s in steps if s.get("id") == "gate")
+    files = {k: v for k, v in gate["with"].items() if k in (
+        "baseline", "candidate", "eval-set", "corpus", "baseline-run", "candidate-run",
+        "baseline-chunks", "candidate-chunks", "comment")}
+    assert all(v.startswith("${{ steps.fetch.outputs.dir }}/") for v in files.values())
+    assert "gate/" not in RECIPE.read_text(encoding="utf-8").replace("ragspan-gate", "")
