@@ -235,6 +235,9 @@ class FakeEmbedder:
     def describe(self):
         return {"model": "fake"}
 
+    def cache_use(self):
+        return {"cache_shards_ignored": 0}
+
 
 def test_on_a_server_a_users_collection_is_read_only_and_ours_are_deleted(server, tmp_path,
                                                                           monkeypatch):

@@ -21,7 +21,9 @@ def written_parameters(tmp_path: Path) -> dict[str, set[str]]:
     run with texts, a first stage, a pipeline header, a chunk manifest, Chroma's metrics and
     a token budget; a doc run against an eval set; qrels and a TREC run."""
     c = Contracts(tmp_path)
-    run = [{"_header": {"config_digest": "0" * 64, "config": {"name": "x"}}}]
+    config = {"name": "x", "depth": 1, "scope": "doc_id",
+              "chunker": {"kind": "fixed", "size": 100}}
+    run = [{"_header": {"config_digest": "0" * 64, "config": config}}]
     chunks = []
     for d, (lo, hi) in c.gold.items():
         run.append({"id": f"q{d}", "retrieved": [{"doc_id": d, "text": c.clause(d)}],

@@ -99,7 +99,13 @@ def shown(path: tuple) -> str:
     return ".".join(str(p) for p in path[1:] if not isinstance(p, int)).split(".", 1)[-1]
 
 
+READOUT_ONLY = ("predicate", "parameters", "run_config", "config")  # a run's own header
+
+
 def test_every_field_of_the_wrong_type_is_an_input_error_naming_it(scored, tmp_path):
+    """Each reader refuses what it reads: the pipeline configuration a run recorded is the
+    readout's alone (compare never reads it; a run's header is the run's, so the schema
+    holds it as an object and the readout checks the keys it reads)."""
     cand = json.loads(scored["cand"].read_text("utf-8"))
     fields = field_paths(cand)
     assert len(fields) > 150  # the full-featured report: placement, chunking, latency, ...
@@ -110,6 +116,8 @@ def test_every_field_of_the_wrong_type_is_an_input_error_naming_it(scored, tmp_p
         for args in (("compare", "--baseline", scored["base"], "--candidate", bad,
                       "--no-config", "--allow-budget-change", "--allow-identical"),
                      ("report", scored["base"], bad, "--out", tmp_path / "r.md")):
+            if args[0] == "compare" and path[:len(READOUT_ONLY)] == READOUT_ONLY:
+                continue
             res = run_cli(*args)
             last = (res.stderr.strip().splitlines() or [""])[-1]
             if res.exit_code != 3 or "cand.json" not in last or "Traceback" in res.stderr:

@@ -10,6 +10,7 @@ functions in ``ragspan.app``: the same inputs give the same report, byte for byt
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ragspan.app import score as command
-from ragspan.app.compare import merge_budgets
+from ragspan.app.compare import Sources, merge_budgets, verification
 from ragspan.app.score import parse_k
 from ragspan.app.settings import load_tool_config
 from ragspan.base.collector import pausing
@@ -154,7 +155,9 @@ def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None 
         table, _ = load_tool_config(str(config))
     file_budgets = table.pop("budgets", {})
     opts = GateOptions(budgets=merge_budgets(file_budgets, parsed), **{**table, **options})
-    return gate.compare(read_score_report(baseline), read_score_report(candidate), opts,
-                        no_gate=no_gate, allow_identical=allow_identical,
-                        anchor=None if anchor is None else read_score_report(anchor),
-                        noise=None if noise is None else read_score_report(noise))
+    result = gate.compare(read_score_report(baseline), read_score_report(candidate), opts,
+                          no_gate=no_gate, allow_identical=allow_identical,
+                          anchor=None if anchor is None else read_score_report(anchor),
+                          noise=None if noise is None else read_score_report(noise))
+    # the API takes reports only: they are taken as written, and the result says so
+    return dataclasses.replace(result, verification=verification(Sources()))

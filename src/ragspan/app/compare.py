@@ -6,6 +6,7 @@ options). The verdict is ``ragspan.gate.compare.compare``'s."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -230,12 +231,11 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
              for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
     if sources.given:
         refs += _source_refs(sources, base, cand)
-    summary = result.summary()
-    summary["verification"] = verification(sources)
+    result = dataclasses.replace(result, verification=verification(sources))
     return CommandResult(statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},
-        summary=summary, details=result.details(),
+        summary=result.summary(), details=result.details(),
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
     ))
 

@@ -72,21 +72,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
     """Run, score and report every configuration. ``record_latency``: each configuration's
     timings and embedding-cache use go into its run-retriever report and the sweep's rows
     (``execution``), which then differ from sweep to sweep; by default they are logged."""
-    if not configs:
-        raise UsageError("give at least one --config")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageError(f"--out-dir {out_dir} is not a folder")
+    planned, read_configs, reports = _prepared(configs, out_dir, baseline, eval_set, corpus)
     ks = tuple(ks) or DEFAULT_KS
-    planned, read_configs = plan(configs, out_dir)
-    if baseline is not None and baseline not in [name for _, name, _ in planned]:
-        raise UsageError(f"--baseline '{baseline}' names no configuration; the configurations "
-                         f"are {', '.join(name for _, name, _ in planned)}")
-    reports = {fmt: os.path.join(out_dir, f"report.{ext}") for fmt, ext in REPORTS.items()}
-    outputs = {f"--out-dir ({name}/{f})": p for _, name, files in planned
-               for f, p in files.items()}
-    outputs.update({f"--out-dir (report.{REPORTS[fmt]})": p for fmt, p in reports.items()})
-    _make_folders([out_dir, *(os.path.dirname(f["run.jsonl"]) for _, _, f in planned)],
-                  outputs, [eval_set, corpus, *configs])
     read = ReadInputs(read_corpus(corpus), read_eval_set(eval_set), read_configs)
     rows: list[dict[str, Any]] = []
     scored: list[Any] = []  # readout.build.Config of each finished configuration
@@ -123,12 +110,35 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         parameters={"k": list(ks), "grounding_threshold": tau, "keep_going": keep_going,
                     "cache": not no_cache, **({"record_latency": True} if record_latency
                                               else {})},
-        # no wall time: the same inputs give the same sweep report (each configuration's
-        # run-retriever.json holds its timings)
+        # no wall time: the same inputs give the same sweep report
         summary=_totals(rows, len(planned), failed),
         details={"configurations": rows, "reports": written_reports},
         verdict="error" if failed else "pass", exit_code=code)
     return CommandResult(doc)
+
+
+def _prepared(configs: Sequence[str], out_dir: str, baseline: str | None, eval_set: str,
+              corpus: str) -> tuple[list[tuple[str, str, dict[str, str]]],
+                                    dict[str, tuple[PipelineConfig, str]], dict[str, str]]:
+    """The sweep's plan (``plan``), checked before any work: at least one configuration, an
+    out-dir that is a folder, a baseline that names one; the folders made and every output
+    checked against the inputs. Returns the plan, the configurations read and the report
+    paths by format."""
+    if not configs:
+        raise UsageError("give at least one --config")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"--out-dir {out_dir} is not a folder")
+    planned, read_configs = plan(configs, out_dir)
+    if baseline is not None and baseline not in [name for _, name, _ in planned]:
+        raise UsageError(f"--baseline '{baseline}' names no configuration; the configurations "
+                         f"are {', '.join(name for _, name, _ in planned)}")
+    reports = {fmt: os.path.join(out_dir, f"report.{ext}") for fmt, ext in REPORTS.items()}
+    outputs = {f"--out-dir ({name}/{f})": p for _, name, files in planned
+               for f, p in files.items()}
+    outputs.update({f"--out-dir (report.{REPORTS[fmt]})": p for fmt, p in reports.items()})
+    _make_folders([out_dir, *(os.path.dirname(f["run.jsonl"]) for _, _, f in planned)],
+                  outputs, [eval_set, corpus, *configs])
+    return planned, read_configs, reports
 
 
 def _totals(rows: list[dict[str, Any]], configurations: int, failed: int) -> dict[str, Any]:

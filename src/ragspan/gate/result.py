@@ -37,6 +37,9 @@ class GateResult:
     # per side, the results kept at their ranks as off-corpus results though their texts
     # could not be placed (None: neither run carried texts)
     placement: dict[str, dict[str, int]] | None = None
+    # whether both reports were re-scored from their files, or taken as written (the front
+    # end that read them says which)
+    verification: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -64,6 +67,8 @@ class GateResult:
             out["clusters"] = self.clusters
         if self.placement is not None:
             out["placement"] = self.placement
+        if self.verification is not None:
+            out["verification"] = self.verification
         if self.no_gate:
             out["no_gate"] = True
         if self.changes:

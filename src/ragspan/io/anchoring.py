@@ -110,14 +110,22 @@ class Anchor:
                     f"{where}: the text does not match '{doc}' [{start}, {end}): the run has "
                     f"{preview(text)}, the corpus has {preview(actual)}{hint}", path, line)
             realign = True
+        return self._placed(text, doc, qid, key, rank, realign, where, path, line)
+
+    def _placed(self, text: str, doc: str | None, qid: str, key: str, rank: int,
+                realign: bool, where: str, path: str | None, line: int | None
+                ) -> tuple[str, int, int]:
+        """A text placed in its document, else its query's scope document, else the corpus;
+        counted and recorded (dropped, under ``unplaced = "drop"``; else refused)."""
+        corpus, placer = present(self.corpus, "the corpus"), present(self._placer, "a placer")
         scope = self.scope_of.get(qid)
-        if doc is None and scope is not None and scope not in self.corpus.documents:
+        if doc is None and scope is not None and scope not in corpus.documents:
             raise InputError(f"{where}: its query's doc_id '{scope}', where the text would be "
                              "placed, is absent from the corpus", path, line)
         docs = [doc] if doc is not None else [scope] if scope is not None else self._all_docs
         inside = f"'{docs[0]}'" if len(docs) == 1 else f"the corpus ({len(docs)} documents)"
         try:
-            placed = self._placer.place(text, docs, first=self.on_ambiguous == "first")
+            placed = placer.place(text, docs, first=self.on_ambiguous == "first")
         except Unplaced as exc:
             if self.unplaced == "drop" and not exc.places:
                 return self._drop(qid, key, rank, text, realign, path, line)

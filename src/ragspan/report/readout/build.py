@@ -77,13 +77,51 @@ def config_of(report: ScoreReport, predicate: dict[str, Any]) -> Config:
     run_config = predicate["parameters"].get("run_config") or {}
     config = run_config.get("config")
     if isinstance(config, dict):
-        try:
-            return Config(str(config["name"]), report, predicate, lever_values(config))
-        except (KeyError, TypeError) as exc:
-            raise InputError(f"the run's recorded configuration lacks {exc}", report.path
-                             ) from None
+        check_pipeline_config(config, report.path)
+        return Config(str(config["name"]), report, predicate, lever_values(config))
     name = os.path.splitext(os.path.basename(report.path))[0]
     return Config(name, report, predicate, None)
+
+
+# the keys of a recorded pipeline configuration the levers read, and their types (a section
+# that is off is null)
+CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
+    "name": str, "depth": int, "scope": str, "fusion_k": int, "chunker": dict,
+    "dense": (dict, type(None)), "sparse": (dict, type(None)), "rerank": (dict, type(None))}
+SECTION_KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "chunker": {"kind": str, "size": int, "overlap": int, "snap": bool},
+    "dense": {"model": str, "backend": str, "depth": int, "search": str, "hnsw_m": int,
+              "hnsw_ef_construct": int, "hnsw_ef": int},
+    "sparse": {"backend": str, "k1": (int, float), "b": (int, float), "depth": int},
+    "rerank": {"model": str, "depth": int}}
+REQUIRED = {"": ("name", "depth", "scope", "chunker"), "chunker": ("kind", "size"),
+            "dense": ("model", "backend", "depth"), "sparse": ("backend", "k1", "b", "depth"),
+            "rerank": ("model", "depth")}
+
+
+def check_pipeline_config(config: dict[str, Any], path: str) -> None:
+    """The recorded configuration a readout reads its levers from
+    (``parameters.run_config.config``): each key it reads present where required and of its
+    type, else an InputError naming the report and the key."""
+    where = "parameters.run_config.config"
+
+    def check(obj: dict[str, Any], keys: dict[str, Any], required: tuple[str, ...],
+              at: str) -> None:
+        for key in required:
+            if key not in obj:
+                raise InputError(f"{at}: the run's recorded configuration lacks '{key}'", path)
+        for key, kind in keys.items():
+            value = obj.get(key)
+            if key in obj and (isinstance(value, bool) and kind is not bool
+                               or not isinstance(value, kind)):
+                raise InputError(f"{at}.{key} is {value!r}, of the wrong type", path)
+
+    check(config, CONFIG_KEYS, REQUIRED[""], where)
+    for section, keys in SECTION_KEYS.items():
+        if isinstance(config.get(section), dict):
+            check(config[section], keys, REQUIRED[section], f"{where}.{section}")
+    if config.get("dense") and config.get("sparse") and "fusion_k" not in config:
+        raise InputError(f"{where}: the run's recorded configuration lacks 'fusion_k'", path)
 
 
 @dataclass(frozen=True)
