@@ -80,7 +80,8 @@ def build(root: Path) -> dict[str, Path]:
             {"_header": header}, *(_row(i, i in grounds) for i in range(N))])
         score = root / f"{name}.score.json"
         res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus,
-                      "--k", "5", "--k", "10", "--out", score, "--format", "json")
+                      "--k", "5", "--k", "10", "--no-budget-grid", "--out", score,
+                      "--format", "json")
         assert res.exit_code == 0, res.stderr
         out[name] = score
     return out

@@ -35,7 +35,7 @@ def make_reports(tmp: Path, grounded_base: list[int], grounded_cand: list[int],
             for i, g in enumerate(grounded)])
         out = tmp / f"{label}.json"
         res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus,
-                      "--k", "1", "--out", out)
+                      "--k", "1", "--no-budget-grid", "--out", out)  # the count cutoff alone
         assert res.exit_code == 0, res.stderr
         paths.append(out)
     return paths[0], paths[1]

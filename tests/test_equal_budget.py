@@ -57,13 +57,30 @@ def test_a_cheaper_candidate_is_decided_at_equal_budget_and_passes(data):
     gated = {m["name"] for m in pred["summary"]["metrics"].values() if m["gated"]}
     assert gated == {"complete_grounding@1000c"}
     assert any("decided at 1,000 characters per query" in w for w in pred["summary"]["warnings"])
-    # without character cutoffs the change itself still fails, saying how to decide it
+    # the Why line and the most-regressed queries speak of the cutoff that decided
+    assert pred["summary"]["primary_metric"] == "complete_grounding@1000c"
+    # scored without a flag, the reports carry the character cutoffs: the same decision
     base2 = scored(tmp, corpus, evalset, "b2", lambda i: [(0, 300), (1000, 1300), (600, 900)])
     cand2 = scored(tmp, corpus, evalset, "c2", lambda i: [(600, 750), (0, 150), (1000, 1150)])
     res = compare(base2, cand2)
+    assert res.exit_code == 0, res.stdout
+    assert res.json()["predicate"]["summary"]["retrieval_budget"]["decided_at"] == {"3": "1000c"}
+    # without character cutoffs, a cheaper candidate whose gated metrics grow with results is
+    # decided at k as it stands (it failed for being cheaper), with one line saying so
+    base3 = scored(tmp, corpus, evalset, "b3", lambda i: [(0, 300), (1000, 1300), (600, 900)],
+                   "--no-budget-grid")
+    cand3 = scored(tmp, corpus, evalset, "c3", lambda i: [(600, 750), (0, 150), (1000, 1150)],
+                   "--no-budget-grid")
+    res = compare(base3, cand3)
+    assert res.exit_code == 0, res.stdout
+    summary = res.json()["predicate"]["summary"]
+    assert summary["retrieval_budget"]["cheaper_at"] == ["3"]
+    assert any("could only do better" in w for w in summary["warnings"]), summary["warnings"]
+    # ... while a costlier one still fails, saying how to decide it at equal budget
+    res = compare(cand3, base3)
     assert res.exit_code == 4
     reasons = res.json()["predicate"]["summary"]["reasons"]
-    assert any("retrieval budget changed" in r and "--budget-grid, or --k 900c" in r
+    assert any("retrieval budget changed" in r and "--no-budget-grid, or --k 450c" in r
                for r in reasons), reasons
 
 
@@ -118,7 +135,8 @@ def test_saturated_cutoffs_are_named_by_score_and_compare(tmp_path):
             {"id": f"q{i}", "retrieved": [{"doc_id": f"d{i}", "start": s, "end": e}
                                           for s, e in spans]} for i in range(10)])
         res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k", "1",
-                      "--k", "3", "--k", "300c", "--out", tmp_path / f"s-{name}.json")
+                      "--k", "3", "--k", "300c", "--no-budget-grid",
+                      "--out", tmp_path / f"s-{name}.json")
         assert res.exit_code == 0, res.stderr
         out[name] = tmp_path / f"s-{name}.json"
     assert "at k = 3 the results cover at least 90% of the scoped document for 10 queries" \

@@ -186,7 +186,8 @@ def test_a_candidate_scored_on_an_easier_eval_set_is_caught(tmp_path):
     easier.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     scored = tmp_path / "scored.json"
     assert run_cli("score", "--eval-set", easier, "--run", FIX / "run-fail.jsonl", "--corpus",
-                   FIX / "corpus.jsonl", "--k", "1", "--out", scored).exit_code == 0
+                   FIX / "corpus.jsonl", "--k", "1", "--no-budget-grid",
+                   "--out", scored).exit_code == 0
     real = json.loads((FIX / "baseline.json").read_text())["predicate"]["inputs"]
     real_sha = next(r["digest"]["sha256"] for r in real if r["role"] == "eval_set")
     doc = json.loads(scored.read_text())
@@ -309,3 +310,17 @@ def test_every_output_says_whether_the_reports_were_verified():
             out = run_cli("compare", "--baseline", FIX / "baseline.json", "--candidate",
                           FIX / "candidate-fail.json", "--format", fmt, *args)
             assert said in out.stdout.replace("\\", ""), (fmt, out.stdout[:600])
+
+
+def test_settings_from_a_file_only_when_it_holds_settings(tmp_path, monkeypatch):
+    """"settings from pyproject.toml" was printed when no [tool.ragspan] table existed."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    res = compare()
+    assert "config_file" not in res.json()["predicate"]["parameters"]
+    table = run_cli("compare", "--baseline", FIX / "baseline.json", "--candidate",
+                    FIX / "candidate-fail.json", "--format", "table")
+    assert "settings from" not in table.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.ragspan]\nalpha = 0.05\n', encoding="utf-8")
+    res = compare()
+    assert res.json()["predicate"]["parameters"]["config_file"] == "pyproject.toml"

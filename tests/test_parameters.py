@@ -200,7 +200,7 @@ def test_the_drift_guard_checks_the_retrieval_budget_against_the_anchor(tmp_path
         run = c.run(f"run-{name}.jsonl", widened(factor))
         reports[name] = tmp_path / f"{name}.json"
         res = run_cli("score", "--eval-set", c.evalset, "--run", run, "--corpus", c.corpus,
-                      "--k", "1", "--out", reports[name])
+                      "--k", "1", "--no-budget-grid", "--out", reports[name])
         assert res.exit_code == 0, res.stderr
     res = run_cli("compare", "--baseline", reports["base"], "--candidate", reports["cand"],
                   "--no-config", "--format", "json")

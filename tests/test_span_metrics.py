@@ -446,7 +446,7 @@ def test_a_token_budget_is_recorded_with_its_tokenizer(tmp_path):
     run = write_jsonl(tmp_path / "r.jsonl", [
         {"id": "q", "retrieved": [{"doc_id": "d", "start": 0, "end": len(text)}]}])
     res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k",
-                  "3t", "--k", "1", "--out", tmp_path / "s.json")
+                  "3t", "--k", "1", "--no-budget-grid", "--out", tmp_path / "s.json")
     assert res.exit_code == 0, res.stderr
     pred = json.loads((tmp_path / "s.json").read_text())["predicate"]
     assert pred["parameters"]["tokenizer"] == "cl100k_base"

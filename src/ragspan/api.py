@@ -90,10 +90,12 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
           qrels: Source | None = None, relevance_level: int = 1,
           judged_only: bool = False, align: bool = False, on_ambiguous: str = "error",
           unplaced: str = "error", fuzzy_threshold: float = 0.9,
-          tokenizer: str = "cl100k_base") -> Scored:
+          tokenizer: str = "cl100k_base", budget_grid: bool | None = None) -> Scored:
     """``ragspan score``: ``run`` against ``eval_set`` (span level for a span run) or
     ``qrels`` (doc level); ``k`` defaults to 5 and 10 (``"2000c"`` a character budget,
-    ``"512t"`` a token budget in ``tokenizer``'s tokens), ``tau`` is the grounding threshold.
+    ``"512t"`` a token budget in ``tokenizer``'s tokens), ``tau`` is the grounding threshold;
+    a span score has the character cutoffs of ``score --budget-grid`` beside them unless
+    ``budget_grid`` is False.
     A run whose items carry their text is checked or placed in ``corpus`` as ``score
     --align/--on-ambiguous/--unplaced/--fuzzy-threshold`` do (docs/formats.md).
     docs/api.md has a worked example on in-memory rows."""
@@ -107,7 +109,7 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
                              ks=tuple(parse_k(c) if isinstance(c, str) else c for c in k),
                              tau=tau, relevance_level=relevance_level,
                              judged_only=judged_only, chunks=paths["chunks"],
-                             tokenizer=tokenizer,
+                             tokenizer=tokenizer, budget_grid=budget_grid,
                              anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                         "unplaced": unplaced, "threshold": fuzzy_threshold})
     return Scored(*_typed(result.report, "score"))

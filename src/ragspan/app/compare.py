@@ -140,7 +140,8 @@ def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,
                          params.get("relevance_level", 1), params.get("judged_only", False),
                          chunks, params.get("anchoring"),
                          bool(params.get("chroma_metrics", False)),
-                         tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER))
+                         tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER),
+                         budget_grid=False)  # the report's cutoffs are all of them
 
 
 def _same(a: Any, b: Any) -> bool:

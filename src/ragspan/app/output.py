@@ -12,6 +12,7 @@ from ragspan.base.argv import redacted
 from ragspan.io.outputs import check_outputs, write_files
 from ragspan.report.envelope import report_text
 from ragspan.report.render import render
+from ragspan.report.render.text import for_terminal
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ def deliver(result: CommandResult, out: str | None, fmt: str,
     if out:
         staged[out] = report_text(result.report)
     shown = "" if out and fmt == "json" else render(result.report, fmt)
+    if fmt == "markdown" and sys.stdout.isatty():  # read by a person, not rendered
+        shown = for_terminal(shown)
     if result.notice:
         sys.stderr.write(result.notice + "\n")
     write_files(staged)

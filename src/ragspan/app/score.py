@@ -81,7 +81,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
         tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
         chunks: str | None = None, anchoring: dict[str, Any] | None = None,
-        budget_grid: bool = False, chroma_metrics: bool = False,
+        budget_grid: bool | None = None, chroma_metrics: bool = False,
         min_coverage: float = DEFAULT_MIN_COVERAGE,
         tokenizer: str = DEFAULT_TOKENIZER) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
@@ -89,16 +89,18 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
     chunking be decided (span level only). ``anchoring``: how the run's texts are checked
     and placed (``io.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
-    ``threshold``). ``tokenizer``: what a token budget (``--k 512t``) counts in."""
+    ``threshold``). ``tokenizer``: what a token budget (``--k 512t``) counts in.
+    ``budget_grid``: the character cutoffs ``BUDGET_GRID`` beside ``ks``; None (the default)
+    adds them to every span-level score, so that ``compare`` can decide any change of the
+    retrieval budget at equal budget; False leaves them out; True asks for them (an error at
+    doc level)."""
     ks = tuple(ks) or DEFAULT_KS
     if chroma_metrics and qrels is not None:
         raise UsageError("--chroma-metrics are span metrics: give it with --eval-set and a "
                          "span run")
-    if budget_grid:
-        if qrels is not None:
-            raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
-                             "give it with --eval-set and a span run")
-        ks = ks + BUDGET_GRID
+    if budget_grid and qrels is not None:
+        raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
+                         "give it with --eval-set and a span run")
     if (eval_set is None) == (qrels is None):
         raise UsageError("give exactly one of --eval-set (span level) or --qrels (doc level)")
     if chunks is not None and qrels is not None:
@@ -111,7 +113,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     else:
         body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
                              relevance_level, judged_only, chunks, anchoring, chroma_metrics,
-                             min_coverage, tokenizer=tokenizer)
+                             min_coverage, tokenizer=tokenizer, budget_grid=budget_grid)
     return CommandResult(statement_of(body))
 
 
@@ -140,16 +142,34 @@ def warn_saturation(saturation: Saturation | None) -> None:
                         "by ranking", k, 100 * saturation.threshold, v.queries, 100 * v.share)
 
 
+def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int],
+                  relevance_level: int, judged_only: bool, min_coverage: float,
+                  doc_only: bool):  # -> ReportBody
+    """The doc-level report of a doc run (or of a span run's documents, ``doc_only``: the
+    eval set judges documents only) against the eval set's judgments."""
+    refuse_budgets(ks, "this is a doc-level run" if not doc_only
+                   else "this eval set has doc-level judgments only")
+    r = read_doc_run(run, run_format, top=max(ks))
+    scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
+    missing = scores.counts.judged_queries_without_run_row
+    total = len(scores.in_run) + (missing if judged_only else 0)
+    check_coverage(total - missing, total, r.path, "queries of the eval set", min_coverage)
+    inputs = [InputRef("eval_set", evalset.path, evalset.sha256),
+              InputRef("run", r.path, r.sha256)]
+    return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set", r.format)
+
+
 def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
                   chunks: str | None, anchoring: dict[str, Any] | None = None,
                   chroma_metrics: bool = False, min_coverage: float = 0.0,
                   read: tuple[EvalSet, Corpus | None] | None = None,
-                  tokenizer: str = DEFAULT_TOKENIZER):  # -> ReportBody
+                  tokenizer: str = DEFAULT_TOKENIZER,
+                  budget_grid: bool | None = None):  # -> ReportBody
     """The report body of ``score --eval-set``: span level for a span run (with the
-    doc-level view and, given ``chunks``, every failure label), doc level otherwise
-    (``sweep`` scores its configurations through this too, with ``read``: the eval set and
-    corpus it read once from those paths)."""
+    doc-level view and, given ``chunks``, every failure label; ``budget_grid`` as ``run``
+    says), doc level otherwise (``sweep`` scores its configurations through this too, with
+    ``read``: the eval set and corpus it read once from those paths)."""
     evalset = read[0] if read is not None else read_eval_set(eval_set)
     if run_format == "auto":
         run_format = detect_run_format(read_head(run), run)
@@ -164,21 +184,17 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     if run_format != "span" and chunks is not None:
         raise UsageError("--chunks labels span-level failures: the run is a doc-level run")
     if run_format != "span":
-        refuse_budgets(ks, "this is a doc-level run" if not doc_only
-                       else "this eval set has doc-level judgments only")
-        r = read_doc_run(run, "span" if doc_only else run_format, top=max(ks))
-        scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
-        missing = scores.counts.judged_queries_without_run_row
-        total = len(scores.in_run) + (missing if judged_only else 0)
-        check_coverage(total - missing, total, r.path, "queries of the eval set", min_coverage)
-        inputs = [InputRef("eval_set", evalset.path, evalset.sha256),
-                  InputRef("run", r.path, r.sha256)]
-        return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set",
-                        r.format)
+        if budget_grid:
+            raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
+                             "this is a doc-level run")
+        return _doc_run_body(evalset, run, "span" if doc_only else run_format, ks,
+                             relevance_level, judged_only, min_coverage, doc_only)
     if judged_only:
         raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
                          "span report scores every query of the eval set, so its doc-level "
                          "view does too")
+    if budget_grid is not False:
+        ks = tuple(dict.fromkeys((*ks, *BUDGET_GRID)))
     corp = read[1] if read is not None else read_corpus(corpus) if corpus else None
     # a text without doc_id is placed in its query's scope document (never its gold's)
     anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))

@@ -15,6 +15,7 @@ over the file, the file over the default.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from ragspan.base.options import GATE_OPTIONS, check_table
 from ragspan.gate.budgets import parse_budget
 from ragspan.io.files import decode_records, read_bytes
 from ragspan.io.toml import parse_toml
+
+log = logging.getLogger("ragspan")
 
 SECTION = "[tool.ragspan]"
 
@@ -43,8 +46,9 @@ def find_config(start: Path | None = None) -> Path | None:
 def load_tool_config(path: str | None) -> tuple[dict[str, Any], str | None]:
     """Return ``(settings, path)``: the ``[tool.ragspan]`` keys present, type-checked and by
     their Python names (``budget_tolerance``), budgets parsed; ``path=None`` uses the
-    nearest pyproject.toml (``find_config``), and returns its path even when it has no
-    ``[tool.ragspan]`` section (the verdict says which file was read). Any key of the wrong
+    nearest pyproject.toml (``find_config``). The path returned is None when no file
+    applies: none was found, or it has no ``[tool.ragspan]`` table (the verdict names a file
+    only when settings came from it; a ``--config`` without the table draws a warning). Any key of the wrong
     type or range, or an unknown key, is an InputError naming the file and key."""
     if path:
         file = Path(path)
@@ -60,7 +64,11 @@ def load_tool_config(path: str | None) -> tuple[dict[str, Any], str | None]:
     tool = data.get("tool", {})
     if not isinstance(tool, dict):
         raise InputError("'tool' must be a table", name)
-    table = tool.get("ragspan", {})
+    if "ragspan" not in tool:  # nothing of it applies: no "settings from" a file
+        if path:
+            log.warning("%s has no %s table: the defaults apply", name, SECTION)
+        return {}, None
+    table = tool["ragspan"]
     if not isinstance(table, dict):
         raise InputError(f"{SECTION} must be a table", name)
     settings = check_table(table, GATE_OPTIONS, name, SECTION)

@@ -46,9 +46,10 @@ from ragspan.cli.common import (
 @click.option("--chroma-metrics", is_flag=True,
               help="Also Chroma's chunking-evaluation metrics: chroma_recall, "
                    "chroma_precision, iou (and, with --chunks, precision_omega).")
-@click.option("--budget-grid", is_flag=True,
-              help="Also score at the character budgets 250c, 500c, ..., 32000c (what compare "
-                   "decides at when the retrieval budget changed).")
+@click.option("--budget-grid/--no-budget-grid", default=None,
+              help="Also score at the character budgets 250c, 500c, ..., 32000c, what compare "
+                   "decides at when the retrieval budget changed (the default for span runs; "
+                   "--no-budget-grid leaves them out).")
 @click.option("--tokenizer", default="cl100k_base", show_default=True,
               help="What a token budget (--k 512t) counts in: cl100k_base (no download) or a "
                    "Hugging Face tokenizer name or path (the embedding model's); recorded.")
@@ -71,7 +72,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
           qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
           tau: float, relevance_level: int, judged_only: bool, min_coverage: float,
           chroma_metrics: bool,
-          budget_grid: bool, tokenizer: str, align: bool,
+          budget_grid: bool | None, tokenizer: str, align: bool,
           on_ambiguous: str, unplaced: str, fuzzy_threshold: float, out: str | None,
           fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""

@@ -43,7 +43,7 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
                          "ratio": ratio if math.isfinite(ratio) else 1e308, "changed": moved}
     chars = [k for k in cmp.ks if isinstance(k, Chars)]
     hint = "" if chars else (
-        "score both with character cutoffs (--budget-grid, or --k "
+        "score both with character cutoffs (score adds them unless --no-budget-grid, or --k "
         + " --k ".join(f"{round(v['baseline'])}c" for v in per_k.values() if v["changed"])
         + ") to decide at equal budget, or --allow-budget-change to accept")
     return BudgetCheck(per_k, changed, opts.allow_budget_change, opts.budget_tolerance,
@@ -62,32 +62,52 @@ def budgets_at_cutoffs(cmp: Comparison, given: dict[str, Budget]) -> dict[str, B
 
 
 def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[str, Budget],
-                      defaults: dict[str, Budget]) -> tuple[dict[str, Budget], dict[str, str]]:
-    """Like with like: for each count k whose budget changed (and no change is allowed), the
-    character cutoff of the reports nearest the baseline's mean ``retrieved_chars@k`` (the
-    smaller on a tie); the gated metrics at k are turned off there and the same metrics at
-    that cutoff gated with their budgets. Returns the budgets to gate with and k -> cutoff."""
+                      defaults: dict[str, Budget]
+                      ) -> tuple[dict[str, Budget], dict[str, str], tuple[str, ...]]:
+    """Like with like, for each count k whose budget changed (and no change is allowed):
+
+    - with character cutoffs in the reports, the one nearest the baseline's mean
+      ``retrieved_chars@k`` (the smaller on a tie): the gated metrics at k are turned off
+      there and the same metrics at that cutoff gated with their budgets;
+    - without them, a candidate that retrieves fewer characters, whose gated metrics at k
+      all grow with results (``MetricSpec.grows``: more characters can only raise them),
+      is decided at k as it stands: at the baseline's budget it could only do better.
+
+    Returns the budgets to gate with, k -> cutoff, and the ks settled as cheaper."""
     chars = [k for k in cmp.ks if isinstance(k, Chars)]
-    if check is None or not check.changed or check.allowed or not chars:
-        return given, {}
+    if check is None or not check.changed or check.allowed:
+        return given, {}, ()
     budgets = dict(given)
     decided: dict[str, str] = {}
+    settled: list[str] = []
     for k_text, v in check.per_k.items():
         if not v["changed"]:
             continue
         k = parse_cutoff(k_text)
+        at_k = [name for name in cmp.names if parse_name(name).k == k
+                and budget_for(name, given, defaults).gated]
+        if not chars:
+            if v["ratio"] < 1 and all(parse_name(n).spec.grows for n in at_k):
+                settled.append(k_text)
+            continue
         at = min(chars, key=lambda c: (abs(int(c) - v["baseline"]), int(c)))
         decided[k_text] = str(at)
-        for name in cmp.names:
+        for name in at_k:
             parsed = parse_name(name)
-            budget = budget_for(name, given, defaults)
-            if parsed.k != k or not budget.gated:
-                continue
             budgets[name] = Budget("off")
             target = format_name(parsed.base, at, parsed.first_stage)
             if target in cmp.names and not budget_for(target, given, defaults).gated:
-                budgets[target] = budget
-    return budgets, decided
+                budgets[target] = budget_for(name, given, defaults)
+    return budgets, decided, tuple(settled)
+
+
+def cheaper_notes(check: BudgetCheck) -> list[str]:
+    """One line per k settled as cheaper (``equal_budget_plan``)."""
+    return [f"at k = {k} the candidate retrieves x{check.per_k[k]['ratio']:.2f} the characters "
+            f"({check.per_k[k]['baseline']:,.0f} -> {check.per_k[k]['candidate']:,.0f} per "
+            f"query); its gated metrics at k = {k} grow with results, so at the baseline's "
+            "budget it could only do better: they are decided at k as they stand"
+            for k in check.settled]
 
 
 def budget_trap(cmp: Comparison, check: BudgetCheck, outcomes: Sequence[MetricOutcome]

@@ -37,6 +37,7 @@ from ragspan.gate.budget_match import (
     budget_check,
     budget_trap,
     budgets_at_cutoffs,
+    cheaper_notes,
     default_budgets,
     equal_budget_plan,
 )
@@ -50,6 +51,7 @@ from ragspan.gate.options import GateOptions
 from ragspan.gate.power import power_statement, power_warnings
 from ragspan.gate.result import GateResult
 from ragspan.scoring.metrics.registry import (
+    is_budget,
     parse_name,
 )
 
@@ -81,7 +83,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     _refuse_unmatched(unmatched_budgets(given, cmp.names), budget_origin or {})
     given = budgets_at_cutoffs(cmp, given)
     bcheck = budget_check(cmp, opts)
-    given, decided_at = equal_budget_plan(cmp, bcheck, given, defaults)
+    given, decided_at, settled = equal_budget_plan(cmp, bcheck, given, defaults)
     if given is not opts.budgets:
         opts = dataclasses.replace(opts, budgets=given)
     gated = tuple(n for n in cmp.names if budget_for(n, given, defaults).gated)
@@ -112,6 +114,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     warnings += accepted
     warnings += version_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
+    if bcheck is not None and settled:
+        bcheck = dataclasses.replace(bcheck, settled=settled)
+        warnings += cheaper_notes(bcheck)
     if bcheck is not None and decided_at:
         bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
         notes, traps = budget_trap(cmp, bcheck, outcomes)
@@ -128,7 +133,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     elif opts.anchor_budget is not None:
         raise UsageError("--anchor-budget needs --anchor (the pinned release's report)")
     decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive)
-    primary = opts.primary_metric or _default_primary(cmp)
+    primary = opts.primary_metric or _default_primary(cmp, decided_at)
     regressed = most_regressed(cmp, primary, opts.top)
     changes, changed = grounding_changes(cmp)
     parsed = parse_name(primary)
@@ -160,8 +165,11 @@ def _refuse_unmatched(unmatched: list[str], origin: dict[str, str | None]) -> No
                          origin[key])
 
 
-def _default_primary(cmp: Comparison) -> str:
-    """The metric the readout leads with: complete grounding (span reports) or nDCG (doc
-    reports) at the smallest cutoff."""
-    k_min = min(cmp.ks)
-    return f"complete_grounding@{k_min}" if cmp.kind == "score.span" else f"doc_ndcg@{k_min}"
+def _default_primary(cmp: Comparison, decided_at: dict[str, str]) -> str:
+    """The metric the readout leads with (the Why line, the most-regressed queries):
+    complete grounding (span reports) or nDCG (doc reports) at the smallest cutoff, or at
+    the character cutoff where that cutoff was decided (equal budget)."""
+    counts = [k for k in cmp.ks if not is_budget(k)] or list(cmp.ks)
+    k_min = str(min(counts))
+    at = decided_at.get(k_min, k_min)
+    return f"complete_grounding@{at}" if cmp.kind == "score.span" else f"doc_ndcg@{at}"

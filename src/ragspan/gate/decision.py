@@ -70,6 +70,9 @@ class BudgetCheck:
     decided_at: dict[str, str] = field(default_factory=dict)
     trap: tuple[str, ...] = ()  # the retrieval budget trap, one reason per k
     hint: str = ""  # how to decide at equal budget, when the reports cannot
+    # count ks at which the candidate is cheaper and every gated metric grows with results:
+    # decided at k as they stand (more characters could only help the candidate)
+    settled: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,8 @@ def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
     if budget is not None and budget.changed and not budget.allowed:
         detail = ", ".join(f"@{k}: {v['baseline']:.0f} -> {v['candidate']:.0f} chars "
                            f"(x{v['ratio']:.2f})" for k, v in budget.per_k.items()
-                           if v["changed"] and k not in budget.decided_at)
+                           if v["changed"] and k not in budget.decided_at
+                           and k not in budget.settled)
         if detail:
             reasons.append(f"retrieval budget changed ({detail}); a recall change bought "
                            f"with more or fewer characters is not a ranking change "

@@ -14,7 +14,7 @@ from ragspan.base.errors import InputError, UsageError
 from ragspan.gate.alignment import ClusterPlan, Comparison, align, check_comparable
 from ragspan.gate.budget_match import budget_check, budget_trap, equal_budget_plan
 from ragspan.gate.budgets import Budget, parse_budget_value
-from ragspan.gate.decision import decide
+from ragspan.gate.decision import BudgetCheck, MetricOutcome, decide
 from ragspan.gate.evaluate import evaluate, family
 from ragspan.gate.inputs import ScoreReport
 from ragspan.gate.options import GateOptions
@@ -72,25 +72,7 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
             if not parse_name(n).spec.bounded:
                 raise UsageError(f"--anchor-budget {budget}: '{n}' is not a 0-1 metric; give "
                                  "the cumulative budget in %")
-    off = Budget("off")
-    budgets = {n: budget if n in names else off for n in cmp.names}
-    a_opts = GateOptions(**{**opts.__dict__, "budgets": budgets, "gate_slices": ()})
-    bcheck = budget_check(cmp, a_opts)
-    budgets, decided_at = equal_budget_plan(cmp, bcheck, budgets, {})
-    a_opts = dataclasses.replace(a_opts, budgets=budgets)
-    names = [n for n in cmp.names if budgets[n].gated]
-    cols = [cmp.names.index(n) for n in names]
-    sub = Comparison(cmp.ids, names, cmp.base[:, cols], cmp.cand[:, cols], cmp.rows_base,
-                     cmp.rows_cand, cmp.kind, cmp.ks)
-    index = None if plan is None else plan.index(sub.ids)
-    level, size = family(sub, a_opts, {}, None, index) if opts.mode == "interval" \
-        else (opts.level, 0)
-    outs = evaluate(sub.base, sub.cand, names, a_opts, {}, level, index)
-    notes: tuple[str, ...] = ()
-    if bcheck is not None and decided_at:
-        bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
-        notes, traps = budget_trap(cmp, bcheck, outs)
-        bcheck = dataclasses.replace(bcheck, trap=traps)
+    outs, bcheck, level, size, decided_at = _against_anchor(cmp, names, budget, opts, plan)
     decision = decide(outs, bcheck)
     where = "against the anchor: "
     failures = [where + r for r in decision.reasons]
@@ -101,6 +83,35 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     if bcheck is not None:
         part["retrieval_budget"] = {"changed": bcheck.changed, "per_k": bcheck.per_k,
                                     **({"decided_at": decided_at} if decided_at else {})}
-    if notes:
-        part["notes"] = list(notes)
     return part, failures, uncertain
+
+
+def _against_anchor(cmp: Comparison, names: list[str], budget: Budget, opts: GateOptions,
+                    plan: ClusterPlan | None
+                    ) -> tuple[list[MetricOutcome], BudgetCheck | None, float, int,
+                               dict[str, str]]:
+    """The candidate against the anchor: the retrieval budget checked as against the
+    baseline (equal budget, a cheaper candidate, the trap), then every gated metric by the
+    interval rule in its own family. Returns the outcomes, the budget check, the family's
+    error rate and size, and k -> the cutoff a changed k was decided at."""
+    off = Budget("off")
+    budgets = {n: budget if n in names else off for n in cmp.names}
+    a_opts = GateOptions(**{**opts.__dict__, "budgets": budgets, "gate_slices": ()})
+    bcheck = budget_check(cmp, a_opts)
+    budgets, decided_at, settled = equal_budget_plan(cmp, bcheck, budgets, {})
+    a_opts = dataclasses.replace(a_opts, budgets=budgets)
+    gated = [n for n in cmp.names if budgets[n].gated]
+    cols = [cmp.names.index(n) for n in gated]
+    sub = Comparison(cmp.ids, gated, cmp.base[:, cols], cmp.cand[:, cols], cmp.rows_base,
+                     cmp.rows_cand, cmp.kind, cmp.ks)
+    index = None if plan is None else plan.index(sub.ids)
+    level, size = family(sub, a_opts, {}, None, index) if opts.mode == "interval" \
+        else (opts.level, 0)
+    outs = evaluate(sub.base, sub.cand, gated, a_opts, {}, level, index)
+    if bcheck is not None and settled:
+        bcheck = dataclasses.replace(bcheck, settled=settled)
+    if bcheck is not None and decided_at:
+        bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
+        _, traps = budget_trap(cmp, bcheck, outs)
+        bcheck = dataclasses.replace(bcheck, trap=traps)
+    return outs, bcheck, level, size, decided_at

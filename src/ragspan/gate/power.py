@@ -65,13 +65,16 @@ def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: f
 
 
 def power_warnings(power: dict[str, Any], outcomes: Sequence[MetricOutcome]) -> list[str]:
-    """One line per gated metric whose budget is below what this n can detect."""
+    """One line per gated metric whose budget is below what this n can detect, for the
+    metrics the bounds left inconclusive: a decided metric (its drop shown real, or shown
+    within the budget) needs no word on what this n could not see, and one would read as
+    contradicting its verdict (``summary.power`` keeps every metric's figures)."""
     by = {o.name: o for o in outcomes}
     lines = []
     for name, p in power.items():
-        if not p["budget_below_it"]:
-            continue
         o = by[name]
+        if not p["budget_below_it"] or o.decision in ("pass", "fail"):
+            continue
         if p["minimum_detectable_drop"] is None:
             lines.append(f"{name}: with {p['queries']} queries"
                          + (f" in {p['clusters']} cluster(s)" if "clusters" in p else "")
@@ -83,7 +86,7 @@ def power_warnings(power: dict[str, Any], outcomes: Sequence[MetricOutcome]) -> 
                  f"{p['design_effect']:.2f})" if "clusters" in p else f"{p['queries']} queries")
         lines.append(
             f"{name}: with {where} and {100 * p['changed_share']:.0f}% of them "
-            f"{what}, a drop smaller than {drop_amount(o, p['minimum_detectable_drop'])} cannot "
-            f"be told from noise (alpha {p['alpha']:.3g}, power {p['power']:g}); the budget "
-            f"is {o.budget}")
+            f"{what}, only a true drop of {drop_amount(o, p['minimum_detectable_drop'])} or "
+            f"more fails with probability {p['power']:g} (alpha {p['alpha']:.3g}); a smaller "
+            f"one cannot be told from noise at this n, and the budget is {o.budget}")
     return lines

@@ -83,6 +83,8 @@ class GateResult:
             if self.budget.decided_at:
                 out["retrieval_budget"]["decided_at"] = self.budget.decided_at
                 out["retrieval_budget"]["trap"] = list(self.budget.trap)
+            if self.budget.settled:
+                out["retrieval_budget"]["cheaper_at"] = list(self.budget.settled)
         return out
 
     def details(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ragspan.gate.decision import UNBOUNDED_AT
 from ragspan.report.render.text import aligned, fmt_number, md_code, md_table, md_text
-from ragspan.scoring.metrics.registry import METRICS, parse_name
+from ragspan.scoring.metrics.registry import METRICS, is_budget, parse_name
 
 
 def _p(m: dict[str, Any]) -> str:
@@ -127,6 +127,8 @@ def _lost(span: dict[str, Any], short: bool = False) -> str:
 
 
 COMMENT_QUERIES = 5  # most-regressed queries in the markdown (the JSON has them all)
+CHUNK_LEGEND = ("Lost spans: `document [start, end) — :18: 5` is chunk `<document>:18` at "
+                "rank 5 in the candidate's ranking (`-`: not retrieved).")
 
 
 def _constant(m: dict[str, Any]) -> bool:
@@ -193,14 +195,23 @@ def markdown(doc: dict[str, Any]) -> str:
         lines.append(md_table(["query id", "query", "change", "why",
                                "gold spans no longer covered (chunks: rank)"],
                               body, right_from=9))
+        lines[-1] = lines[-1].rstrip("\n")
+        lines += ["", CHUNK_LEGEND, ""]
     other = [(n, r) for n, r in rows.items() if not s["metrics"][n]["gated"]]
-    informative = [r for n, r in other if not _constant(s["metrics"][n])]
-    dropped = len(other) - len(informative)
+    decided = set((s.get("retrieval_budget") or {}).get("decided_at", {}).values())
+    unused = [n for n, _ in other if is_budget(parse_name(n).k) and str(parse_name(n).k)
+              not in decided]
+    informative = [r for n, r in other
+                   if not _constant(s["metrics"][n]) and n not in unused]
+    dropped = len(other) - len(informative) - len(unused)
     if other:
         what = f"{len(informative)} other metrics, not gated"
         if dropped:
             what += (f"; {dropped} constant on both sides not shown "
                      "(all in the JSON report)")
+        if unused:
+            what += (f"; {len(unused)} at character or token cutoffs that decided nothing "
+                     "not shown")
         lines += ["<details>", f"<summary>{md_text(what)}</summary>", ""]
         if informative:
             lines.append(md_table(HEADER, informative, right_from=2))

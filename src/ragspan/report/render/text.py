@@ -61,6 +61,21 @@ def md_text(text: str) -> str | Markdown:
     return out.replace("\u200b", ZWSP)  # last: the entity holds a '#' of its own
 
 
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+
+
+def for_terminal(markdown_text: str) -> str:
+    """Markdown made for a person at a terminal rather than a renderer: the HTML entities
+    and zero-width spaces of ``md_text`` written as the characters they stand for, and
+    backslash escapes dropped (a terminal renders nothing, so nothing needs defusing),
+    control characters but tab and newline removed."""
+    import html
+
+    out = html.unescape(markdown_text).replace("\u200b", "")
+    out = _ESCAPED.sub(r"\1", out)
+    return "".join(c for c in out if c in "\t\n" or c >= " " and c != "\x7f")
+
+
 _LIST_MARK = re.compile(r"^([-+=#])")
 _ORDERED_MARK = re.compile(r"^(\d+)([.)])")
 

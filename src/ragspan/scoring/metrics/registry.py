@@ -34,6 +34,9 @@ class MetricSpec:
     definition: str
     trec_eval: str | None = None
     optional: bool = False  # computed only when asked (``score --chroma-metrics``)
+    # results appended after the top k can only raise it, never lower it (recall-like):
+    # a cheaper candidate no worse at k could only do better at the baseline's budget
+    grows: bool = False
 
 
 METRICS: dict[str, MetricSpec] = {
@@ -42,15 +45,15 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec('complete_grounding', 'span', True, True, True,
                    '1 if every gold span has at least τ of its characters inside the union of R_k '
                    '(match any: some gold span), else 0. τ = `--grounding-threshold`, default 0.5, '
-                   'inclusive, recorded in the report.'),
+                   'inclusive, recorded in the report.', grows=True),
         MetricSpec('span_coverage', 'span', False, True, True,
-                   '|∪G ∩ ∪R_k| / |∪G| — gold characters covered, both sides as unions'),
+                   '|∪G ∩ ∪R_k| / |∪G| — gold characters covered, both sides as unions', grows=True),
         MetricSpec('span_recall', 'span', False, True, True,
-                   'mean over gold spans g of |g ∩ ∪R_k| / |g|'),
+                   'mean over gold spans g of |g ∩ ∪R_k| / |g|', grows=True),
         MetricSpec('char_precision', 'span', False, False, True,
                    'LegalBench-RAG: Σ_r Σ_g |r ∩ g| / Σ_r |r| over R_k, no merging'),
         MetricSpec('char_recall', 'span', False, False, True,
-                   'LegalBench-RAG: Σ_g Σ_r |r ∩ g| / Σ_g |g|, no merging'),
+                   'LegalBench-RAG: Σ_g Σ_r |r ∩ g| / Σ_g |g|, no merging', grows=True),
         MetricSpec('char_precision_merged', 'span', False, True, True,
                    '|∪G ∩ ∪R_k| / |∪R_k|'),
         MetricSpec('retrieved_chars', 'span', False, False, False,
@@ -58,12 +61,12 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec('precision', 'span', False, True, True,
                    'relevant chunks in R_k / k (relevant = same doc, any overlap with a gold span)'),
         MetricSpec('hit_rate', 'span', True, True, True,
-                   '1 if some chunk in R_k is relevant'),
+                   '1 if some chunk in R_k is relevant', grows=True),
         MetricSpec('mrr', 'span', False, True, True,
-                   '1 / rank of the first relevant chunk if it is within the top k, else 0'),
+                   '1 / rank of the first relevant chunk if it is within the top k, else 0', grows=True),
         MetricSpec('chroma_recall', 'span', False, True, True,
                    "Chroma's chunking evaluation (Smith & Troynikov 2024): |∪_r,g (r ∩ g)| / "
-                   'Σ_g |g| over R_k (`score --chroma-metrics`)', optional=True),
+                   'Σ_g |g| over R_k (`score --chroma-metrics`)', optional=True, grows=True),
         MetricSpec('chroma_precision', 'span', False, True, True,
                    "Chroma's: |∪_r,g (r ∩ g)| / Σ_r |r| over R_k; results in other documents "
                    'count in the denominator only', optional=True),
@@ -75,20 +78,20 @@ METRICS: dict[str, MetricSpec] = {
                    'P_k'),
         MetricSpec('doc_recall', 'doc', False, True, True,
                    'relevant docs in the top k / relevant docs judged (0 if none)',
-                   'recall_k'),
+                   'recall_k', grows=True),
         MetricSpec('doc_ndcg', 'doc', False, True, True,
                    'DCG with gain = grade (grades > 0, whatever the relevance level), discount '
                    'log2(rank+1), over the ideal DCG of all judged grades > 0, both cut at k',
-                   'ndcg_cut_k'),
+                   'ndcg_cut_k', grows=True),
         MetricSpec('doc_map', 'doc', False, True, True,
                    'Σ over relevant docs in the top k of precision at their rank, / relevant judged',
-                   'map_cut_k'),
+                   'map_cut_k', grows=True),
         MetricSpec('doc_mrr', 'doc', False, True, True,
                    "1 / rank of the first relevant doc within the top k (trec_eval's is k = ∞)",
-                   'recip_rank'),
+                   'recip_rank', grows=True),
         MetricSpec('doc_hit_rate', 'doc', True, True, True,
                    '1 if a relevant doc is in the top k',
-                   'success_k'),
+                   'success_k', grows=True),
     )
 }
 
