@@ -17,7 +17,7 @@ from ragspan.base.options import RUN_RETRIEVER_OPTIONS
 from ragspan.base.records import InputRef
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.docruns import write_doc_rows
-from ragspan.io.evalset import EvalQuery, EvalSet, read_eval_set
+from ragspan.io.evalset import EvalQuery, EvalSet, query_digests, read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.qrels import read_qrels
 from ragspan.io.serialize import jsonl
@@ -146,7 +146,9 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         got = _by_user(present(retriever, "--retriever"), queries, corp, bar, depth=depth,
                        id_key=id_key, to=to, tag=tag, out=out)
     summary.update(got.summary)
-    header = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256, **got.header}
+    header = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256,
+              "queries": {q: d for q, d in query_digests(evalset).items()
+                          if q in {x.id for x in queries}}, **got.header}
     outputs = got.outputs
     rows = got.rows
     execution = {**got.execution, "latency_ms": latency_summary(

@@ -12,20 +12,21 @@ from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.facts import Saturation
 from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
 from ragspan.base.records import InputRef
+from ragspan.evalsets.checks import refuse_errors
 from ragspan.io.anchoring import Anchor
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.docruns import detect_run_format, read_doc_run
 from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_head
-from ragspan.io.runs import read_span_run
+from ragspan.io.runs import read_span_run, run_header
 from ragspan.report.envelope import statement_of
 from ragspan.retrieval.tokens import load_tokenizer
 from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
 from ragspan.scoring.metrics.registry import Chars, Tokens, is_budget, parse_cutoff
 from ragspan.scoring.report_body import doc_body, span_body
 from ragspan.scoring.run_facts import SATURATION_WARN
-from ragspan.scoring.span_scoring import DEFAULT_KS, compute_span_report
+from ragspan.scoring.span_scoring import DEFAULT_KS, check_run_made_for, compute_span_report
 
 __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
 
@@ -171,6 +172,9 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     says), doc level otherwise (``sweep`` scores its configurations through this too, with
     ``read``: the eval set and corpus it read once from those paths)."""
     evalset = read[0] if read is not None else read_eval_set(eval_set)
+    # what validate calls an error about the gold itself (spans listed twice, overlapping):
+    # the rest (inside the documents, texts, provenance) is checked against the corpus
+    refuse_errors(evalset, None)
     if run_format == "auto":
         run_format = detect_run_format(read_head(run), run)
     doc_only = run_format == "span" and not any(q.gold_spans for q in evalset.queries) \
@@ -196,8 +200,21 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     if budget_grid is not False:
         ks = tuple(dict.fromkeys((*ks, *BUDGET_GRID)))
     corp = read[1] if read is not None else read_corpus(corpus) if corpus else None
+    return _span_run_body(evalset, run, corp, ks, tau, relevance_level, chunks, anchoring,
+                          chroma_metrics, min_coverage, tokenizer)
+
+
+def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence[int],
+                   tau: float, relevance_level: int, chunks: str | None,
+                   anchoring: dict[str, Any] | None, chroma_metrics: bool,
+                   min_coverage: float, tokenizer: str):  # -> ReportBody
+    """The span-level report of a span run: what the run was made from checked, its texts
+    placed, scored at ``ks`` (with the doc-level view at the count cutoffs)."""
     # a text without doc_id is placed in its query's scope document (never its gold's)
     anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))
+    # what the run says it was made from, checked before its texts are placed
+    for said in check_run_made_for(evalset, run_header(run), run, corp):
+        log.warning("%s", said)
     span_run = read_span_run(run, anchor)
     manifest = read_chunks(chunks) if chunks else None
     tokens = (load_tokenizer(tokenizer) if corp is not None
@@ -207,7 +224,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     check_coverage(int(report.in_run.sum()), len(evalset.queries), span_run.path,
                    "queries of the eval set", min_coverage)
     counts = [k for k in ks if not is_budget(k)]  # doc metrics are cut by count
-    doc_view = span_doc_projection(report, counts, relevance_level, judged_only) if counts \
+    doc_view = span_doc_projection(report, counts, relevance_level, False) if counts \
         else None
     warn_saturation(report.saturation)
     log.info(

@@ -23,21 +23,51 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragspan.base.errors import InputError
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.scoring.chunking import DocChunks, check_chunks
 
 
-def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
+def _finding(check: str, severity: str, qid: str | None, message: str) -> dict[str, Any]:
+    return {"check": check, "severity": severity, "query": qid, "message": message}
+
+
+def gold_findings(evalset: EvalSet) -> list[dict[str, Any]]:
+    """What needs no corpus: queries without gold evidence, gold spans listed twice in a
+    query, and two gold spans of a query that overlap (each an error)."""
     findings: list[dict[str, Any]] = []
-
-    def add(check: str, severity: str, qid: str | None, message: str) -> None:
-        findings.append({"check": check, "severity": severity, "query": qid, "message": message})
-
     for q in evalset.queries:
         if not q.gold_spans and not q.relevance:
-            add("empty_gold", "error", q.id, "no gold spans and no doc-level judgments")
+            findings.append(_finding("empty_gold", "error", q.id,
+                                     "no gold spans and no doc-level judgments"))
+        seen: dict[tuple[str, int, int], int] = {}
+        for i, s in enumerate(q.gold_spans):
+            key = (s.doc_id, s.start, s.end)
+            if key in seen:
+                findings.append(_finding(
+                    "duplicate_gold_span", "error", q.id,
+                    f"gold_spans[{i}] repeats gold_spans[{seen[key]}] ('{s.doc_id}' "
+                    f"[{s.start}, {s.end})): merge them"))
+            seen.setdefault(key, i)
+        spans = sorted({(s.doc_id, s.start, s.end) for s in q.gold_spans})
+        for (d1, s1, e1), (d2, s2, e2) in zip(spans, spans[1:]):
+            if d1 == d2 and s2 < e1:
+                findings.append(_finding(
+                    "overlapping_gold_spans", "error", q.id,
+                    f"gold spans '{d1}' [{s1}, {e1}) and [{s2}, {e2}) share "
+                    f"{min(e1, e2) - s2} characters: merge them into [{s1}, {max(e1, e2)})"))
+    return findings
+
+
+def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
+    findings = gold_findings(evalset)
+
+    def add(check: str, severity: str, qid: str | None, message: str) -> None:
+        findings.append(_finding(check, severity, qid, message))
+
+    for q in evalset.queries:
         for i, s in enumerate(q.gold_spans):
             doc = corpus.documents.get(s.doc_id)
             if doc is None:
@@ -49,20 +79,6 @@ def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
                 add("text_mismatch", "error", q.id,
                     f"gold_spans[{i}]: '{s.doc_id}'[{s.start}:{s.end}] does not slice back to "
                     f"its text {s.text[:40]!r}")
-        seen: dict[tuple[str, int, int], int] = {}
-        for i, s in enumerate(q.gold_spans):
-            key = (s.doc_id, s.start, s.end)
-            if key in seen:
-                add("duplicate_gold_span", "error", q.id,
-                    f"gold_spans[{i}] repeats gold_spans[{seen[key]}] ('{s.doc_id}' "
-                    f"[{s.start}, {s.end})): merge them")
-            seen.setdefault(key, i)
-        spans = sorted({(s.doc_id, s.start, s.end) for s in q.gold_spans})
-        for (d1, s1, e1), (d2, s2, e2) in zip(spans, spans[1:]):
-            if d1 == d2 and s2 < e1:
-                add("overlapping_gold_spans", "error", q.id,
-                    f"gold spans '{d1}' [{s1}, {e1}) and [{s2}, {e2}) share {min(e1, e2) - s2} "
-                    f"characters: merge them into [{s1}, {max(e1, e2)})")
         for i, s in enumerate(q.gold_spans):
             doc = corpus.documents.get(s.doc_id)
             answer = (s.text if s.text is not None else
@@ -82,6 +98,21 @@ def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
             add("provenance", "error", None,
                 f"document '{doc_id}' changed since the offsets were made (sha256 differs)")
     return findings
+
+
+def refuse_errors(evalset: EvalSet, corpus: Corpus | None) -> None:
+    """What ``validate`` calls an error is an error wherever the eval set is scored: the
+    first is an InputError naming the eval set, its line and the query, with the count
+    (``gold_findings`` without a corpus, every check of ``check_eval_set`` with one)."""
+    found = check_eval_set(evalset, corpus) if corpus is not None else gold_findings(evalset)
+    errors = [f for f in found if f["severity"] == "error"]
+    if not errors:
+        return
+    first = errors[0]
+    line = next((q.line for q in evalset.queries if q.id == first["query"]), None)
+    more = f" ({len(errors)} errors; ragspan validate lists them)" if len(errors) > 1 else ""
+    where = f"query '{first['query']}': " if first["query"] is not None else ""
+    raise InputError(f"{where}{first['message']}{more}", evalset.path, line)
 
 
 def chunk_findings(manifest: ChunkManifest, evalset: EvalSet, corpus: Corpus, tau: float,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +59,20 @@ class EvalSet:
     sha256: str
     queries: tuple[EvalQuery, ...]
     header: dict[str, Any] | None = None
+
+
+def query_digests(evalset: EvalSet) -> dict[str, list[str]]:
+    """Per query id, the first 16 hex digits of the sha256 of its text and of its judgments
+    (gold spans with ``match``, doc-level grades): what a run made for this eval set records
+    in its header, so that scoring it against another version can say which questions
+    changed and which only changed their answers."""
+    out = {}
+    for q in evalset.queries:
+        judged = json.dumps([q.match, sorted((s.doc_id, s.start, s.end) for s in q.gold_spans),
+                             sorted(q.relevance.items())], ensure_ascii=False)
+        out[q.id] = [hashlib.sha256(q.query.encode("utf-8")).hexdigest()[:16],
+                     hashlib.sha256(judged.encode("utf-8")).hexdigest()[:16]]
+    return out
 
 
 def parse_gold_span(raw: Any, scope: str | None, path: str, line: int, index: int) -> GoldSpan:

@@ -6,6 +6,7 @@ run of millions of spans is scored without a Python object per span.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from ragspan.base.errors import InputError
 from ragspan.io import fastruns
 from ragspan.io.anchoring import Anchor
 from ragspan.io.fastspans import FUSED_SOURCES, read_arrow_spans
-from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex
+from ragspan.io.files import decode_records, iter_json_lines, read_bytes, read_head, sha256_hex
 from ragspan.io.rows import MAX_OFFSET, header_record, is_offset, out_of_range, parse_id, unique_row_id
 
 
@@ -217,6 +218,20 @@ def _score_column(values: list[Any], cols: _Columns, path: str) -> np.ndarray:
             raise InputError(f"{cols._where(i)}: non-finite score {value}", path, cols.line_of_span[i])
         out[i] = value
     return out
+
+
+def run_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The run's ``_header`` record (its first line), or None when the first line is a row
+    or cannot be read as a header (the reader then says what is wrong)."""
+    first = read_head(path).split("\n", 1)[0]
+    if '"_header"' not in first:
+        return None
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return None
+    header = obj.get("_header") if isinstance(obj, dict) else None
+    return header if isinstance(header, dict) else None
 
 
 def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,

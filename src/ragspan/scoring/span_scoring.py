@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from ragspan.base.facts import ChunkRecall, FusionSources, OffScope, Reordering,
 from ragspan.io.anchoring import UNPLACED_DOC
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
-from ragspan.io.evalset import EvalSet
+from ragspan.io.evalset import EvalSet, query_digests
 from ragspan.io.runs import SpanList, SpanRun
 from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failures, span_facts
@@ -122,6 +123,40 @@ def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None
             row = int(np.searchsorted(stage.offsets, i, side="right")) - 1
             _check_one(stage.doc_id[i], int(stage.end[i]), lengths, run.path, run.lines[row],
                        f"retrieved span {i - int(stage.offsets[row])}")
+
+
+def check_run_made_for(evalset: EvalSet, header: dict[str, Any] | None, path: str,
+                       corpus: Corpus | None) -> list[str]:
+    """What the run's header says it was made from, against the files given: another corpus
+    is an InputError naming both digests (documents edited since the run was made: its
+    offsets point elsewhere); questions whose text differs from the ones the run answered
+    are an InputError naming the count and the first; questions whose answers only changed
+    (gold spans, grades) are a warning naming the count, returned. A run without a header
+    (``header`` None), or whose header records none of this, is not checked; ``path`` is
+    the run's file, named in an error."""
+    header = header or {}
+    made_on = header.get("corpus_sha256")
+    if corpus is not None and isinstance(made_on, str) and made_on != corpus.sha256:
+        raise InputError(f"the run was made on another corpus (sha256 {made_on[:12]}; this "
+                         f"one is {corpus.sha256[:12]}): its documents were edited since, so "
+                         "its offsets may point at other text; run the retriever again",
+                         path)
+    recorded = header.get("queries")
+    if not isinstance(recorded, dict) or header.get("eval_set_sha256") == evalset.sha256:
+        return []
+    now = query_digests(evalset)
+    asked = [q for q, d in recorded.items() if q in now and isinstance(d, list) and d
+             and d[0] != now[q][0]]
+    if asked:
+        raise InputError(f"the run was made for another version of the eval set: {len(asked)} "
+                         f"of its questions differ (e.g. '{asked[0]}'), so it answered other "
+                         "questions; run the retriever again", path)
+    judged = [q for q, d in recorded.items() if q in now and isinstance(d, list)
+              and len(d) > 1 and d[1] != now[q][1]]
+    if not judged:
+        return []
+    return [f"the eval set changed since the run was made: {len(judged)} of its questions "
+            f"have other gold spans now (e.g. '{judged[0]}'); the questions are the same"]
 
 
 def _check_one(doc_id: str, end: int, lengths: dict[str, int], path: str, line: int,

@@ -148,6 +148,51 @@ def _settings_line(params: dict[str, Any]) -> str | None:
     return f"settings from {params['config_file']}{origin}"
 
 
+def _regressed_block(worst: list[dict[str, Any]], s: dict[str, Any]) -> list[str]:
+    """The most-regressed queries as the comment shows them: the first ``COMMENT_QUERIES``,
+    their lost gold spans with the chunks behind each, and the legend of those cells."""
+    if not worst:
+        return []
+    shown = worst[:COMMENT_QUERIES]
+    more = f" — {len(shown)} of {len(worst)}, all in the JSON report" \
+        if len(worst) > len(shown) else ""
+    lines = [f"#### Most regressed queries ({md_text(s['primary_metric'])}){more}", ""]
+    body = []
+    for q in shown:
+        lost = "; ".join(_lost(x, short=True) for x in q.get("lost_spans", []))
+        query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
+        body.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
+                     q.get("label", "-"), lost or "-"])
+    lines.append(md_table(["query id", "query", "change", "why",
+                           "gold spans no longer covered (chunks: rank)"],
+                          body, right_from=9).rstrip("\n"))
+    return lines + ["", CHUNK_LEGEND, ""]
+
+
+def _folded_block(rows: dict[str, list[str]], s: dict[str, Any]) -> list[str]:
+    """Every metric that is not gated, folded into a ``<details>`` block: rows constant on
+    both sides, and rows at character or token cutoffs that decided nothing, left out with a
+    count (all in the JSON report)."""
+    other = [(n, r) for n, r in rows.items() if not s["metrics"][n]["gated"]]
+    if not other:
+        return []
+    decided = set((s.get("retrieval_budget") or {}).get("decided_at", {}).values())
+    unused = [n for n, _ in other if is_budget(parse_name(n).k) and str(parse_name(n).k)
+              not in decided]
+    informative = [r for n, r in other
+                   if not _constant(s["metrics"][n]) and n not in unused]
+    dropped = len(other) - len(informative) - len(unused)
+    what = f"{len(informative)} other metrics, not gated"
+    if dropped:
+        what += f"; {dropped} constant on both sides not shown (all in the JSON report)"
+    if unused:
+        what += f"; {len(unused)} at character or token cutoffs that decided nothing not shown"
+    lines = ["<details>", f"<summary>{md_text(what)}</summary>", ""]
+    if informative:
+        lines.append(md_table(HEADER, informative, right_from=2))
+    return lines + ["</details>", ""]
+
+
 def markdown(doc: dict[str, Any]) -> str:
     """The verdict as a pull-request comment reads it: the verdict and its reasons, the why
     line, the gated metrics with their bounds, the notes (power, inconclusive, anchor,
@@ -180,42 +225,8 @@ def markdown(doc: dict[str, Any]) -> str:
         notes.append(settings)
     if notes:
         lines += [f"- {md_text(r)}" for r in notes] + [""]
-    worst = pred["details"].get("most_regressed") or []
-    if worst:
-        shown = worst[:COMMENT_QUERIES]
-        more = f" — {len(shown)} of {len(worst)}, all in the JSON report" \
-            if len(worst) > len(shown) else ""
-        lines += [f"#### Most regressed queries ({md_text(s['primary_metric'])}){more}", ""]
-        body = []
-        for q in shown:
-            lost = "; ".join(_lost(x, short=True) for x in q.get("lost_spans", []))
-            query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
-            body.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
-                         q.get("label", "-"), lost or "-"])
-        lines.append(md_table(["query id", "query", "change", "why",
-                               "gold spans no longer covered (chunks: rank)"],
-                              body, right_from=9))
-        lines[-1] = lines[-1].rstrip("\n")
-        lines += ["", CHUNK_LEGEND, ""]
-    other = [(n, r) for n, r in rows.items() if not s["metrics"][n]["gated"]]
-    decided = set((s.get("retrieval_budget") or {}).get("decided_at", {}).values())
-    unused = [n for n, _ in other if is_budget(parse_name(n).k) and str(parse_name(n).k)
-              not in decided]
-    informative = [r for n, r in other
-                   if not _constant(s["metrics"][n]) and n not in unused]
-    dropped = len(other) - len(informative) - len(unused)
-    if other:
-        what = f"{len(informative)} other metrics, not gated"
-        if dropped:
-            what += (f"; {dropped} constant on both sides not shown "
-                     "(all in the JSON report)")
-        if unused:
-            what += (f"; {len(unused)} at character or token cutoffs that decided nothing "
-                     "not shown")
-        lines += ["<details>", f"<summary>{md_text(what)}</summary>", ""]
-        if informative:
-            lines.append(md_table(HEADER, informative, right_from=2))
-        lines += ["</details>", ""]
+    lines += _regressed_block(pred["details"].get("most_regressed") or [], s)
+    lines += _folded_block(rows, s)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -50,7 +50,7 @@ METRICS: dict[str, MetricSpec] = {
                    '|∪G ∩ ∪R_k| / |∪G| — gold characters covered, both sides as unions', grows=True),
         MetricSpec('span_recall', 'span', False, True, True,
                    'mean over gold spans g of |g ∩ ∪R_k| / |g|', grows=True),
-        MetricSpec('char_precision', 'span', False, False, True,
+        MetricSpec('char_precision', 'span', False, True, True,
                    'LegalBench-RAG: Σ_r Σ_g |r ∩ g| / Σ_r |r| over R_k, no merging'),
         MetricSpec('char_recall', 'span', False, False, True,
                    'LegalBench-RAG: Σ_g Σ_r |r ∩ g| / Σ_g |g|, no merging', grows=True),

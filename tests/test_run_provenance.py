@@ -1,0 +1,88 @@
+"""Inputs checked against each other: a run records what it was made from (the corpus, the
+eval set, each question's text and judgments), and ``score`` refuses a run made on another
+corpus or for other questions, and says so when only the answers changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, assert_input_error, run_cli
+
+pytest.importorskip("bm25s", reason="the retrieval extra is not installed")
+EX = ROOT / "examples" / "cuad"
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("provenance")
+    res = run_cli("run-retriever", "--corpus", EX / "corpus.jsonl", "--eval-set",
+                  EX / "eval.jsonl", "--config", ROOT / "examples" / "configs" /
+                  "bm25-corpus.toml", "--out", tmp / "run.jsonl", "--no-cache")
+    assert res.exit_code == 0, res.stderr
+    return tmp
+
+
+def rewrite(src: Path, dst: Path, change) -> Path:
+    lines = src.read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(x) for x in lines]
+    change(rows)
+    dst.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                   encoding="utf-8")
+    return dst
+
+
+def score(made: Path, evalset: Path, corpus: Path):
+    return run_cli("score", "--eval-set", evalset, "--run", made / "run.jsonl", "--corpus",
+                   corpus, "--k", "5", "--format", "json")
+
+
+def test_the_run_records_each_question(made):
+    header = json.loads((made / "run.jsonl").read_text().splitlines()[0])["_header"]
+    assert {"corpus_sha256", "eval_set_sha256", "queries"} <= set(header)
+    assert len(header["queries"]) == 52 and all(len(d) == 2 for d in header["queries"].values())
+    res = score(made, EX / "eval.jsonl", EX / "corpus.jsonl")
+    assert res.exit_code == 0, res.stderr
+
+
+def test_a_run_made_on_another_corpus_is_refused(made, tmp_path):
+    """Every document edited after the run was made: it scored with exit 0."""
+    def edit(rows):
+        for r in rows:
+            r["text"] = "Preamble added by a later release.\n" + r["text"]
+
+    corpus = rewrite(EX / "corpus.jsonl", tmp_path / "corpus.jsonl", edit)
+    res = score(made, EX / "eval.jsonl", corpus)
+    assert_input_error(res, "run.jsonl", "the run was made on another corpus (sha256 ",
+                       "this one is ", "documents were edited since")
+
+
+def test_a_run_for_other_questions_is_refused(made, tmp_path):
+    def edit(rows):
+        rows[3]["query"] = "Which law governs the agreement?"
+
+    evalset = rewrite(EX / "eval.jsonl", tmp_path / "eval.jsonl", edit)
+    res = score(made, evalset, EX / "corpus.jsonl")
+    qid = json.loads((EX / "eval.jsonl").read_text().splitlines()[3])["id"]
+    assert_input_error(res, "run.jsonl", "another version of the eval set: 1 of its "
+                       f"questions differ (e.g. '{qid}')")
+
+
+def test_answers_that_changed_are_said(made, tmp_path):
+    def edit(rows):
+        for r in rows[1:3]:
+            r["gold_spans"] = r["gold_spans"][:1]
+            span = r["gold_spans"][0]
+            if isinstance(span, list):
+                span[1] -= 1
+            else:
+                span["end"] -= 1
+                span.pop("text", None)
+
+    evalset = rewrite(EX / "eval.jsonl", tmp_path / "eval.jsonl", edit)
+    res = score(made, evalset, EX / "corpus.jsonl")
+    assert res.exit_code == 0, res.stderr
+    assert "the eval set changed since the run was made: 2 of its questions have other " \
+           "gold spans now" in res.stderr
