@@ -115,17 +115,13 @@ def cuad() -> None:
         print(f"CUAD check skipped: {base} not present")
         return
     sys.path.insert(0, str(root / "tests"))
-    from test_anchoring import as_text, mangle, unique, windows_run
+    from test_anchoring import as_text, cuad_rows, mangle, unique, windows_run
 
     texts = {}
     for path in sorted((base / "contracts").glob("*.txt")):
         with open(path, encoding="utf-8", newline="") as fh:
             texts[path.name] = fh.read()
-    groups: dict[tuple[str, str], list[list[int]]] = {}
-    for line in (base / "clause_spans.jsonl").read_text("utf-8").splitlines():
-        s = json.loads(line)
-        if s["unique"]:
-            groups.setdefault((s["doc_id"], s["category"]), []).append([s["start"], s["end"]])
+    spans = [json.loads(x) for x in (base / "clause_spans.jsonl").read_text("utf-8").splitlines()]
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
 
@@ -135,8 +131,7 @@ def cuad() -> None:
             return path
 
         corpus = write("corpus.jsonl", [{"id": d, "text": t} for d, t in texts.items()])
-        evalset = write("eval.jsonl", [{"id": f"q{i}", "query": c, "doc_id": d, "gold_spans": sp}
-                                       for i, ((d, c), sp) in enumerate(sorted(groups.items()))])
+        evalset = write("eval.jsonl", cuad_rows(spans, texts))
         run = windows_run(evalset, texts, seed=1)
         n_all = sum(len(r["retrieved"]) for r in run)
         run = [{"id": r["id"], "retrieved": [s for s in r["retrieved"] if unique(texts, s)]}

@@ -208,6 +208,26 @@ def test_unknown_document_and_non_string_text(example, tmp_path):
                        "'text' must be a string")
 
 
+def cuad_rows(spans: list[dict], texts: dict[str, str]) -> list[dict]:
+    """One question per (contract, category) of the shared clause annotations, its unique
+    spans with the ones that overlap merged into their union (as every importer does:
+    score refuses overlapping gold spans)."""
+    from ragspan.evalsets.build import merge_overlapping
+
+    groups: dict = {}
+    for s in spans:
+        if s["unique"]:
+            groups.setdefault((s["doc_id"], s["category"]), []).append(
+                {"doc_id": s["doc_id"], "start": s["start"], "end": s["end"]})
+    rows = []
+    for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):
+        unique = list({(x["start"], x["end"]): x for x in sp}.values())
+        merged, _ = merge_overlapping(unique, texts.__getitem__)
+        rows.append({"id": f"q{i}", "query": cat, "doc_id": doc,
+                     "gold_spans": [[x["start"], x["end"]] for x in merged]})
+    return rows
+
+
 def test_on_the_shared_cuad_contracts(tmp_path):
     base = shared("cuad_dev")
     spans = [json.loads(x) for x in (base / "clause_spans.jsonl").read_text("utf-8").splitlines()]
@@ -216,12 +236,7 @@ def test_on_the_shared_cuad_contracts(tmp_path):
         with open(path, encoding="utf-8", newline="") as fh:
             texts[path.name] = fh.read()
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": d, "text": t} for d, t in texts.items()])
-    groups: dict = {}
-    for s in spans:
-        if s["unique"]:
-            groups.setdefault((s["doc_id"], s["category"]), []).append([s["start"], s["end"]])
-    rows = [{"id": f"q{i}", "query": cat, "doc_id": doc, "gold_spans": sp}
-            for i, ((doc, cat), sp) in enumerate(sorted(groups.items()))]
+    rows = cuad_rows(spans, texts)
     evalset = write_jsonl(tmp_path / "eval.jsonl", rows)
     run = windows_run(evalset, texts, seed=1)
     # a window of repeated boilerplate ("Confidential Information has been omitted ...") has
@@ -398,3 +413,39 @@ def test_an_empty_text_is_refused(example, tmp_path):
     run[0]["retrieved"][0]["text"] = ""
     res = score(tmp_path, evalset, corpus, run, "e.jsonl", "--unplaced", "drop")
     assert_input_error(res, "e.jsonl:1", "'text' is empty")
+
+
+def test_every_repair_is_said_on_stderr_and_in_the_table(example, tmp_path):
+    """50 of 50 results realigned said nothing on stderr, and --unplaced drop gave its
+    count in the JSON only."""
+    _, evalset, corpus, texts, rows, _ = example
+    shifted = []
+    for row in rows[:5]:
+        items = []
+        for s in row["retrieved"][:2]:
+            text = texts[s["doc_id"]][s["start"]:s["end"]]
+            items.append({"doc_id": s["doc_id"], "start": s["start"] + 100,
+                          "end": s["end"] + 100, "text": text})
+        items.append({"text": "a sentence that no contract in this corpus holds at all"})
+        shifted.append({"id": row["id"], "retrieved": items})
+    res = score(tmp_path, evalset, corpus, shifted, "s.jsonl", "--align", "--unplaced", "drop",
+                "--format", "table")
+    assert res.exit_code == 0, res.stderr
+    assert "realigned: 10 results whose offsets did not slice back" in res.stderr
+    assert "dropped: 5 results could not be placed" in res.stderr
+    assert "realigned: 10 results" in res.stdout and "dropped: 5 results" in res.stdout
+    md = score(tmp_path, evalset, corpus, shifted, "s.jsonl", "--align", "--unplaced", "drop",
+               "--format", "markdown")
+    assert "- realigned: 10 results" in md.stdout
+
+
+def test_offsets_without_their_text_draw_one_warning_with_their_count(example, tmp_path):
+    """A run with offsets but no text (page-relative offsets) scored with exit 0 and not a
+    word; the docs never said to keep the text in runs."""
+    _, evalset, corpus, _, rows, _ = example
+    res = score(tmp_path, evalset, corpus, rows[:4], "o.jsonl")
+    n = sum(len(r["retrieved"]) for r in rows[:4])
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr.count("offsets alone:") == 1
+    assert f"offsets alone: {n} results give no text" in res.stderr
+    assert res.json()["predicate"]["summary"]["results_without_text"] == n

@@ -86,3 +86,15 @@ def test_answers_that_changed_are_said(made, tmp_path):
     assert res.exit_code == 0, res.stderr
     assert "the eval set changed since the run was made: 2 of its questions have other " \
            "gold spans now" in res.stderr
+
+
+def test_run_retriever_writes_each_results_text_and_score_checks_it(made):
+    rows = [json.loads(x) for x in (made / "run.jsonl").read_text().splitlines()[1:]]
+    corpus = {json.loads(x)["id"]: json.loads(x)["text"]
+              for x in (EX / "corpus.jsonl").read_text().splitlines()}
+    items = [s for r in rows for s in r["retrieved"]]
+    assert items and all(corpus[s["doc_id"]][s["start"]:s["end"]] == s["text"] for s in items)
+    res = score(made, EX / "eval.jsonl", EX / "corpus.jsonl")
+    placement = res.json()["predicate"]["summary"]["placement"]
+    assert placement["checked"] == len(items) and "results_without_text" not in \
+        res.json()["predicate"]["summary"]

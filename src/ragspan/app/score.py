@@ -21,6 +21,7 @@ from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_head
 from ragspan.io.runs import read_span_run, run_header
 from ragspan.report.envelope import statement_of
+from ragspan.report.render.score import repair_lines
 from ragspan.retrieval.tokens import load_tokenizer
 from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
 from ragspan.scoring.metrics.registry import Chars, Tokens, is_budget, parse_cutoff
@@ -227,8 +228,11 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence
     doc_view = span_doc_projection(report, counts, relevance_level, False) if counts \
         else None
     warn_saturation(report.saturation)
+    body = span_body(report, doc_view)
+    for line in repair_lines(body.summary):
+        log.warning("%s", line)
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",
         len(evalset.queries), int((~report.in_run).sum()), len(report.unmatched_run_ids),
     )
-    return span_body(report, doc_view)
+    return body

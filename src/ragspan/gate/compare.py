@@ -147,8 +147,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
 
 def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]] | None:
     """How many results each side kept as off-corpus results because their texts could not
-    be placed (None when neither run carried texts)."""
-    if base.dropped is None and cand.dropped is None:
+    be placed (None when neither dropped any)."""
+    if not base.dropped and not cand.dropped:
         return None
     return {"baseline": {"dropped": base.dropped or 0},
             "candidate": {"dropped": cand.dropped or 0}}

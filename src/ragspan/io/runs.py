@@ -72,6 +72,8 @@ class SpanRun:
     # the texts of results that could not be placed and were kept as off-corpus results
     # (``io.anchoring.UNPLACED_DOC``'s text); "" when none was
     unplaced: str = ""
+    # results given by offsets alone, without their text: taken as given, never checked
+    untexted: int = 0
 
 
 class _Columns:
@@ -89,6 +91,7 @@ class _Columns:
         self.sources: dict[str, list[int]] = {s: [] for s in FUSED_SOURCES}
         self.any_sources = False
         self.line_of_span: list[int] = []
+        self.untexted = 0  # items with offsets and no text
 
     def add(self, raw: Any, path: str, line: int, qid: str = "") -> None:
         if not isinstance(raw, list):
@@ -110,6 +113,8 @@ class _Columns:
             if text is not None and self.anchor is not None:
                 doc, start, end = self.anchor.resolve(self.key, rank, qid, doc, start, end,
                                                       text, path, line)
+            elif text is None:
+                self.untexted += 1
             if doc is None:
                 raise InputError(f"{self.key}[{rank}]: missing 'doc_id'", path, line)
             self.doc.append(doc)
@@ -204,7 +209,8 @@ def _span_run_of(c: dict[str, Any], name: str, data: bytes, anchor: Anchor | Non
     return SpanRun(path=name, sha256=sha256_hex(data), spans=spans, lines=c["lines"],
                    latency_ms=lat if np.isfinite(lat).any() else None, config=config,
                    placement=anchor.summary() if anchor is not None else None,
-                   placement_records=anchor.records if anchor is not None else {})
+                   placement_records=anchor.records if anchor is not None else {},
+                   untexted=int(spans.start.size))  # the fast path takes no text
 
 
 def _score_column(values: list[Any], cols: _Columns, path: str) -> np.ndarray:
@@ -291,6 +297,7 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
         placement=anchor.summary() if anchor is not None else None,
         placement_records=anchor.records if anchor is not None else {},
         unplaced=anchor.unplaced_text if anchor is not None else "",
+        untexted=main.untexted + first.untexted,
     )
 
 

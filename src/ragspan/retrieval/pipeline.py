@@ -157,12 +157,16 @@ class Pipeline:
         return final[:cfg.depth], fused[:cfg.depth]
 
     def spans(self, ranking: list[Candidate]) -> list[dict[str, Any]]:
+        """The run items of a ranking: offsets, score, chunk id, the fused retrievers' ranks,
+        and the chunk's text (the corpus slice), so a score against the corpus checks every
+        item instead of taking its offsets on trust."""
         out = []
         for c in ranking:
             ch = self.table.chunks[c.index]
             out.append({"doc_id": ch.doc_id, "start": ch.start, "end": ch.end,
                         "score": round(c.score, 8), "chunk_id": ch.chunk_id,
-                        "sources": dict(sorted(c.sources.items()))})
+                        "sources": dict(sorted(c.sources.items())),
+                        "text": self.corpus.text(ch.doc_id)[ch.start:ch.end]})
         return out
 
     def run(self, queries: list[EvalQuery]) -> list[dict[str, Any]]:

@@ -245,6 +245,7 @@ def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, ancho
         item: dict[str, Any] = {"doc_id": doc, "start": start, "end": end}
         if _is_number(score):  # other metadata "score" values are not scores; left out
             item["score"] = _score(score, where)
+        item["text"] = corpus.text(doc)[start:end]  # checked again when the run is scored
         spans.append(item)
     row: dict[str, Any] = {"id": q.id, "retrieved": spans[:depth] if depth else spans,
                            "latency_ms": round(latency, 3)}

@@ -138,12 +138,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
                 row["metrics"].update({n: float(doc.values[n][i]) for n in doc_names})
         parameters["relevance_level"] = doc.level
     placement = report.run.placement
-    if placement is not None:  # the run carried texts: how they were checked and placed
-        parameters["anchoring"] = {k: placement[k] for k in ANCHOR_SETTINGS}
-        records = report.run.placement_records
-        for row in rows:
-            if row["id"] in records:
-                row["placed"] = records[row["id"]]
+    _placement_records(report, rows, parameters)
     summary: dict[str, Any] = {
         "queries": len(report.evalset.queries),
         "queries_without_run_row": int((~report.in_run).sum()),
@@ -155,6 +150,8 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     }
     if placement is not None:
         summary["placement"] = {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS}
+    if report.run.untexted:  # taken as given: nothing checked them against the corpus
+        summary["results_without_text"] = report.run.untexted
     summary.update(_facts(report))
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
@@ -181,6 +178,20 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
                       subject=(InputRef("run", report.run.path, report.run.sha256),),
                       inputs=tuple(inputs_of(report)), parameters=parameters,
                       summary=summary, details=details)
+
+
+def _placement_records(report: SpanReport, rows: list[dict[str, Any]],
+                       parameters: dict[str, Any]) -> None:
+    """A run that carried texts: the placement rule into ``parameters.anchoring`` and each
+    query's placed items into its row (``placed``)."""
+    placement = report.run.placement
+    if placement is None:
+        return
+    parameters["anchoring"] = {k: placement[k] for k in ANCHOR_SETTINGS}
+    records = report.run.placement_records
+    for row in rows:
+        if row["id"] in records:
+            row["placed"] = records[row["id"]]
 
 
 def _parameters(report: SpanReport) -> dict[str, Any]:

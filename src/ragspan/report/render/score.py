@@ -35,7 +35,7 @@ def table(doc: dict[str, Any]) -> str:
         for stage, v in lat.get("stages", {}).items():
             head.append(f"  {stage}: p50 {v['p50']:.1f} ms, p95 {v['p95']:.1f} ms")
     grid = aligned(["metric", *[f"@{k}" for k in ks]], [[b, *c] for b, c in rows])
-    text = "\n".join(head + extra) + "\n\n" + grid
+    text = "\n".join(head + extra + repair_lines(s)) + "\n\n" + grid
     labels = _labels(s)
     if labels:
         header, body, note = labels
@@ -50,6 +50,39 @@ def table(doc: dict[str, Any]) -> str:
     for line in _fusion(s):
         text += "\n" + line + "\n"
     return text
+
+
+def repair_lines(summary: dict[str, Any]) -> list[str]:
+    """One line per kind of repair or trust the span reader applied to the run's results
+    (``summary.placement``, ``summary.results_without_text``): realigned, placed by text
+    (by step), ambiguous with the first place taken, dropped, unchecked, and results given by
+    offsets alone. Said on stderr by ``score`` and shown in the table and markdown."""
+    p = summary.get("placement") or {}
+    lines = []
+    if p.get("realigned"):
+        lines.append(f"realigned: {p['realigned']} results whose offsets did not slice back to "
+                     "their text were placed by their text")
+    placed = {m: p.get(m, 0) for m in ("exact", "normalized", "fuzzy")}
+    if any(placed.values()):
+        lines.append(f"placed by text: {sum(placed.values())} results (exact "
+                     f"{placed['exact']}, normalised {placed['normalized']}, fuzzy "
+                     f"{placed['fuzzy']})")
+    if p.get("ambiguous_first"):
+        lines.append(f"ambiguous: {p['ambiguous_first']} results had several equally good "
+                     "places; the first was taken")
+    if p.get("dropped"):
+        lines.append(f"dropped: {p['dropped']} results could not be placed; each is kept at "
+                     "its rank as an off-corpus result (no gold, its characters counted)")
+    if p.get("unchecked"):
+        lines.append(f"unchecked: {p['unchecked']} results give their text, but no corpus was "
+                     "given to check it")
+    untexted = summary.get("results_without_text")
+    if untexted:
+        lines.append(f"offsets alone: {untexted} results give no text, so nothing checks that "
+                     "their offsets point at what was retrieved (page-relative offsets score "
+                     "against the wrong characters); keep each result's text in the run "
+                     "(docs/formats.md)")
+    return lines
 
 
 def _fusion(summary: dict[str, Any]) -> list[str]:
@@ -118,6 +151,9 @@ def markdown(doc: dict[str, Any]) -> str:
     s = doc["predicate"]["summary"]
     ks, rows = metric_grid(ordered_metrics(s))
     title = f"### ragspan score: {s['queries']} queries\n\n"
+    repairs = repair_lines(s)
+    if repairs:
+        title += "".join(f"- {md_lines(line)}\n" for line in repairs) + "\n"
     text = title + md_table(["metric", *[Markdown(f"@{k}") for k in ks]],
                             [[b, *c] for b, c in rows])
     labels = _labels(s)
