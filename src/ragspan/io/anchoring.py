@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import InputError, UsageError, present
-from ragspan.io.corpus import Corpus
+from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
 from ragspan.io.rows import is_offset
 
@@ -95,7 +95,8 @@ class Anchor:
             self.counts["unchecked"] += 1
             return present(doc, "the item's doc_id"), start, end
         if doc is not None and doc not in self.corpus.documents:
-            raise InputError(f"{where} names doc_id '{doc}', absent from the corpus", path, line)
+            raise InputError(f"{where} names doc_id '{doc}', absent from the corpus"
+                             f"{doc_id_hint(doc, self.corpus.documents)}", path, line)
         if has_offsets:
             doc = present(doc, "the item's doc_id")
             if not (is_offset(start) and is_offset(end)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from ragspan.base.errors import InputError
 from ragspan.io.files import decode_records, decode_utf8, iter_json_lines, read_bytes, sha256_hex
 from ragspan.io.pdf import extract_pdf_text, extractor_info
-from ragspan.io.rows import parse_id
+from ragspan.io.rows import parse_id, refuse_other_kind
 
 TEXT_SUFFIXES = (".txt", ".md")
 PDF_SUFFIX = ".pdf"
@@ -48,6 +49,23 @@ class Corpus:
         return {d: len(doc.text) for d, doc in self.documents.items()}
 
 
+def doc_id_hint(doc_id: str, ids: Iterable[str]) -> str:
+    """For a document id absent from the corpus: how corpus ids are formed when it looks
+    like a path (a loader's ``source``), and the corpus id it most likely means (the same
+    file name without its folders or extension), as `` (...)``; "" otherwise."""
+    looks_like_path = "/" in doc_id or "\\" in doc_id or \
+        os.path.splitext(doc_id)[1].lower() in (*TEXT_SUFFIXES, PDF_SUFFIX, ".json", ".html")
+    if not looks_like_path:
+        return ""
+    stem = os.path.splitext(doc_id.replace("\\", "/"))[0]
+    near = sorted(i for i in ids if stem.endswith("/" + i) or stem == i
+                  or os.path.basename(stem) == i)
+    said = f"; did you mean '{near[0]}'?" if near else ""
+    return (" (it looks like a path: a corpus's ids are its JSONL 'id' fields, or for a "
+            "folder of files each file's path inside the folder without its extension"
+            f"{said})")
+
+
 def read_corpus(path: str | os.PathLike[str], max_records: int | None = None,
                 pdf_cap: tuple[float, int] | None = None) -> Corpus:
     """Read a corpus file or directory. Duplicate ids are an error; so is a file of another
@@ -66,6 +84,8 @@ def _read_jsonl(path: Path, max_records: int | None) -> Corpus:
     docs: dict[str, Document] = {}
     lines: dict[str, int] = {}
     for line, obj in iter_json_lines(text, name):
+        if not docs and "text" not in obj:
+            refuse_other_kind(obj, "a corpus", name, line, " (is --corpus another file?)")
         raw_id = obj.get("id", obj.get("_id"))
         if raw_id is None:
             raise InputError("missing 'id' (or BEIR '_id')", name, line)

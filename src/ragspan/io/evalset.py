@@ -17,6 +17,7 @@ from ragspan.io.rows import (
     is_offset,
     out_of_range,
     parse_id,
+    refuse_other_kind,
     unique_row_id,
 )
 
@@ -143,6 +144,8 @@ def parse_relevance(obj: dict[str, Any], path: str, line: int) -> dict[str, int]
     return grades
 
 
+SWAPPED = " (are --eval-set and --run, or --corpus, swapped?)"
+
 KNOWN_KEYS = {
     "id", "query", "doc_id", "gold_spans", "gold_texts", "match", "tags", "filters",
     "relevant_ids", "relevance",
@@ -213,6 +216,8 @@ def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
                 raise InputError("'_header.documents' must map each document id to its "
                                  f"sha256, got {type(documents).__name__}", name, line)
             continue
+        if not queries:
+            refuse_other_kind(obj, "an eval set", name, line, SWAPPED)
         unique_row_id(obj, seen, name, line)
         queries.append(parse_query(obj, name, line))
     if not queries:

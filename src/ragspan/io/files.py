@@ -181,14 +181,42 @@ def split_rows(text: str, width: int) -> list[str] | None:
     return tokens
 
 
+def not_json_lines(line: str) -> str | None:
+    """What a first line that cannot open JSON lines looks like (CSV, TSV, a JSON array, a
+    JSON document over several lines), or None when it parses as an object."""
+    try:
+        if isinstance(json.loads(line), dict):
+            return None
+    except ValueError:
+        pass
+    head = line.lstrip("\ufeff \t")
+    if head.startswith("["):
+        return "this is a JSON array"
+    if head.startswith("{"):
+        return "this is a JSON document over several lines" if head.rstrip() == "{" \
+            else None
+    if "\t" in line:
+        return "this looks like tab-separated values (TSV)"
+    if "," in line:
+        return "this looks like comma-separated values (CSV)"
+    return None
+
+
 def iter_json_lines(text: str, path: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL text.
 
     Line numbers are 1-based. A line that is not a JSON object is an InputError.
     """
+    first = True
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        if first:
+            first = False
+            said = not_json_lines(line)
+            if said:
+                raise InputError(f"{said}, where JSON lines belong: one JSON object per line "
+                                 "(docs/formats.md)", path, number)
         obj = loads_json(line, path, number)
         if not isinstance(obj, dict):
             raise InputError(f"expected a JSON object, got {type(obj).__name__}", path, number)

@@ -31,6 +31,35 @@ def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: in
     return qid
 
 
+def kind_of(obj: dict[str, Any]) -> str | None:
+    """What file a record comes from, by its keys: ``a ragspan report``, ``an eval set``, ``a
+    span run``, ``a doc-level run``, ``a corpus`` or ``a chunk manifest`` (None: none of
+    these)."""
+    keys = set(obj)
+    if {"_type", "predicate"} & keys:
+        return "a ragspan report"
+    if {"query", "gold_spans", "gold_texts", "relevant_ids", "relevance"} & keys:
+        return "an eval set"
+    if "retrieved" in keys:
+        return "a span run"
+    if "retrieved_ids" in keys:
+        return "a doc-level run"
+    if "chunk_id" in keys and {"start", "end"} <= keys:
+        return "a chunk manifest"
+    if "text" in keys or "_id" in keys:
+        return "a corpus"
+    return None
+
+
+def refuse_other_kind(obj: dict[str, Any], expected: str, path: str, line: int,
+                      hint: str = "") -> None:
+    """An InputError when a file's first record is of another kind than ``expected`` (a run
+    where an eval set belongs, a report where a run belongs), naming both."""
+    kind = kind_of(obj)
+    if kind is not None and kind != expected:
+        raise InputError(f"this is {kind}, not {expected}{hint}", path, line)
+
+
 INT64_MAX = 2 ** 63 - 1
 # Offsets are code-point indices: no document has 2^40 (a trillion) characters, and the span
 # arithmetic packs (group, offset) pairs into one int64 line, which needs the headroom.

@@ -4,9 +4,8 @@ from its first record, and the bytes every run reader treats alike."""
 from __future__ import annotations
 
 from ragspan.base.errors import InputError
-from ragspan.io.files import (
-    loads_json,
-)
+from ragspan.io.files import loads_json, not_json_lines
+from ragspan.io.rows import refuse_other_kind
 
 RUN_FORMATS = ("trec", "jsonl", "span")
 
@@ -33,10 +32,16 @@ def detect_run_format(text: str, path: str) -> str:
                 continue
             if isinstance(obj, dict) and "retrieved_ids" in obj:
                 return "jsonl"
+            if isinstance(obj, dict):
+                refuse_other_kind(obj, "a run", path, number,
+                                  ": give the run it was scored from" if "predicate" in obj
+                                  else " (are --eval-set and --run swapped?)")
             raise InputError("a JSONL run row needs 'retrieved' or 'retrieved_ids'", path,
                              number)
         if len(line.split()) >= 6:
             return "trec"
-        raise InputError("cannot tell the run format from its first line "
-                         "(expected TREC 'qid Q0 docid rank score tag' or JSONL)", path)
+        said = not_json_lines(line)
+        raise InputError(f"cannot tell the run format from its first line{f' ({said})' if said else ''}: "
+                         "expected TREC 'qid Q0 docid rank score tag' or JSON lines", path,
+                         number)
     raise InputError("the run file is empty", path)

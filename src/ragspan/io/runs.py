@@ -19,7 +19,15 @@ from ragspan.io import fastruns
 from ragspan.io.anchoring import Anchor
 from ragspan.io.fastspans import FUSED_SOURCES, read_arrow_spans
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, read_head, sha256_hex
-from ragspan.io.rows import MAX_OFFSET, header_record, is_offset, out_of_range, parse_id, unique_row_id
+from ragspan.io.rows import (
+    MAX_OFFSET,
+    header_record,
+    is_offset,
+    out_of_range,
+    parse_id,
+    refuse_other_kind,
+    unique_row_id,
+)
 
 
 @dataclass
@@ -269,6 +277,10 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
         if "_header" in obj:
             config = header_record(obj, len(ids) + (config is not None), name, line)
             continue
+        if not ids:
+            refuse_other_kind(obj, "a span run", name, line,
+                              ": give the run it was scored from" if "predicate" in obj
+                              else " (are --eval-set and --run swapped?)")
         qid = unique_row_id(obj, seen, name, line)
         if "retrieved" not in obj:
             raise InputError("missing 'retrieved'", name, line)

@@ -23,6 +23,7 @@ from ragspan.base.canonical import canonical_dumps, string_keys
 from ragspan.base.errors import ExitCode, InputError
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.files import decode_records, loads_json, read_bytes
+from ragspan.io.rows import kind_of, refuse_other_kind
 
 __all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_of"]
 
@@ -288,11 +289,36 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     return load_report(path)[0]
 
 
+SCORE_IT = ": a run or an eval set is scored first (ragspan score --eval-set ... --run ... --out " \
+    "report.json), and the report given here"
+
+
+def _refuse_json_lines(text: str, name: str) -> None:
+    """A report is one JSON document: JSON lines (a run, an eval set, a corpus) where one
+    belongs is an InputError saying what the file is and what to do."""
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return
+    if isinstance(obj, dict):
+        kind = kind_of(obj) or "JSON lines"
+        raise InputError(f"this is {kind} (one JSON object per line), not a ragspan report"
+                         f"{SCORE_IT}", name, 1)
+
+
 def load_report(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
     """``read_report`` plus the sha256 of the bytes read (one read of the file)."""
     name = str(path)
     data = read_bytes(path)
-    doc = loads_json(decode_records(data, name), name, finite=True)
+    text = decode_records(data, name)
+    try:
+        doc = loads_json(text, name, finite=True)
+    except InputError:
+        _refuse_json_lines(text, name)
+        raise
+    if isinstance(doc, dict) and "predicate" not in doc:
+        refuse_other_kind(doc, "a ragspan report", name, 1, SCORE_IT)
     try:
         problem = validation_error(doc)
     except RecursionError:

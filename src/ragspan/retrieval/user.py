@@ -36,7 +36,7 @@ import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.io.anchoring import Anchor
-from ragspan.io.corpus import Corpus
+from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.evalset import EvalQuery
 
 DOC_KEYS = ("doc_id", "source", "id")
@@ -231,7 +231,9 @@ def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, ancho
                              f"{id_key or 'doc_id/source/id'})")
         doc = str(doc)
         if doc not in corpus.documents:
-            raise InputError(f"{where}: '{doc}' is not a document of the corpus")
+            raise InputError(f"{where}: '{doc}' is not a document of the corpus"
+                             f"{doc_id_hint(doc, corpus.documents)} (--id-key names the "
+                             "metadata key that holds the corpus id)")
         if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
             raise InputError(f"{where} has no character offsets (start_index / "
                              f"start_char_idx) and no text to place")

@@ -12,7 +12,7 @@ from ragspan.base.errors import InputError, UsageError
 from ragspan.base.facts import ChunkRecall, FusionSources, OffScope, Reordering, Saturation
 from ragspan.io.anchoring import UNPLACED_DOC
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
-from ragspan.io.corpus import Corpus
+from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.evalset import EvalSet, query_digests
 from ragspan.io.runs import SpanList, SpanRun
 from ragspan.scoring import spans as sp
@@ -162,7 +162,8 @@ def check_run_made_for(evalset: EvalSet, header: dict[str, Any] | None, path: st
 def _check_one(doc_id: str, end: int, lengths: dict[str, int], path: str, line: int,
                what: str) -> None:
     if doc_id not in lengths:
-        raise InputError(f"{what} names doc_id '{doc_id}', absent from the corpus", path, line)
+        raise InputError(f"{what} names doc_id '{doc_id}', absent from the corpus"
+                         f"{doc_id_hint(doc_id, lengths)}", path, line)
     if end > lengths[doc_id]:
         raise InputError(
             f"{what} end={end} is past the end of '{doc_id}' ({lengths[doc_id]} characters)",
