@@ -98,10 +98,25 @@ def test_bad_rows(tmp_path, docs, row, fragments):
     assert_input_error(res, "q.jsonl:1", *fragments)
 
 
-def test_unsupported_file_is_named_not_skipped(tmp_path, docs):
+def test_a_file_the_selection_leaves_out_is_named_not_read(tmp_path, docs):
+    """adapt --docs took the whole folder: a .json sidecar was refused with no way to leave
+    it out, and SOURCE.md and TEST_QUESTIONS.md went into the corpus as documents."""
+    import json
+
     (docs / "notes.docx").write_bytes(b"PK")
-    res = adapt(tmp_path, docs, [{"id": "q", "query": "?", "doc_id": "a", "gold_texts": ["Goods"]}])
-    assert_input_error(res, "notes.docx", "unsupported file type")
+    (docs / "meta.json").write_text("{}", encoding="utf-8")
+    (docs / "SOURCE.md").write_text("Where these came from.", encoding="utf-8")
+    (docs / "TEST_QUESTIONS.md").write_text("Q: what is in Goods?", encoding="utf-8")
+    rows = [{"id": "q", "query": "?", "doc_id": "a", "gold_texts": ["Goods"]}]
+    res = adapt(tmp_path, docs, rows, "--exclude", "SOURCE.md", "--exclude", "TEST_*")
+    assert res.exit_code == 0, res.stderr
+    files = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]["files"]
+    assert files["taken"] == ["a.txt", "sub/b.md"]
+    assert files["left_out"] == ["SOURCE.md", "TEST_QUESTIONS.md", "meta.json", "notes.docx"]
+    assert "2 files taken in as documents, 4 left out: SOURCE.md" in res.stderr
+    # what --include names is read, and a file that cannot be is named, not skipped
+    res = adapt(tmp_path, docs, rows, "--include", "*")
+    assert_input_error(res, "meta.json", "unsupported file type")
 
 
 def test_caps_report_actual_counts(tmp_path, docs):

@@ -3,18 +3,37 @@ offset is verified."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+
 from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
 from ragspan.evalsets.adapt import adapt
+from ragspan.io.corpus import FileSelection
+
+log = logging.getLogger("ragspan")
 
 
 def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
         normalize_whitespace: bool, max_docs: int, max_bytes: int,
-        max_pdf_chars_per_byte: float = 20.0, max_pdf_chars: int = 50_000_000) -> CommandResult:
+        max_pdf_chars_per_byte: float = 20.0, max_pdf_chars: int = 50_000_000,
+        include: Sequence[str] = (), exclude: Sequence[str] = ()) -> CommandResult:
+    """``include`` / ``exclude``: which files of a ``docs`` folder are documents (globs;
+    default the supported extensions)."""
+    selection = FileSelection(tuple(include) or FileSelection.include, tuple(exclude))
     build = adapt(docs, queries, normalize_whitespace=normalize_whitespace,
                   max_docs=max_docs, max_bytes=max_bytes,
-                  pdf_cap=(max_pdf_chars_per_byte, max_pdf_chars))
+                  pdf_cap=(max_pdf_chars_per_byte, max_pdf_chars), selection=selection)
+    files = build.counts.get("files")
+    if files is not None:
+        left = files["left_out"]
+        log.warning("%s: %d files taken in as documents, %d left out%s (--include and "
+                    "--exclude choose; the report lists every file)", docs, len(files["taken"]),
+                    len(left), f": {', '.join(left[:5])}{' ...' if len(left) > 5 else ''}"
+                    if left else "")
     return build_result("adapt", build, out=out, corpus_out=corpus_out,
                         inputs=[input_ref("queries", queries)],
                         parameters={"normalize_whitespace": normalize_whitespace,
-                                    "max_docs": max_docs, "max_bytes": max_bytes})
+                                    "max_docs": max_docs, "max_bytes": max_bytes,
+                                    "include": list(selection.include),
+                                    "exclude": list(selection.exclude)})

@@ -24,6 +24,12 @@ from ragspan.cli.common import (
               help="Directory of .txt/.md/.pdf documents (or a corpus JSONL).")
 @click.option("--queries", required=True, type=str,
               help="Query rows with gold_spans, gold_texts or expected (JSONL or JSON array).")
+@click.option("--include", "include", multiple=True, metavar="GLOB",
+              help="Files of --docs that are documents (repeat; default *.txt, *.md, *.pdf); "
+                   "matched against the path inside the folder.")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Files of --docs left out although --include takes them (repeat), e.g. "
+                   "SOURCE.md; every file taken in and left out is listed in the report.")
 @click.option("--normalize-whitespace", is_flag=True,
               help="Match gold texts across line wraps; spans still point at the original text.")
 @click.option("--max-docs", type=click.IntRange(min=1), default=10_000, show_default=True)

@@ -29,7 +29,7 @@ from ragspan import __version__
 from ragspan.base.errors import InputError, present
 from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.evalsets.locate import locate_once
-from ragspan.io.corpus import Corpus, directory_files, read_corpus
+from ragspan.io.corpus import Corpus, FileSelection, directory_files, read_corpus
 from ragspan.io.evalset import MATCH_MODES, parse_tags
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.rows import check_offsets, parse_id, unique_row_id
@@ -72,14 +72,17 @@ def provenance(corpus: Corpus, source: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def check_scope(docs: Path, max_docs: int, max_bytes: int) -> None:
-    """Refuse a directory past the caps before reading any file, with the actual counts."""
+def check_scope(docs: Path, max_docs: int, max_bytes: int,
+                selection: FileSelection | None = None) -> None:
+    """Refuse a directory past the caps before reading any file, with the actual counts (of
+    the files the selection takes)."""
     if not docs.is_dir():
         size = docs.stat().st_size if docs.is_file() else 0
         if size > max_bytes:
             raise InputError(f"{size} bytes exceed --max-bytes {max_bytes}", str(docs))
         return
-    files = directory_files(docs)
+    files = [f for f in directory_files(docs)
+             if selection is None or selection.takes(f.relative_to(docs).as_posix())]
     if len(files) > max_docs:
         raise InputError(f"{len(files)} files exceed --max-docs {max_docs}", str(docs))
     total = sum(f.stat().st_size for f in files)
@@ -229,12 +232,19 @@ def _keep_as_tags(extra: dict[str, Any], row: dict[str, Any], counts: dict[str, 
 
 def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
           max_docs: int = DEFAULT_MAX_DOCS, max_bytes: int = DEFAULT_MAX_BYTES,
-          pdf_cap: tuple[float, int] | None = None) -> EvalBuild:
+          pdf_cap: tuple[float, int] | None = None,
+          selection: FileSelection | None = None) -> EvalBuild:
     """Read the documents (a directory or a corpus JSONL) and the query rows; locate every gold
     text. Any failure is an InputError; nothing is written here. ``pdf_cap``: (characters
-    per byte, characters) a PDF may extract to (``io.pdf``)."""
-    check_scope(Path(docs), max_docs, max_bytes)
-    corpus = read_corpus(docs, max_records=max_docs, pdf_cap=pdf_cap)
+    per byte, characters) a PDF may extract to (``io.pdf``). ``selection``: which files of a
+    directory are documents (default: the supported extensions; the queries file is never
+    one); every file taken in and left out is listed (``counts["files"]``)."""
+    selection = selection or FileSelection()
+    if Path(docs).is_dir() and Path(queries).resolve().is_relative_to(Path(docs).resolve()):
+        inside = Path(queries).resolve().relative_to(Path(docs).resolve()).as_posix()
+        selection = FileSelection(selection.include, (*selection.exclude, inside))
+    check_scope(Path(docs), max_docs, max_bytes, selection)
+    corpus = read_corpus(docs, max_records=max_docs, pdf_cap=pdf_cap, selection=selection)
     qpath = str(queries)
     qtext = decode_records(read_bytes(queries), qpath)
     counts: dict[str, Any] = {"spans": 0, "duplicate_spans": 0, "overlapping_merged": 0,
@@ -250,6 +260,10 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     counts["queries"] = len(rows)
     counts["overlapping_merged"] = merges.count
     counts["documents"] = len(corpus)
+    if Path(docs).is_dir():
+        counts["files"] = {"taken": sorted(d.metadata.get("source", d.id)
+                                           for d in corpus.documents.values()),
+                           "left_out": list(corpus.left_out)}
     header = provenance(corpus, "adapt", normalize_whitespace=normalize_whitespace)
     documents = [corpus.documents[d] for d in sorted(corpus.documents)]
     return EvalBuild(header, rows, documents, counts, {"overlapping_merged": merges.listed})

@@ -6,7 +6,7 @@ import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ragspan.base.errors import InputError
@@ -38,6 +38,9 @@ class Corpus:
     sha256: str
     documents: dict[str, Document]
     extractor: dict[str, str] = field(default_factory=dict)
+    # a folder read with a selection (``FileSelection``): the files left out, by their path
+    # inside the folder (the files taken in are the documents' ``metadata.source``)
+    left_out: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.documents)
@@ -47,6 +50,21 @@ class Corpus:
 
     def lengths(self) -> dict[str, int]:
         return {d: len(doc.text) for d, doc in self.documents.items()}
+
+
+@dataclass(frozen=True)
+class FileSelection:
+    """Which files of a corpus folder are documents: those matching an ``include`` glob
+    and no ``exclude`` glob (matched against the path inside the folder from the right, so
+    ``*.md`` takes ``a/b.md``); the rest are left out and listed, never read."""
+
+    include: tuple[str, ...] = ("*.txt", "*.md", "*.pdf")
+    exclude: tuple[str, ...] = ()
+
+    def takes(self, rel: str) -> bool:
+        path = PurePosixPath(rel)
+        return any(path.match(g) for g in self.include) and \
+            not any(path.match(g) for g in self.exclude)
 
 
 def doc_id_hint(doc_id: str, ids: Iterable[str]) -> str:
@@ -67,13 +85,16 @@ def doc_id_hint(doc_id: str, ids: Iterable[str]) -> str:
 
 
 def read_corpus(path: str | os.PathLike[str], max_records: int | None = None,
-                pdf_cap: tuple[float, int] | None = None) -> Corpus:
+                pdf_cap: tuple[float, int] | None = None,
+                selection: FileSelection | None = None) -> Corpus:
     """Read a corpus file or directory. Duplicate ids are an error; so is a file of another
-    kind. ``pdf_cap``: (characters per byte, characters) a PDF may extract to (default
-    ``io.pdf.MAX_CHARS_PER_BYTE``, ``io.pdf.MAX_CHARS``)."""
+    kind, unless ``selection`` says which files of a directory are documents (the rest are
+    left out and listed in ``Corpus.left_out``). ``pdf_cap``: (characters per byte,
+    characters) a PDF may extract to (default ``io.pdf.MAX_CHARS_PER_BYTE``,
+    ``io.pdf.MAX_CHARS``)."""
     p = Path(path)
     if p.is_dir():
-        return _read_directory(p, max_records, pdf_cap)
+        return _read_directory(p, max_records, pdf_cap, selection)
     return _read_jsonl(p, max_records)
 
 
@@ -127,8 +148,14 @@ def directory_files(path: Path) -> list[Path]:
 
 
 def _read_directory(path: Path, max_records: int | None,
-                    pdf_cap: tuple[float, int] | None = None) -> Corpus:
+                    pdf_cap: tuple[float, int] | None = None,
+                    selection: FileSelection | None = None) -> Corpus:
     files = directory_files(path)
+    left_out: list[str] = []
+    if selection is not None:
+        taken = [f for f in files if selection.takes(f.relative_to(path).as_posix())]
+        left_out = [f.relative_to(path).as_posix() for f in files if f not in taken]
+        files = taken
     if max_records is not None and len(files) > max_records:
         raise InputError(f"{len(files)} files exceed --max-records {max_records}", str(path))
     docs: dict[str, Document] = {}
@@ -154,5 +181,8 @@ def _read_directory(path: Path, max_records: int | None,
         docs[rel] = Document(rel, text, "", {"source": f.relative_to(path).as_posix()})
         listing.update(f"{f.relative_to(path).as_posix()}\0{sha256_hex(data)}\n".encode())
     if not docs:
-        raise InputError("the directory holds no .txt, .md or .pdf files", str(path))
-    return Corpus(path=str(path), sha256=listing.hexdigest(), documents=docs, extractor=extractor)
+        raise InputError("the directory holds no .txt, .md or .pdf files"
+                         + (" that the selection takes" if selection is not None else ""),
+                         str(path))
+    return Corpus(path=str(path), sha256=listing.hexdigest(), documents=docs,
+                  extractor=extractor, left_out=tuple(left_out))
