@@ -110,7 +110,9 @@ def test_a_file_the_selection_leaves_out_is_named_not_read(tmp_path, docs):
     rows = [{"id": "q", "query": "?", "doc_id": "a", "gold_texts": ["Goods"]}]
     res = adapt(tmp_path, docs, rows, "--exclude", "SOURCE.md", "--exclude", "TEST_*")
     assert res.exit_code == 0, res.stderr
-    files = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]["files"]
+    pred = json.loads((tmp_path / "r.json").read_text())["predicate"]
+    assert pred["summary"]["files_taken"] == 2 and pred["summary"]["files_left_out"] == 4
+    files = pred["details"]["files"]
     assert files["taken"] == ["a.txt", "sub/b.md"]
     assert files["left_out"] == ["SOURCE.md", "TEST_QUESTIONS.md", "meta.json", "notes.docx"]
     assert "2 files taken in as documents, 4 left out: SOURCE.md" in res.stderr

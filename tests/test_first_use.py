@@ -88,9 +88,9 @@ def test_the_format_is_a_table_on_a_terminal_and_json_in_a_pipe(tmp_path):
 def test_progress_shows_each_stage_with_its_rate(capsys):
     pytest = __import__("pytest")
     pytest.importorskip("tqdm", reason="tqdm comes with the retrieval extra")
-    from ragspan.retrieval.progress import Progress
+    from ragspan.base.progress import Progress
 
-    bar = Progress(enabled=True)
+    bar = Progress(enabled=True, terminal=True)
     for stage, total in (("chunking", 3), ("embedding", 5)):
         for done in range(1, total + 1):
             bar(stage, done, total)
@@ -143,3 +143,50 @@ def test_chunks_with_a_doc_level_eval_set_says_why_it_cannot_label(tmp_path):
         {"chunk_id": "d1:0", "doc_id": "d1", "start": 0, "end": 10}])
     res = run_cli("score", "--eval-set", evalset, "--run", run, "--chunks", chunks)
     assert res.exit_code == 2 and "doc-level judgments only" in res.stderr
+
+
+def test_progress_in_a_ci_log(capsys, monkeypatch):
+    """A 13-minute embedding run printed nothing when stderr was not a terminal: now a line
+    every 15 s per stage (RAGSPAN_PROGRESS_SECONDS sets it; 0 here) with the count, the
+    rate and the time left, and one when a long stage ends; -q silences it."""
+    from ragspan.base.progress import Progress
+
+    monkeypatch.setenv("RAGSPAN_PROGRESS_SECONDS", "0")
+    bar = Progress(enabled=True, terminal=False)
+    for done in range(1, 5):
+        bar("embedding", done, 4)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("ragspan: embedding: 1/4 (25%), ")
+    assert "/s, about " in err[0] and err[0].endswith(" left")
+    assert err[-1].startswith("ragspan: embedding: 4 done in ")
+    quiet = Progress(enabled=False, terminal=False)
+    quiet("embedding", 1, 4)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("RAGSPAN_PROGRESS_SECONDS", "15")
+    slow = Progress(enabled=True, terminal=False)
+    for done in range(1, 5):
+        slow("embedding", done, 4)  # well under 15 s: nothing to say
+    assert capsys.readouterr().err == ""
+
+
+def test_run_retriever_reports_progress_when_stderr_is_a_file(tmp_path, monkeypatch):
+    pytest = __import__("pytest")
+    pytest.importorskip("bm25s", reason="the retrieval extra is not installed")
+    from conftest import ROOT
+
+    monkeypatch.setenv("RAGSPAN_PROGRESS_SECONDS", "0")
+    ex = ROOT / "examples"
+    res = run_cli("run-retriever", "--corpus", ex / "cuad" / "corpus.jsonl", "--eval-set",
+                  ex / "cuad" / "eval.jsonl", "--config", ex / "configs" / "bm25-corpus.toml",
+                  "--out", tmp_path / "run.jsonl", "--no-cache")
+    assert res.exit_code == 0, res.stderr
+    assert "ragspan: chunking: " in res.stderr and "ragspan: querying: " in res.stderr
+    from click.testing import CliRunner
+
+    from ragspan.cli import cli
+
+    quiet = CliRunner().invoke(cli, [
+        "-q", "run-retriever", "--corpus", str(ex / "cuad" / "corpus.jsonl"), "--eval-set",
+        str(ex / "cuad" / "eval.jsonl"), "--config", str(ex / "configs" / "bm25-corpus.toml"),
+        "--out", str(tmp_path / "q.jsonl"), "--no-cache"])
+    assert quiet.exit_code == 0 and "ragspan: chunking" not in quiet.stderr

@@ -24,7 +24,7 @@ def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
     build = adapt(docs, queries, normalize_whitespace=normalize_whitespace,
                   max_docs=max_docs, max_bytes=max_bytes,
                   pdf_cap=(max_pdf_chars_per_byte, max_pdf_chars), selection=selection)
-    files = build.counts.get("files")
+    files = build.details.get("files")
     if files is not None:
         left = files["left_out"]
         log.warning("%s: %d files taken in as documents, %d left out%s (--include and "

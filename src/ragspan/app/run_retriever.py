@@ -14,6 +14,7 @@ import numpy as np
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import RUN_RETRIEVER_OPTIONS
+from ragspan.base.progress import Progress
 from ragspan.base.records import InputRef
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.docruns import write_doc_rows
@@ -27,7 +28,6 @@ from ragspan.retrieval.embed import Embedder, default_cache_dir
 from ragspan.retrieval.filters import unscoped_rows
 from ragspan.retrieval.live import LiveSpec, run_live
 from ragspan.retrieval.pipeline import Pipeline, manifest_rows
-from ragspan.retrieval.progress import Progress
 from ragspan.retrieval.user import load_retriever, run_user_retriever
 
 __all__ = ["RUN_RETRIEVER_OPTIONS", "run"]

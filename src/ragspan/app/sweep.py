@@ -25,6 +25,7 @@ from ragspan.app.report import render
 from ragspan.app.run_retriever import ReadInputs, read_config
 from ragspan.app.score import eval_set_body
 from ragspan.base.errors import ExitCode, RagspanError, UsageError
+from ragspan.base.progress import Progress
 from ragspan.base.records import InputRef
 from ragspan.gate.inputs import score_report_of
 from ragspan.io.corpus import read_corpus
@@ -79,7 +80,9 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
     scored: list[Any] = []  # readout.build.Config of each finished configuration
     failed = 0
     t0 = time.perf_counter()
+    progress = Progress()
     for i, (config, name, files) in enumerate(planned):
+        progress("sweep: configurations", i, len(planned))
         elapsed = time.perf_counter() - t0
         eta = f", about {elapsed / i * (len(planned) - i):.0f} s left" if i else ""
         log.info("sweep: configuration %d of %d (%s), %.0f s so far%s", i + 1, len(planned),
@@ -98,6 +101,7 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
         rows.append(_row(name, config, files, rr.report, score_doc, ks,
                          sha256_hex(score_text.encode("utf-8"))))
         scored.append(_config(score_text, files["score.json"]))
+    progress("sweep: configurations", len(planned), len(planned))
     written_reports = _write_reports(scored, baseline, reports)
     inputs = [InputRef("eval_set", eval_set, read.evalset.sha256),
               InputRef("corpus", corpus, read.corpus.sha256),

@@ -238,7 +238,7 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     text. Any failure is an InputError; nothing is written here. ``pdf_cap``: (characters
     per byte, characters) a PDF may extract to (``io.pdf``). ``selection``: which files of a
     directory are documents (default: the supported extensions; the queries file is never
-    one); every file taken in and left out is listed (``counts["files"]``)."""
+    one); every file taken in and left out is listed (``details["files"]``)."""
     selection = selection or FileSelection()
     if Path(docs).is_dir() and Path(queries).resolve().is_relative_to(Path(docs).resolve()):
         inside = Path(queries).resolve().relative_to(Path(docs).resolve()).as_posix()
@@ -260,10 +260,13 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     counts["queries"] = len(rows)
     counts["overlapping_merged"] = merges.count
     counts["documents"] = len(corpus)
+    details: dict[str, Any] = {"overlapping_merged": merges.listed}
     if Path(docs).is_dir():
-        counts["files"] = {"taken": sorted(d.metadata.get("source", d.id)
-                                           for d in corpus.documents.values()),
-                           "left_out": list(corpus.left_out)}
+        details["files"] = {"taken": sorted(str(d.metadata.get("source", d.id))
+                                            for d in corpus.documents.values()),
+                            "left_out": list(corpus.left_out)}
+        counts["files_taken"] = len(details["files"]["taken"])
+        counts["files_left_out"] = len(corpus.left_out)
     header = provenance(corpus, "adapt", normalize_whitespace=normalize_whitespace)
     documents = [corpus.documents[d] for d in sorted(corpus.documents)]
-    return EvalBuild(header, rows, documents, counts, {"overlapping_merged": merges.listed})
+    return EvalBuild(header, rows, documents, counts, details)

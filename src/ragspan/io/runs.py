@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError
+from ragspan.base.progress import Progress
 from ragspan.io import fastruns
 from ragspan.io.anchoring import Anchor
 from ragspan.io.fastspans import FUSED_SOURCES, read_arrow_spans
@@ -264,6 +265,9 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
         if columns is not None:
             return _span_run_of(columns, name, data, anchor)
     text = decode_records(data, name)
+    placing = anchor is not None and anchor.corpus is not None and '"text"' in text
+    progress = Progress() if placing else None
+    lines_total = text.count("\n") + 1
     main = _Columns("retrieved", anchor)
     first = _Columns("retrieved_first_stage", anchor)
     ids: list[str] = []
@@ -294,8 +298,12 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
             first.skip()
         latency.append(_latency(obj.get("latency_ms"), name, line))
         stage_rows.append(_stages(obj.get("stage_ms"), name, line))
+        if progress is not None:
+            progress("placing texts (run lines)", line, lines_total)
     if not ids:
         raise InputError("the run holds no rows", name)
+    if progress is not None:
+        progress("placing texts (run lines)", lines_total, lines_total)
     lat_arr = np.asarray(latency, dtype=float)
     return SpanRun(
         path=name,
