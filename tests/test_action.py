@@ -366,7 +366,8 @@ def test_workflows_and_hook_are_well_formed():
     version = gate_wf["env"]["RAGSPAN_VERSION"]
     action_ref = next(u for u in uses["gate"] if u.startswith("ragspan/ragspan@"))
     assert action_ref.endswith("@v" + version)
-    assert texts[2].count('"ragspan[retrieval]==$RAGSPAN_VERSION"') == 2
+    assert texts[2].count('"ragspan[retrieval] @ git+https://github.com/ragspan/ragspan'
+                          '@v$RAGSPAN_VERSION"') == 2
     step = next(st for st in jobs["gate"]["steps"] if st.get("id") == "gate")
     assert {"config", "config-origin", "eval-set", "corpus", "baseline-run",
             "candidate-run"} <= set(step["with"])
