@@ -36,8 +36,14 @@ def cuad(tmp_path_factory):
     rows, run = [], []
     for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):
         qid = f"q{i}"
+        merged: list[list[int]] = []  # overlapping annotations as their union, as importers do
+        for s, e in sorted(sp):
+            if merged and s < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
         rows.append({"id": qid, "query": f"Find the {cat} clause", "doc_id": doc,
-                     "gold_spans": sp, "tags": {"category": cat}})
+                     "gold_spans": merged, "tags": {"category": cat}})
         n = len(texts[doc])
         run.append({"id": qid, "retrieved": [
             {"doc_id": doc, "start": s, "end": min(s + CHUNK, n), "chunk_id": f"{doc}:{s // CHUNK}"}

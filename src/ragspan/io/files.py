@@ -100,32 +100,40 @@ def refuse_lone_surrogates(text: str, path: str | os.PathLike[str]) -> None:
 
 
 def read_head(path: str | os.PathLike[str], size: int = 65536) -> str:
-    """The first whole lines within ``size`` bytes of a file, and always the whole first
-    line however long, decoded as UTF-8 with a leading byte-order mark dropped (for format
-    detection; the file is not read whole). Missing or unreadable files are an InputError."""
+    """The first whole lines within ``size`` bytes of a file, and always the first two
+    lines whole however long (a run's ``_header`` and its first row), decoded as UTF-8 with
+    a leading byte-order mark dropped (for format detection; the file is not read whole).
+    Missing or unreadable files are an InputError."""
     data = read_bytes(path, size)
     if len(data) == size:
-        if b"\n" not in data:
-            data = _first_line(path, size)
-        elif len(data) == size:
-            data = data.rsplit(b"\n", 1)[0]
+        enough = data.count(b"\n") >= 2
+        data = data.rsplit(b"\n", 1)[0] if enough else _first_lines(path, size, 2)
     text = decode_utf8(data, path)
     return text[1:] if text.startswith(BOM) else text
 
 
-def _first_line(path: str | os.PathLike[str], size: int) -> bytes:
-    """The file's bytes up to its first newline (or the whole file), read ``size`` at a time."""
+def _first_lines(path: str | os.PathLike[str], size: int, lines: int) -> bytes:
+    """The file's first ``lines`` lines, without the last one's newline (or the whole file
+    when it has fewer), read ``size`` bytes at a time."""
     if str(path) == STDIN:
-        return stdin_bytes().split(b"\n", 1)[0]
-    parts = []
+        return b"\n".join(stdin_bytes().split(b"\n", lines)[:lines])
+    parts: list[bytes] = []
+    seen = 0
     try:
         with open(path, "rb") as fh:
             while True:
                 block = fh.read(size)
-                cut = block.find(b"\n")
-                parts.append(block if cut < 0 else block[:cut])
-                if cut >= 0 or len(block) < size:
+                if not block:
                     return b"".join(parts)
+                found = block.count(b"\n")
+                if seen + found >= lines:
+                    cut = -1
+                    for _ in range(lines - seen):
+                        cut = block.find(b"\n", cut + 1)
+                    parts.append(block[:cut])
+                    return b"".join(parts)
+                seen += found
+                parts.append(block)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
 
@@ -187,6 +195,8 @@ def not_json_lines(line: str) -> str | None:
     try:
         if isinstance(json.loads(line), dict):
             return None
+    except RecursionError:
+        return None  # the reader says it is nested too deeply
     except ValueError:
         pass
     head = line.lstrip("\ufeff \t")

@@ -265,60 +265,74 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
         if columns is not None:
             return _span_run_of(columns, name, data, anchor)
     text = decode_records(data, name)
+    rows = _RunRows(name, anchor)
     placing = anchor is not None and anchor.corpus is not None and '"text"' in text
     progress = Progress() if placing else None
     lines_total = text.count("\n") + 1
-    main = _Columns("retrieved", anchor)
-    first = _Columns("retrieved_first_stage", anchor)
-    ids: list[str] = []
-    lines: list[int] = []
-    latency: list[float] = []
-    stage_rows: list[dict[str, float]] = []
-    seen: dict[str, int] = {}
-    any_first = False
-    config: dict[str, Any] | None = None
     for line, obj in iter_json_lines(text, name):
-        if "_header" in obj:
-            config = header_record(obj, len(ids) + (config is not None), name, line)
-            continue
-        if not ids:
-            refuse_other_kind(obj, "a span run", name, line,
-                              ": give the run it was scored from" if "predicate" in obj
-                              else " (are --eval-set and --run swapped?)")
-        qid = unique_row_id(obj, seen, name, line)
-        if "retrieved" not in obj:
-            raise InputError("missing 'retrieved'", name, line)
-        ids.append(qid)
-        lines.append(line)
-        main.add(obj["retrieved"], name, line, qid)
-        if "retrieved_first_stage" in obj:
-            any_first = True
-            first.add(obj["retrieved_first_stage"], name, line, qid)
-        else:
-            first.skip()
-        latency.append(_latency(obj.get("latency_ms"), name, line))
-        stage_rows.append(_stages(obj.get("stage_ms"), name, line))
+        rows.add(obj, line)
         if progress is not None:
             progress("placing texts (run lines)", line, lines_total)
-    if not ids:
+    if not rows.ids:
         raise InputError("the run holds no rows", name)
     if progress is not None:
         progress("placing texts (run lines)", lines_total, lines_total)
-    lat_arr = np.asarray(latency, dtype=float)
+    lat_arr = np.asarray(rows.latency, dtype=float)
     return SpanRun(
         path=name,
         sha256=sha256_hex(data),
-        spans=main.finish(ids, name),
-        lines=lines,
-        first_stage=first.finish(ids, name) if any_first else None,
+        spans=rows.main.finish(rows.ids, name),
+        lines=rows.lines,
+        first_stage=rows.first.finish(rows.ids, name) if rows.any_first else None,
         latency_ms=lat_arr if np.isfinite(lat_arr).any() else None,
-        config=config,
-        stage_ms=_stage_columns(stage_rows),
+        config=rows.config,
+        stage_ms=_stage_columns(rows.stage_rows),
         placement=anchor.summary() if anchor is not None else None,
         placement_records=anchor.records if anchor is not None else {},
         unplaced=anchor.unplaced_text if anchor is not None else "",
-        untexted=main.untexted + first.untexted,
+        untexted=rows.main.untexted + rows.first.untexted,
     )
+
+
+class _RunRows:
+    """The plain reader's rows as they are read: the ``_header``, each row's id, line,
+    results (both stages, checked or placed by ``anchor``), latency and stage times."""
+
+    def __init__(self, name: str, anchor: Anchor | None):
+        self.name = name
+        self.main = _Columns("retrieved", anchor)
+        self.first = _Columns("retrieved_first_stage", anchor)
+        self.ids: list[str] = []
+        self.lines: list[int] = []
+        self.latency: list[float] = []
+        self.stage_rows: list[dict[str, float]] = []
+        self.seen: dict[str, int] = {}
+        self.any_first = False
+        self.config: dict[str, Any] | None = None
+
+    def add(self, obj: dict[str, Any], line: int) -> None:
+        name = self.name
+        if "_header" in obj:
+            self.config = header_record(obj, len(self.ids) + (self.config is not None), name,
+                                        line)
+            return
+        if not self.ids:
+            refuse_other_kind(obj, "a span run", name, line,
+                              ": give the run it was scored from" if "predicate" in obj
+                              else " (are --eval-set and --run swapped?)")
+        qid = unique_row_id(obj, self.seen, name, line)
+        if "retrieved" not in obj:
+            raise InputError("missing 'retrieved'", name, line)
+        self.ids.append(qid)
+        self.lines.append(line)
+        self.main.add(obj["retrieved"], name, line, qid)
+        if "retrieved_first_stage" in obj:
+            self.any_first = True
+            self.first.add(obj["retrieved_first_stage"], name, line, qid)
+        else:
+            self.first.skip()
+        self.latency.append(_latency(obj.get("latency_ms"), name, line))
+        self.stage_rows.append(_stages(obj.get("stage_ms"), name, line))
 
 
 def _latency(value: Any, path: str, line: int) -> float:

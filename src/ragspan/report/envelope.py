@@ -296,12 +296,14 @@ SCORE_IT = ": a run or an eval set is scored first (ragspan score --eval-set ...
 def _refuse_json_lines(text: str, name: str) -> None:
     """A report is one JSON document: JSON lines (a run, an eval set, a corpus) where one
     belongs is an InputError saying what the file is and what to do."""
-    first = next((line for line in text.split("\n") if line.strip()), "")
+    lines = [line for line in text.split("\n", 3)[:3] if line.strip()]
+    if len(lines) < 2:
+        return  # one line: a report (or not JSON), as the parser said
     try:
-        obj = json.loads(first)
-    except ValueError:
+        obj = json.loads(lines[0])
+    except (ValueError, RecursionError):
         return
-    if isinstance(obj, dict):
+    if isinstance(obj, dict) and "predicate" not in obj:
         kind = kind_of(obj) or "JSON lines"
         raise InputError(f"this is {kind} (one JSON object per line), not a ragspan report"
                          f"{SCORE_IT}", name, 1)
