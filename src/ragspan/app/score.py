@@ -11,7 +11,7 @@ from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.facts import Saturation
 from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
-from ragspan.base.records import InputRef
+from ragspan.base.records import InputRef, ReportBody
 from ragspan.evalsets.checks import refuse_errors
 from ragspan.io.anchoring import Anchor
 from ragspan.io.chunks import read_chunks
@@ -121,7 +121,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
 
 def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
                 relevance_level: int, judged_only: bool,
-                min_coverage: float = 0.0):  # -> ReportBody
+                min_coverage: float = 0.0) -> ReportBody:
     q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
                                   judged_only)
     judged = len(scores.in_run) if not judged_only else \
@@ -146,7 +146,7 @@ def warn_saturation(saturation: Saturation | None) -> None:
 
 def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int],
                   relevance_level: int, judged_only: bool, min_coverage: float,
-                  doc_only: bool):  # -> ReportBody
+                  doc_only: bool) -> ReportBody:
     """The doc-level report of a doc run (or of a span run's documents, ``doc_only``: the
     eval set judges documents only) against the eval set's judgments."""
     refuse_budgets(ks, "this is a doc-level run" if not doc_only
@@ -167,7 +167,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   chroma_metrics: bool = False, min_coverage: float = 0.0,
                   read: tuple[EvalSet, Corpus | None] | None = None,
                   tokenizer: str = DEFAULT_TOKENIZER,
-                  budget_grid: bool | None = None):  # -> ReportBody
+                  budget_grid: bool | None = None) -> ReportBody:
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label; ``budget_grid`` as ``run``
     says), doc level otherwise (``sweep`` scores its configurations through this too, with
@@ -208,7 +208,7 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
 def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence[int],
                    tau: float, relevance_level: int, chunks: str | None,
                    anchoring: dict[str, Any] | None, chroma_metrics: bool,
-                   min_coverage: float, tokenizer: str):  # -> ReportBody
+                   min_coverage: float, tokenizer: str) -> ReportBody:
     """The span-level report of a span run: what the run was made from checked, its texts
     placed, scored at ``ks`` (with the doc-level view at the count cutoffs)."""
     # a text without doc_id is placed in its query's scope document (never its gold's)

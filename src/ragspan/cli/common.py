@@ -37,7 +37,7 @@ class FiniteFloatRange(click.FloatRange):
         return super().convert(number, param, ctx)
 
 
-class CutoffParam(click.ParamType):
+class CutoffParam(click.ParamType):  # type: ignore[type-arg]
     """``--k``: a count of results in [1, MAX_K], or a character budget ``2000c`` or a token
     budget ``512t`` in [1, MAX_CHARS_CUTOFF] (span metrics)."""
 
@@ -183,6 +183,19 @@ def cli(verbose: bool, quiet: bool, log_format: str) -> None:
     """ragspan: a regression gate for retrieval, decided by character-span arithmetic."""
 
 
+def _param_type(opt: Any) -> Any:
+    """The click type of one declared option of kind float, int, enum or str."""
+    if opt.kind == "float":
+        return FiniteFloatRange(opt.low, opt.high, min_open=opt.open_low, max_open=opt.open_high)
+    if opt.kind == "int":
+        return click.IntRange(min=opt.low, max=opt.high)
+    if opt.kind == "enum":
+        return click.Choice(list(opt.choices))
+    if opt.kind == "str":
+        return str
+    raise KeyError(opt.kind)
+
+
 def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Click options built from their one declaration (``ragspan.base.options.Option``): each
     defaults to None, False or () (not given), so a config file and then the declared
@@ -200,13 +213,7 @@ def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]
                 kw.update(multiple=True, type=str)
             else:
                 kw["default"] = None
-                kw["type"] = {
-                    "float": lambda o: FiniteFloatRange(o.low, o.high, min_open=o.open_low,
-                                                        max_open=o.open_high),
-                    "int": lambda o: click.IntRange(min=o.low, max=o.high),
-                    "enum": lambda o: click.Choice(list(o.choices)),
-                    "str": lambda o: str,
-                }[opt.kind](opt)
+                kw["type"] = _param_type(opt)
             func = click.option("--" + opt.key, opt.attr, **kw)(func)
         return func
 

@@ -96,12 +96,12 @@ def _blocks(text: str) -> list[tuple[int, str]]:
     return blocks
 
 
-def _strings(parts: list[tuple], i: int) -> np.ndarray:
+def _strings(parts: list[tuple[Any, ...]], i: int) -> np.ndarray:
     arrays = [np.array(p[i]) for p in parts if len(p[i])]
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype="<U1")
 
 
-def _raw_of_parts(parts: list[tuple], name: str, sha: str, fmt: str, ranked_by: str) -> RawRun:
+def _raw_of_parts(parts: list[tuple[Any, ...]], name: str, sha: str, fmt: str, ranked_by: str) -> RawRun:
     """The RawRun of parsed pieces ``(qid strings, doc strings, scores, line numbers)``."""
     qids, q = code_column(_strings(parts, 0))
     docs, d = code_column(_strings(parts, 1))
@@ -145,7 +145,7 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     del data  # keep one copy of a large run in memory
     if fmt == "auto":
         fmt = detect_run_format(text, name)
-    parts: list[tuple] = []
+    parts: list[tuple[Any, ...]] = []
     if fmt == "trec":
         for first_line, block in _blocks(text):
             _parse_trec_block(block, first_line, name, parts)

@@ -83,8 +83,11 @@ class Groups:
     def queries_of(self, entries: np.ndarray, n: int) -> np.ndarray:
         """The query code of the given entries (of ``n``)."""
         if self.perm is None:
-            return self.query[np.searchsorted(self.starts, entries, side="right") - 1]
-        return self.entry_queries(n)[entries]
+            found: np.ndarray = self.query[np.searchsorted(self.starts, entries,
+                                                           side="right") - 1]
+            return found
+        queries: np.ndarray = self.entry_queries(n)[entries]
+        return queries
 
 
 def group_by_query(q: np.ndarray) -> Groups:
@@ -134,7 +137,8 @@ def top_of_groups(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,
         qs = q[order]
         first = np.concatenate([[0], np.flatnonzero(qs[1:] != qs[:-1]) + 1])
         rank = np.arange(n) - np.repeat(first, np.diff(np.append(first, n)))
-        return order[rank < top]
+        kept: np.ndarray = order[rank < top]
+        return kept
     sizes = np.diff(np.append(groups.starts, n))
     if int(sizes.max()) * count > 2 * n:  # very unequal queries: one at a time
         return _top_per_query(groups, d, s, top, check_repeats)
@@ -198,7 +202,8 @@ def _select_padded(row_query: np.ndarray, d: np.ndarray, s: np.ndarray, top: int
     cand, rows = cand[order], rows[order]
     first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
     rank = np.arange(cand.size) - np.repeat(first, np.diff(np.append(first, cand.size)))
-    return cand[rank < top]
+    chosen: np.ndarray = cand[rank < top]
+    return chosen
 
 
 def _top_per_query(groups: Groups, d: np.ndarray, s: np.ndarray, top: int,

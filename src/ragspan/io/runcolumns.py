@@ -81,7 +81,8 @@ def byte_keys(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndar
     size = data.size
     if size >= 8 and starts.size and int(starts.max()) <= size - 8:  # no start in the tail
         view = np.ndarray((size - 7,), dtype=">u8", buffer=data, strides=(1,))
-        return view[starts].astype(np.uint64) & KEY_MASKS[lens]
+        keys: np.ndarray = view[starts].astype(np.uint64) & KEY_MASKS[lens]
+        return keys
     words = np.zeros(starts.size, dtype=">u8")
     inside = starts <= size - 8
     if size >= 8:
@@ -93,7 +94,8 @@ def byte_keys(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndar
         tail[:size - base] = data[base:]
         tail_view = np.ndarray((9,), dtype=">u8", buffer=tail, strides=(1,))
         words[~inside] = tail_view[starts[~inside] - base]
-    return words.astype(np.uint64) & KEY_MASKS[lens]
+    out: np.ndarray = words.astype(np.uint64) & KEY_MASKS[lens]
+    return out
 
 
 def text_keys(ids: list[str]) -> np.ndarray | None:

@@ -32,7 +32,8 @@ def parse_toml(text: str, name: str) -> dict[str, Any]:
     depth = _value_depth(data)
     if depth > MAX_CONFIG_DEPTH:
         raise InputError(f"TOML nested {depth} levels deep (at most {MAX_CONFIG_DEPTH})", name)
-    return data
+    parsed: dict[str, Any] = data
+    return parsed
 
 
 def _max_bracket_depth(text: str) -> int:

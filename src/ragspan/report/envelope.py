@@ -88,7 +88,8 @@ def statement_of(body: ReportBody) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
     text = resources.files("ragspan").joinpath("schemas").joinpath(SCHEMA_FILE).read_text("utf-8")
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 # keywords that look at a value's JSON type and keys, never at the value itself

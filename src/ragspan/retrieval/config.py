@@ -105,7 +105,8 @@ class PipelineConfig:
         if out["dense"] is not None and out["dense"]["search"] == "exact":
             for key in HNSW_KEYS:  # exact search: the configs of earlier releases, as they were
                 out["dense"].pop(key)
-        return json.loads(canonical_dumps(out))
+        canonical: dict[str, Any] = json.loads(canonical_dumps(out))
+        return canonical
 
     @property
     def digest(self) -> str:

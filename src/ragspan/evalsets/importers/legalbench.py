@@ -50,7 +50,7 @@ def _tests(path: Path) -> list[dict[str, Any]]:
     name = str(path)
     root = loads_json(decode_records(read_bytes(path), name), name)
     try:
-        tests = root["tests"]
+        tests: list[dict[str, Any]] = root["tests"]
     except (KeyError, TypeError):
         raise InputError("expected an object with a 'tests' list", name) from None
     for i, t in enumerate(tests):

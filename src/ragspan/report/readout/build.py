@@ -183,8 +183,8 @@ class Readout:
     @property
     def eval_name(self) -> str:
         """The file name of the eval set the reports were scored on."""
-        return os.path.basename(next(ref["name"] for ref in self.base.predicate["inputs"]
-                                     if ref["role"] == "eval_set"))
+        return os.path.basename(str(next(ref["name"] for ref in self.base.predicate["inputs"]
+                                     if ref["role"] == "eval_set")))
 
 
 def interval(values: np.ndarray) -> tuple[float, float]:

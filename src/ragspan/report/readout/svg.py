@@ -34,7 +34,9 @@ def intervals(rows: Sequence[tuple[str, float, float, float]], baseline: str,
               label: str) -> str:
     """``rows``: (configuration, estimate, low, high), values in [0, 1]."""
     height = TOP + ROW_H * len(rows) + BOTTOM
-    x = lambda v: LABEL_W + max(0.0, min(1.0, v)) * PLOT_W  # noqa: E731
+    def x(v: float) -> float:
+        return LABEL_W + max(0.0, min(1.0, v)) * PLOT_W
+
     body = []
     axis_y = TOP + ROW_H * len(rows)
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -100,8 +102,12 @@ def curves(series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     height = TOP + plot_h + BOTTOM + 18 * len(series)
     left = 60
     width_plot = LABEL_W + PLOT_W - left
-    x = lambda v: left + (math.log10(max(v, 1.0)) - lo) / (hi - lo) * width_plot  # noqa: E731
-    y = lambda v: TOP + (1 - max(0.0, min(1.0, v))) * plot_h  # noqa: E731
+    def x(v: float) -> float:
+        return left + (math.log10(max(v, 1.0)) - lo) / (hi - lo) * width_plot
+
+    def y(v: float) -> float:
+        return TOP + (1 - max(0.0, min(1.0, v))) * plot_h
+
     body = []
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
         body.append(f'<line x1="{left}" y1="{y(t):.1f}" x2="{left + width_plot}" '

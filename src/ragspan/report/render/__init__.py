@@ -26,4 +26,5 @@ def render(doc: dict[str, Any], fmt: str) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
     module = MODULE_OF_KIND.get(doc["predicate"]["kind"], "generic")
-    return getattr(import_module(f"ragspan.report.render.{module}"), fmt)(doc)
+    text: str = getattr(import_module(f"ragspan.report.render.{module}"), fmt)(doc)
+    return text
