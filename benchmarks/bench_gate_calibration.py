@@ -228,7 +228,7 @@ def cuad_values() -> tuple[list[str], list[str], dict[str, np.ndarray]] | None:
     from ragspan.evalsets.importers.cuad import import_cuad_csv
     from ragspan.io.corpus import Corpus
     from ragspan.io.evalset import EvalQuery, EvalSet, GoldSpan
-    from ragspan.io.runs import read_span_run
+    from ragspan.io.runs.spans import read_span_run
     from ragspan.retrieval.config import load_config
     from ragspan.retrieval.pipeline import Pipeline
     from ragspan.scoring.span_scoring import compute_span_report

@@ -62,7 +62,7 @@ def run_ragspan(run: Path, qrels: Path, fast: bool):
     """What `ragspan score --qrels Q --run R --k 10 --k 100` does before writing its report:
     the run (its top 100 per query) read on a worker thread while the qrels are read, then
     the metrics. The parse time is the run's alone, read again without the qrels."""
-    from ragspan.io.docruns import read_doc_run
+    from ragspan.io.runs.docs import read_doc_run
     from ragspan.scoring.doc_scoring import read_and_score
 
     os.environ.pop("RAGSPAN_NO_FAST", None)
@@ -85,22 +85,22 @@ def layers(run: Path) -> list[tuple[str, float, object]]:
     result goes through the one ``assemble``."""
     import importlib.util
 
-    from ragspan.io import fastruns as docruns
     from ragspan.io.files import read_bytes, sha256_hex
-    from ragspan.io.runcolumns import assemble
+    from ragspan.io.runs import fast_docs
+    from ragspan.io.runs.columns import assemble
 
     def numpy_parser(keys: bool):
         data = read_bytes(run)
-        return assemble(docruns.numpy_trec(data, str(run), sha256_hex(data), keys=keys), 100)
+        return assemble(fast_docs.numpy_trec(data, str(run), sha256_hex(data), keys=keys), 100)
 
     rows = []
     variants = [("numpy bytes + ranking", lambda: numpy_parser(False)),
                 ("numpy bytes + byte keys + ranking", lambda: numpy_parser(True))]
     if importlib.util.find_spec("pyarrow"):
         variants = [("pyarrow CSV + dictionary codes + ranking",
-                     lambda: docruns.fast_read(str(run), "trec", 100, keys=False)),
+                     lambda: fast_docs.fast_read(str(run), "trec", 100, keys=False)),
                     ("pyarrow CSV + byte keys + ranking",
-                     lambda: docruns.fast_read(str(run), "trec", 100, keys=True)), *variants]
+                     lambda: fast_docs.fast_read(str(run), "trec", 100, keys=True)), *variants]
     for name, fn in variants:
         best = None
         for _ in range(2):
@@ -138,7 +138,7 @@ def main() -> None:
 
     import pytrec_eval  # noqa: F401  (imported before timing, like ragspan's modules)
 
-    import ragspan.io.docruns  # noqa: F401
+    import ragspan.io.runs.docs  # noqa: F401
     import ragspan.scoring.doc_scoring  # noqa: F401
 
     with tempfile.TemporaryDirectory() as d:

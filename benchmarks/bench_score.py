@@ -58,7 +58,7 @@ def main() -> None:
     from ragspan.base import collector
     from ragspan.io.chunks import read_chunks
     from ragspan.io.evalset import read_eval_set
-    from ragspan.io.runs import read_span_run
+    from ragspan.io.runs.spans import read_span_run
     from ragspan.report.envelope import report_text
     from ragspan.scoring.metrics.failures import label_failures, span_facts
     from ragspan.scoring.span_scoring import (

@@ -1,5 +1,5 @@
 """Runs anchored by text: retrieved items that carry their text are checked against the corpus
-or placed in it (``io.placement``, ``io.anchoring``), never taken on trust.
+or placed in it (``io.placement``, ``io.runs.anchoring``), never taken on trust.
 
 A run rewritten as text only must score exactly as the run with offsets (the bundled CUAD
 example and the shared CUAD contracts); rewritten the way extractors and loggers change text

@@ -1,4 +1,4 @@
-"""``io.runcolumns.byte_keys``: the uint64 key of each byte string of at most 8 bytes is its
+"""``io.runs.columns.byte_keys``: the uint64 key of each byte string of at most 8 bytes is its
 bytes big-endian, NUL-padded (so integer order is byte order), whether or not a string
 starts in the buffer's last 7 bytes."""
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragspan.io.runcolumns import byte_keys
+from ragspan.io.runs.columns import byte_keys
 
 IDS = st.lists(st.binary(min_size=1, max_size=8).filter(lambda b: b"\x00" not in b),
                min_size=1, max_size=20)

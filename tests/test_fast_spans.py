@@ -1,4 +1,4 @@
-"""The pyarrow span-run reader (``io.fastspans``) gives exactly the plain reader's run, or
+"""The pyarrow span-run reader (``io.runs.fast_spans``) gives exactly the plain reader's run, or
 leaves the file to it: drawn runs, clean and broken, read both ways."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from ragspan.base.errors import InputError
 
 pytest.importorskip("pyarrow", reason="the fast extra is not installed")
 
-from ragspan.io.fastspans import read_arrow_spans  # noqa: E402
-from ragspan.io.runs import read_span_run  # noqa: E402
+from ragspan.io.runs.fast_spans import read_arrow_spans  # noqa: E402
+from ragspan.io.runs.spans import read_span_run  # noqa: E402
 
 ODD = [  # each breaks one condition of the fast path, or of the run itself
     '{"id": 1, "retrieved": []}', '{"id": "", "retrieved": []}', '{"id": "x"}',

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conftest import patch_everywhere, run_cli, shared, write_jsonl
-from ragspan.io.docruns import read_doc_run
 from ragspan.io.qrels import read_qrels
+from ragspan.io.runs.docs import read_doc_run
 from ragspan.scoring.doc_scoring import score_doc_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -311,7 +311,7 @@ def assert_same_run(a, b):
 
 def test_fast_and_plain_parsers_give_identical_runs(tmp_path):
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
-    from ragspan.io.fastruns import arrow_trec
+    from ragspan.io.runs.fast_docs import arrow_trec
 
     base = shared("trec_eval_test")
     for name in ("results.test", "results-302.test", "results.trunc"):
@@ -359,8 +359,8 @@ def test_top_selection_equals_full_order_cut(top, monkeypatch):
     whose lines are grouped by query and on shuffled ones, with queries of equal length,
     of somewhat unequal length (the padded matrix) and of very unequal length (the loop per
     query); ``check_repeats`` answers None exactly when a query repeats a document."""
-    from ragspan.io import ranking
-    from ragspan.io.ranking import trec_order, trec_top
+    from ragspan.io.runs import ranking
+    from ragspan.io.runs.ranking import trec_order, trec_top
 
     ran = {"_top_padded": 0, "_top_per_query": 0}
     for name in ran:
@@ -419,8 +419,8 @@ def test_three_parsers_agree(tmp_path, monkeypatch, top):
     """pyarrow, the numpy byte parser and the line-by-line parser give the same run, with
     and without a top cut, on random runs (ties, shuffled lines, long and short doc ids)."""
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
-    import ragspan.io.docruns as dr
-    import ragspan.io.fastruns as fr
+    import ragspan.io.runs.docs as dr
+    import ragspan.io.runs.fast_docs as fr
 
     rng = np.random.default_rng(5)
     for case in range(25):
@@ -566,13 +566,13 @@ def test_jsonl_fast_reader_equals_the_plain_reader(tmp_path, monkeypatch, conten
     does (same run, same line numbers); every other file, good or bad, goes to the plain
     reader, which names the line."""
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
-    from ragspan.io import arrowjson
+    from ragspan.io.runs import arrow_jsonl
 
     path = tmp_path / "run.jsonl"
     path.write_bytes(content.encode())
     answers = []
-    real = arrowjson.read_arrow_jsonl
-    patch_everywhere(monkeypatch, arrowjson, "read_arrow_jsonl",
+    real = arrow_jsonl.read_arrow_jsonl
+    patch_everywhere(monkeypatch, arrow_jsonl, "read_arrow_jsonl",
                      lambda *a: answers.append(real(*a)) or answers[-1])
     fast = _run_outcome(path, True, top)
     # a first line the format detection already refuses (NaN) never reaches pyarrow
@@ -584,7 +584,7 @@ def test_jsonl_fast_reader_on_random_runs(tmp_path):
     """Random JSONL runs (short and long ids, rows with and without scores, a header or
     not, rows of unequal length): pyarrow's reader takes them and equals the plain one."""
     pytest.importorskip("pyarrow", reason="the fast extra is not installed")
-    from ragspan.io.arrowjson import read_arrow_jsonl
+    from ragspan.io.runs.arrow_jsonl import read_arrow_jsonl
 
     rng = random.Random(3)
     for case in range(40):

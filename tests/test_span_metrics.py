@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ragspan.io.evalset import EvalQuery, EvalSet, GoldSpan
-from ragspan.io.runs import SpanList, SpanRun
+from ragspan.io.runs.spans import SpanList, SpanRun
 from ragspan.scoring.span_scoring import compute_span_report
 
 

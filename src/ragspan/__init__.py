@@ -13,8 +13,8 @@ _API = {
     "score": "ragspan.api", "compare": "ragspan.api", "read_report": "ragspan.api",
     "read_score_report": "ragspan.api", "Scored": "ragspan.api",
     "read_eval_set": "ragspan.io.evalset", "read_corpus": "ragspan.io.corpus",
-    "read_span_run": "ragspan.io.runs", "read_qrels": "ragspan.io.qrels",
-    "read_doc_run": "ragspan.io.docruns",
+    "read_span_run": "ragspan.io.runs.spans", "read_qrels": "ragspan.io.qrels",
+    "read_doc_run": "ragspan.io.runs.docs",
 }
 
 __all__ = ["__version__", *_API]

@@ -6,10 +6,10 @@ import logging
 from collections.abc import Iterable
 
 from ragspan.base.errors import InputError, UsageError
-from ragspan.io.docruns import detect_run_format, read_doc_run, write_doc_run
 from ragspan.io.files import read_head
 from ragspan.io.outputs import write_files
 from ragspan.io.qrels import read_qrels, write_qrels
+from ragspan.io.runs.docs import detect_run_format, read_doc_run, write_doc_run
 
 log = logging.getLogger("ragspan")
 

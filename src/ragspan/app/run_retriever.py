@@ -17,10 +17,10 @@ from ragspan.base.options import RUN_RETRIEVER_OPTIONS
 from ragspan.base.progress import Progress
 from ragspan.base.records import InputRef
 from ragspan.io.corpus import Corpus, read_corpus
-from ragspan.io.docruns import write_doc_rows
 from ragspan.io.evalset import EvalQuery, EvalSet, query_digests, read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.qrels import read_qrels
+from ragspan.io.runs.docs import write_doc_rows
 from ragspan.io.serialize import jsonl
 from ragspan.report.envelope import statement
 from ragspan.retrieval.config import PipelineConfig, config_of_bytes

@@ -13,13 +13,13 @@ from ragspan.base.facts import Saturation
 from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.evalsets.checks import refuse_errors
-from ragspan.io.anchoring import Anchor
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import Corpus, read_corpus
-from ragspan.io.docruns import detect_run_format, read_doc_run
 from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_head
-from ragspan.io.runs import read_span_run, run_header
+from ragspan.io.runs.anchoring import Anchor
+from ragspan.io.runs.docs import detect_run_format, read_doc_run
+from ragspan.io.runs.spans import read_span_run, run_header
 from ragspan.report.envelope import statement_of
 from ragspan.report.render.score import repair_lines
 from ragspan.retrieval.tokens import load_tokenizer
@@ -90,7 +90,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
     chunking be decided (span level only). ``anchoring``: how the run's texts are checked
-    and placed (``io.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
+    and placed (``io.runs.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
     ``threshold``). ``tokenizer``: what a token budget (``--k 512t``) counts in.
     ``budget_grid``: the character cutoffs ``BUDGET_GRID`` beside ``ks``; None (the default)
     adds them to every span-level score, so that ``compare`` can decide any change of the

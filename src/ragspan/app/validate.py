@@ -12,7 +12,7 @@ from ragspan.evalsets.checks import check_eval_set, chunk_findings, tally
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
-from ragspan.io.runs import read_span_run
+from ragspan.io.runs.spans import read_span_run
 from ragspan.report.envelope import statement
 from ragspan.retrieval.embed import tokens_over_limit
 from ragspan.scoring.chunking import chunking_diagnostics

@@ -8,7 +8,7 @@ named one) and each query's filters as payload filters, in batches (``query_batc
 and turns each point's payload into a run item: the document id (``--doc-key``, default
 ``doc_id``), offsets (``--start-key``/``--end-key``) and the chunk text (``--text-key``).
 Offsets are checked against the text where both are given; a text without offsets is placed in
-the corpus (``io.anchoring``), so an index that stores only chunk text can be scored.
+the corpus (``io.runs.anchoring``), so an index that stores only chunk text can be scored.
 
 Nothing is written to the collection: the client is wrapped in ``ReadOnlyClient``, which lets
 only reads through (``READS``) and refuses anything else before it reaches the server.
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError, MissingExtraError, RagspanError, UsageError
-from ragspan.io.anchoring import Anchor
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
+from ragspan.io.runs.anchoring import Anchor
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter, search_params
 from ragspan.retrieval.user import span_row

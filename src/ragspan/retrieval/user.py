@@ -16,7 +16,7 @@ The object may be:
 
 A result's text (``page_content``, the node's text, a dict's ``text``) is checked against the
 corpus at its offsets; where they disagree (a page-relative ``start_index``) or are missing,
-the text is placed in the corpus (``io.anchoring``, with ``align``) and the placement
+the text is placed in the corpus (``io.runs.anchoring``, with ``align``) and the placement
 recorded in the row's ``placed``: an offset is never taken on trust. A result without doc id
 is placed in its query's scope document, else the corpus. A result that has neither offsets
 nor a placeable text, or lies outside its document, is an error naming the query.
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
-from ragspan.io.anchoring import Anchor
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.evalset import EvalQuery
+from ragspan.io.runs.anchoring import Anchor
 
 DOC_KEYS = ("doc_id", "source", "id")
 

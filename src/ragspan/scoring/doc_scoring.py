@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.ids import normalization_twins, twins_note
-from ragspan.io.docruns import read_doc_run
 from ragspan.io.qrels import read_qrels
-from ragspan.io.runcolumns import DocRun, text_keys
+from ragspan.io.runs.columns import DocRun, text_keys
+from ragspan.io.runs.docs import read_doc_run
 from ragspan.scoring.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
 from ragspan.scoring.metrics.registry import DOC_METRICS, format_name
 

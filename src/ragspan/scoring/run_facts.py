@@ -24,7 +24,7 @@ from ragspan.base.facts import (
 )
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
-from ragspan.io.runs import SpanList, SpanRun
+from ragspan.io.runs.spans import SpanList, SpanRun
 from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns
 from ragspan.scoring.metrics.registry import is_budget

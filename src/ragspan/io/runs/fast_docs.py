@@ -1,6 +1,6 @@
 """Large doc runs read column-wise: TREC parsed with numpy, and the ``fast`` extra's pyarrow
 paths (CSV and JSON), each used only where its result is certain to equal the plain reader's
-(``docruns.read_doc_run`` decides; None here means: use the plain reader)."""
+(``runs.docs.read_doc_run`` decides; None here means: use the plain reader)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError
-from ragspan.io.arrowjson import read_arrow_jsonl
 from ragspan.io.files import (
     read_bytes,
     read_head,
 )
-from ragspan.io.ranking import Groups, group_by_query
-from ragspan.io.runcolumns import (
+from ragspan.io.runs.arrow_jsonl import read_arrow_jsonl
+from ragspan.io.runs.columns import (
     DocRun,
     RawRun,
     arrow_keys,
@@ -29,7 +28,8 @@ from ragspan.io.runcolumns import (
     key_codes,
     sorted_codes,
 )
-from ragspan.io.runformat import BOM_BYTES, ODD_WHITESPACE, detect_run_format
+from ragspan.io.runs.detect import BOM_BYTES, ODD_WHITESPACE, detect_run_format
+from ragspan.io.runs.ranking import Groups, group_by_query
 
 CHUNK_LINES = 1 << 20
 
@@ -297,7 +297,7 @@ def arrow_trec(path: str, sha: str, first_line: str = "", keys: bool = False) ->
 
 
 def fast_jsonl(data: bytes, name: str, sha: str, fmt: str, top: int | None) -> DocRun | None:
-    """A JSONL doc run through pyarrow's JSON reader (``io.arrowjson``), or None."""
+    """A JSONL doc run through pyarrow's JSON reader (``io.runs.arrow_jsonl``), or None."""
     if fmt == "auto":
         try:
             head = data[:65536].decode("utf-8", "ignore")

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.arrowjson import ByteFacts, read_lines_table
 from ragspan.io.rows import MAX_OFFSET
+from ragspan.io.runs.arrow_jsonl import ByteFacts, read_lines_table
 
 # what the plain reader treats in ways pyarrow may not (escapes), or does not read here
 ESCAPE = b"\\u"

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError
-from ragspan.io import fastruns
 from ragspan.io.files import (
     decode_records,
     iter_json_lines,
@@ -24,13 +23,14 @@ from ragspan.io.files import (
     split_rows,
 )
 from ragspan.io.rows import header_record, parse_id, unique_row_id
-from ragspan.io.runcolumns import (
+from ragspan.io.runs import fast_docs
+from ragspan.io.runs.columns import (
     DocRun,
     RawRun,
     assemble,
     code_column,
 )
-from ragspan.io.runformat import BOM_BYTES, detect_run_format
+from ragspan.io.runs.detect import BOM_BYTES, detect_run_format
 
 __all__ = ["DocRun", "detect_run_format", "read_doc_run", "write_doc_run"]
 
@@ -122,23 +122,23 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     name = str(path)
     if name == "-":
         fast = False  # standard input: the plain parser reads the bytes already read
-    if fmt in ("auto", "trec") and (fastruns.fast_available() if fast is None else fast):
-        run = fastruns.fast_read(name, fmt, top)
+    if fmt in ("auto", "trec") and (fast_docs.fast_available() if fast is None else fast):
+        run = fast_docs.fast_read(name, fmt, top)
         if run is not None:
             return run
     data = read_bytes(path)
     sha = sha256_hex(data)
     if data.startswith(BOM_BYTES):
         data = decode_records(data[:3], name).encode("utf-8") + data[3:]  # logs the drop
-    if fmt in ("auto", "jsonl") and (fastruns.fast_available() if fast is None else fast):
-        run = fastruns.fast_jsonl(data, name, sha, fmt, top)
+    if fmt in ("auto", "jsonl") and (fast_docs.fast_available() if fast is None else fast):
+        run = fast_docs.fast_jsonl(data, name, sha, fmt, top)
         if run is not None:
             return run
     if fmt in ("auto", "trec"):
         head = data[:65536].split(b"\n", 1)[0].decode("utf-8", "replace")
         if fmt == "trec" or (head.strip() and not head.lstrip().startswith("{")
                              and len(head.split()) >= 6):
-            raw = fastruns.numpy_trec(data, name, sha)
+            raw = fast_docs.numpy_trec(data, name, sha)
             if raw is not None:
                 return assemble(raw, top)
     text = decode_records(data, name)

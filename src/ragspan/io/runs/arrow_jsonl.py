@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ragspan.io.ranking import PAD_KEY, repeats_in_rows
-from ragspan.io.runcolumns import RawRun, arrow_keys, sorted_codes
+from ragspan.io.runs.columns import RawRun, arrow_keys, sorted_codes
+from ragspan.io.runs.ranking import PAD_KEY, repeats_in_rows
 
 
 def _header_length(data: bytes) -> int | None:

@@ -4,7 +4,7 @@ trec_eval orders each query's entries by score descending, ties by doc id descen
 ignores the rank column; ``trec_order`` gives that permutation, ``top_of_groups`` each
 query's first ``top`` entries of it without sorting every entry. Doc ids are integer keys
 whose order is the ids' order: dense codes into code-point-sorted names, or the uint64 byte
-keys of ``runcolumns.byte_keys`` (shifted to int64).
+keys of ``columns.byte_keys`` (shifted to int64).
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@ turns it into the run scoring reads (``DocRun``), and the id coding the parsers 
 (code-point-ordered codes; order-preserving uint64 keys of ids of at most 8 ASCII bytes,
 ``byte_keys``, whose integer order is the ids' byte order, trec_eval's order for UTF-8).
 
-The parsers (``io.docruns``: pyarrow CSV, numpy bytes, line by line, plain JSON;
-``io.arrowjson``: pyarrow JSON) only read; the repeat check, trec_eval's order, the top cut
-and the ranks are made here once, by ``assemble`` (with ``io.ranking``).
+The parsers (``io.runs.docs``: pyarrow CSV, numpy bytes, line by line, plain JSON;
+``io.runs.arrow_jsonl``: pyarrow JSON) only read; the repeat check, trec_eval's order, the top cut
+and the ranks are made here once, by ``assemble`` (with ``io.runs.ranking``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError
-from ragspan.io.ranking import Groups, group_by_query, selects_per_query, top_of_groups, trec_order, trec_top
+from ragspan.io.runs.ranking import (
+    Groups,
+    group_by_query,
+    selects_per_query,
+    top_of_groups,
+    trec_order,
+    trec_top,
+)
 
 
 @dataclass

@@ -16,9 +16,6 @@ import numpy as np
 
 from ragspan.base.errors import InputError
 from ragspan.base.progress import Progress
-from ragspan.io import fastruns
-from ragspan.io.anchoring import Anchor
-from ragspan.io.fastspans import FUSED_SOURCES, read_arrow_spans
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, read_head, sha256_hex
 from ragspan.io.rows import (
     MAX_OFFSET,
@@ -29,6 +26,9 @@ from ragspan.io.rows import (
     refuse_other_kind,
     unique_row_id,
 )
+from ragspan.io.runs import fast_docs
+from ragspan.io.runs.anchoring import Anchor
+from ragspan.io.runs.fast_spans import FUSED_SOURCES, read_arrow_spans
 
 
 @dataclass
@@ -79,7 +79,7 @@ class SpanRun:
     placement: dict[str, Any] | None = None
     placement_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # the texts of results that could not be placed and were kept as off-corpus results
-    # (``io.anchoring.UNPLACED_DOC``'s text); "" when none was
+    # (``io.runs.anchoring.UNPLACED_DOC``'s text); "" when none was
     unplaced: str = ""
     # results given by offsets alone, without their text: taken as given, never checked
     untexted: int = 0
@@ -254,13 +254,13 @@ def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
     """Read a span run (JSONL). Query ids must be unique; offsets ``0 <= start < end``;
     scores, where given, finite. A row may carry ``retrieved_first_stage`` and ``latency_ms``.
     An item may carry its ``text``, with or without offsets: ``anchor`` checks it against the
-    corpus or places it there (``io.anchoring``); without ``anchor`` a text is refused.
+    corpus or places it there (``io.runs.anchoring``); without ``anchor`` a text is refused.
     Fields of an item other than ``doc_id``, ``start``, ``end``, ``score``, ``chunk_id`` and
     ``text`` are not kept. ``fast`` (default: when pyarrow is installed) reads the file
-    through pyarrow where that is certain to give the same run (``io.fastspans``)."""
+    through pyarrow where that is certain to give the same run (``io.runs.fast_spans``)."""
     name = str(path)
     data = read_bytes(path)
-    if fastruns.fast_available() if fast is None else fast:
+    if fast_docs.fast_available() if fast is None else fast:
         columns = read_arrow_spans(data)
         if columns is not None:
             return _span_run_of(columns, name, data, anchor)
