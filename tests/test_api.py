@@ -53,6 +53,39 @@ def test_bad_rows_raise_the_cli_s_error():
         ragspan.score({"id": "q1"}, run, corpus)
 
 
+@pytest.mark.parametrize("kwargs, api_says, cli_args, cli_says", [
+    ({"candidate_is_baseline": True}, "pass allow_identical=True if",
+     [], "pass --allow-identical if"),
+    ({"budgets": {"complete_grounding@99": "2pt"}}, "budgets names 'complete_grounding@99'",
+     ["--budget", "complete_grounding@99=2pt"], "--budget names 'complete_grounding@99'"),
+    ({"anchor_budget": "5pt"}, "anchor_budget needs anchor (",
+     ["--anchor-budget", "5pt"], "--anchor-budget needs --anchor ("),
+    ({"mode": "threshold", "correction": "max-t"},
+     'correction="max-t" adjusts the interval mode\'s bounds; with mode="threshold"',
+     ["--mode", "threshold", "--correction", "max-t"],
+     "--correction max-t adjusts the interval mode's bounds; with --mode threshold"),
+])
+def test_the_gate_names_settings_as_the_caller_spells_them(kwargs, api_says, cli_args,
+                                                           cli_says, tmp_path):
+    """The gate speaks of settings by name: the Python API's caller reads the keyword it
+    passes, the command line's user the flag; neither is told about the other's spelling."""
+    import ragspan
+    from ragspan.base.errors import UsageError
+
+    fix = ROOT / "tests" / "fixtures" / "gate"
+    same = kwargs.pop("candidate_is_baseline", False)
+    candidate = fix / "candidate-fail.json"
+    if same:  # another file with the same bytes
+        candidate = tmp_path / "copy.json"
+        candidate.write_bytes((fix / "baseline.json").read_bytes())
+    with pytest.raises(UsageError) as caught:
+        ragspan.compare(fix / "baseline.json", candidate, **kwargs)
+    assert api_says in str(caught.value) and "--" not in str(caught.value)
+    result = run_cli("compare", "--baseline", fix / "baseline.json", "--candidate", candidate,
+                     *cli_args)
+    assert result.exit_code == 2 and cli_says in result.stderr, result.stderr
+
+
 def test_import_ragspan_loads_nothing_heavy():
     import subprocess
     import sys

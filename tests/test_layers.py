@@ -4,6 +4,7 @@ statement, at module level or inside a function, counts."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -215,6 +216,25 @@ def test_the_gate_reads_no_inputs_and_scores_nothing():
     bad = sorted(f"{m} -> {d}" for m, deps in GRAPH.items() if _unit(m) == "gate"
                  for d in deps if _unit(d) in ("io", "scoring") and d not in GATE_MAY_READ)
     assert bad == []
+
+
+def test_the_python_api_goes_through_app_only():
+    """``ragspan.api`` is a surface like the CLI: it calls ``ragspan.app`` (one settings
+    merge, one report reader for both) and reaches into no core folder around it."""
+    bad = sorted(d for d in GRAPH["ragspan.api"] if _unit(d) in ("gate", "scoring", "evalsets"))
+    assert bad == []
+
+
+def test_no_string_in_the_gate_names_a_flag():
+    """The gate speaks of settings by name (``base.voice.setting``): a flag written into a
+    message, a hint or a docstring of ``gate/`` would reach a Python API caller as is."""
+    found = []
+    for path in sorted((SRC / "ragspan" / "gate").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and re.search(r"(^|[\s(`'\"])--[a-z]", node.value):
+                found.append(f"{path.name}:{node.lineno}: {node.value[:60]!r}")
+    assert found == []
 
 
 MAX_MODULE_LINES = 400

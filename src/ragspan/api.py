@@ -10,7 +10,6 @@ functions in ``ragspan.app``: the same inputs give the same report, byte for byt
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import tempfile
@@ -20,16 +19,12 @@ from pathlib import Path
 from typing import Any, Union
 
 from ragspan.app import score as command
-from ragspan.app.compare import Sources, merge_budgets, verification
+from ragspan.app.compare import GateResult, compare_reports, gate_options
 from ragspan.app.score import parse_k
+from ragspan.app.score_reports import ScoreReport, load_score_report, typed_report
 from ragspan.app.settings import load_tool_config
 from ragspan.base.collector import pausing
-from ragspan.gate import compare as gate
-from ragspan.gate.budgets import parse_budget
-from ragspan.gate.inputs import ScoreReport, score_report_of
-from ragspan.gate.options import GateOptions
-from ragspan.gate.result import GateResult
-from ragspan.io.files import sha256_hex
+from ragspan.base.voice import python_terms
 from ragspan.io.outputs import write_files
 from ragspan.report.envelope import load_report, report_text
 
@@ -76,15 +71,8 @@ def _materialize(source: Source | None, name: str, folder: Path) -> str | None:
     return str(path)
 
 
-def _typed(report: Mapping[str, Any], name: str) -> tuple[dict[str, Any], ScoreReport]:
-    """The report as JSON values and as the gate reads it, from one canonical serialisation
-    (its bytes' sha256 is the report's identity, as a file's would be)."""
-    text = report_text(dict(report))
-    doc = json.loads(text)
-    return doc, score_report_of(doc, sha256_hex(text.encode("utf-8")), name, "score")
-
-
 @pausing
+@python_terms
 def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
           k: Sequence[int | str] = (), tau: float = 0.5, chunks: Source | None = None,
           qrels: Source | None = None, relevance_level: int = 1,
@@ -112,29 +100,30 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
                              tokenizer=tokenizer, budget_grid=budget_grid,
                              anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                         "unplaced": unplaced, "threshold": fuzzy_threshold})
-    return Scored(*_typed(result.report, "score"))
+    return Scored(*typed_report(result.report, "score"))
 
 
 @pausing
+@python_terms
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Any ragspan report, checked against the schema (``InputError`` when it is not one)."""
     return load_report(path)[0]
 
 
 @pausing
+@python_terms
 def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Scored
                       ) -> ScoreReport:
     """A score report as the gate reads it: from a file, an envelope dict or ``Scored``."""
     if isinstance(source, Scored):
         return source.typed
     if isinstance(source, Mapping):
-        return _typed(source, "report")[1]
-
-    doc, sha = load_report(source)
-    return score_report_of(doc, sha, os.fspath(source), "score")
+        return typed_report(source, "report")[1]
+    return load_score_report(source, "score")[1]
 
 
 @pausing
+@python_terms
 def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None = None,
             anchor: Any = None, noise: Any = None, no_gate: bool = False,
             allow_identical: bool = False, config: str | None = None,
@@ -151,15 +140,14 @@ def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None 
     not give, with the command line's precedence (an explicit budget beats every file
     budget for the columns it names). The CLI, given the same file as ``--config``, gives
     the same verdict."""
-    parsed = dict(parse_budget(f"{m}={v}") for m, v in (budgets or {}).items())
     table: dict[str, Any] = {}
+    config_path = None
     if config is not None:
-        table, _ = load_tool_config(str(config))
-    file_budgets = table.pop("budgets", {})
-    opts = GateOptions(budgets=merge_budgets(file_budgets, parsed), **{**table, **options})
-    result = gate.compare(read_score_report(baseline), read_score_report(candidate), opts,
-                          no_gate=no_gate, allow_identical=allow_identical,
-                          anchor=None if anchor is None else read_score_report(anchor),
-                          noise=None if noise is None else read_score_report(noise))
+        table, config_path = load_tool_config(str(config))
+    opts, origin = gate_options([f"{m}={v}" for m, v in (budgets or {}).items()], table,
+                                config_path, options)
     # the API takes reports only: they are taken as written, and the result says so
-    return dataclasses.replace(result, verification=verification(Sources()))
+    return compare_reports(read_score_report(baseline), read_score_report(candidate), opts,
+                           origin=origin, no_gate=no_gate, allow_identical=allow_identical,
+                           anchor=None if anchor is None else read_score_report(anchor),
+                           noise=None if noise is None else read_score_report(noise))

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragspan.app.output import CommandResult
 from ragspan.app.score import DEFAULT_TOKENIZER, eval_set_body, qrels_body
+from ragspan.app.score_reports import ScoreReport, load_score_report
 from ragspan.app.settings import load_tool_config
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError, MissingExtraError, UsageError, present
@@ -21,12 +22,13 @@ from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.gate import compare as gate
 from ragspan.gate.budgets import Budget, parse_budget
-from ragspan.gate.inputs import ScoreReport, score_report_of
 from ragspan.gate.options import GateOptions
-from ragspan.report.envelope import load_report, statement
+from ragspan.gate.result import GateResult
+from ragspan.report.envelope import statement
 from ragspan.scoring.metrics.registry import parse_cutoff
 
-__all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "Sources", "merge_budgets", "run", "verify_scored"]
+__all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "GateResult", "Sources", "compare_reports", "gate_options",
+           "merge_budgets", "run", "verify_scored"]
 
 
 def merge_budgets(from_file: dict[str, Budget], from_cli: dict[str, Budget]) -> dict[str, Budget]:
@@ -194,24 +196,23 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         raise UsageError("--no-config reads no settings file: drop --config or --no-config")
     if config_origin is not None and config is None:
         raise UsageError("--config-origin says where --config came from: give --config")
-    opts, origin, config_path = _gate_options(budgets, config, no_config, cli)
+    table, config_path = ({}, None) if no_config else load_tool_config(config)
+    opts, origin = gate_options(budgets, table, config_path, cli)
     sources = sources or Sources()
     sources.check()
     reports = []
     for path, role in ((baseline, "baseline"), (candidate, "candidate")):
-        doc, sha = load_report(path)
-        reports.append(score_report_of(doc, sha, str(path), role))
+        doc, report = load_score_report(path, role)
+        reports.append(report)
         if sources.given:
             verify_scored(doc, str(path), role, sources)
     base, cand = reports
-    extra = {}
-    for extra_path, role in ((anchor, "anchor"), (noise, "noise")):
-        if extra_path is not None:
-            doc, sha = load_report(extra_path)
-            extra[role] = score_report_of(doc, sha, str(extra_path), role)
-    result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
-                          allow_identical=allow_identical, anchor=extra.get("anchor"),
-                          noise=extra.get("noise"))
+    extra = {role: load_score_report(extra_path, role)[1]
+             for extra_path, role in ((anchor, "anchor"), (noise, "noise"))
+             if extra_path is not None}
+    result = compare_reports(base, cand, opts, origin=origin, no_gate=no_gate,
+                             allow_identical=allow_identical, anchor=extra.get("anchor"),
+                             noise=extra.get("noise"), sources=sources)
     parameters = {
         "alpha": opts.alpha, "mode": opts.mode, "on_inconclusive": opts.on_inconclusive,
         "anchor_budget": opts.anchor_budget, "test": opts.test,
@@ -232,7 +233,6 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
              for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
     if sources.given:
         refs += _source_refs(sources, base, cand)
-    result = dataclasses.replace(result, verification=verification(sources))
     return CommandResult(statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters={k: v for k, v in parameters.items() if v is not None},
@@ -259,14 +259,15 @@ def verification(sources: Sources) -> dict[str, Any]:
         "--baseline-run / --candidate-run to re-score both reports from their files")}
 
 
-def _gate_options(budgets: Sequence[str], config: str | None, no_config: bool,
-                  cli: dict[str, Any]) -> tuple[GateOptions, dict[str, str | None], str | None]:
-    """The gate's options: the defaults, then the settings file (unless ``no_config``), then
-    every flag given on the command line; budgets merged per column, each with where it
-    came from (None: the command line, else the file's path); and the file's path."""
-    table, config_path = ({}, None) if no_config else load_tool_config(config)
+def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str | None,
+                 given: dict[str, Any]) -> tuple[GateOptions, dict[str, str | None]]:
+    """The gate's options, merged once for the CLI and the Python API: the declared defaults,
+    then the settings file's ``table`` (``[tool.ragspan]``, read from ``config_path``), then
+    every setting ``given`` (None, empty or False = not given); budgets (``METRIC=VALUE``
+    strings) merged per column (``merge_budgets``), each with where it came from (None: the
+    caller, else the file's path). Validated before it is returned."""
     settings = {**GATE_DEFAULTS, **table}
-    for key, value in cli.items():
+    for key, value in given.items():
         if value is not None and value != () and value is not False:
             settings[key] = tuple(value) if isinstance(value, (list, tuple)) else value
     cfg_budgets = settings.pop("budgets") if "budgets" in table else {}
@@ -277,7 +278,19 @@ def _gate_options(budgets: Sequence[str], config: str | None, no_config: bool,
                                      for key in merged}
     opts = GateOptions(budgets=merged, **settings)
     opts.validate()
-    return opts, origin, config_path
+    return opts, origin
+
+
+def compare_reports(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
+                    origin: dict[str, str | None] | None = None, no_gate: bool = False,
+                    allow_identical: bool = False, anchor: ScoreReport | None = None,
+                    noise: ScoreReport | None = None, sources: Sources | None = None
+                    ) -> GateResult:
+    """The gate's verdict on ``cand`` against ``base``, with what it rests on: the reports
+    re-scored from ``sources`` (verified by the caller) or taken as written."""
+    result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
+                          allow_identical=allow_identical, anchor=anchor, noise=noise)
+    return dataclasses.replace(result, verification=verification(sources or Sources()))
 
 
 def _source_refs(sources: Sources, base: ScoreReport, cand: ScoreReport) -> list[InputRef]:

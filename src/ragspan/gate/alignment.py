@@ -14,6 +14,7 @@ import numpy as np
 from ragspan import __version__
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.ids import normalization_twins
+from ragspan.base.voice import setting as named
 from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import cluster_index, count, populations
 from ragspan.gate.inputs import QueryRow, ScoreReport
@@ -173,7 +174,7 @@ class ClusterPlan:
 
 def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str,
                  alpha: float = 0.05) -> ClusterPlan:
-    """Resolve ``--cluster-by``. ``auto``: per question when no document has two questions,
+    """Resolve the ``cluster-by`` setting. ``auto``: per question when no document has two questions,
     or when the eval set asks about every document of its corpus (the verdict is about these
     documents); by ``doc_id`` otherwise (they are a sample of the documents users query, or
     the corpus size is unknown). The candidate's clusters must be the baseline's. Fewer
@@ -186,7 +187,7 @@ def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str,
         key = setting[len("tag:"):]
         keys = {q: r.tags[key] for q, r in zip(base.ids, base.rows) if key in r.tags}
         if not keys:
-            raise UsageError(f"--cluster-by {setting}: no query carries the tag '{key}'")
+            raise UsageError(f"{named('cluster-by', setting)}: no query carries the tag '{key}'")
         by, reason = setting, "given"
     elif setting in ("doc_id", "none"):
         keys = docs if setting == "doc_id" else {}
@@ -202,7 +203,8 @@ def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str,
                                   if corpus != 1 else "the eval set asks about the one "
                                   "document of its corpus")
         elif corpus is None:
-            by, reason = "doc_id", ("the corpus size is not recorded (scored without --corpus): "
+            by, reason = "doc_id", ("the corpus size is not recorded (scored without "
+                                    f"{named('corpus')}): "
                                     "its documents are taken as a sample")
         else:
             by, reason = "doc_id", (f"the eval set asks about {asked} of the corpus's "

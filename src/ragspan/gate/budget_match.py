@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ragspan.base.voice import setting
 from ragspan.gate.alignment import Comparison
 from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.decision import BudgetCheck, MetricOutcome
@@ -43,9 +44,11 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
                          "ratio": ratio if math.isfinite(ratio) else 1e308, "changed": moved}
     chars = [k for k in cmp.ks if isinstance(k, Chars)]
     hint = "" if chars else (
-        "score both with character cutoffs (score adds them unless --no-budget-grid, or --k "
-        + " --k ".join(f"{round(v['baseline'])}c" for v in per_k.values() if v["changed"])
-        + ") to decide at equal budget, or --allow-budget-change to accept")
+        "score both with character cutoffs (score adds them unless "
+        + setting("no-budget-grid", True) + ", or "
+        + setting("k", [f"{round(v['baseline'])}c" for v in per_k.values() if v["changed"]])
+        + ") to decide at equal budget, or " + setting("allow-budget-change", True)
+        + " to accept")
     return BudgetCheck(per_k, changed, opts.allow_budget_change, opts.budget_tolerance,
                        hint=hint)
 
@@ -134,5 +137,5 @@ def budget_trap(cmp: Comparison, check: BudgetCheck, outcomes: Sequence[MetricOu
                          f"x{v['ratio']:.2f} the characters, and at {int(parse_cutoff(at)):,} "
                          f"characters per query it is no better ({shown}): the gain at "
                          f"k = {k_text} is bought with characters, not ranking "
-                         "(--allow-budget-change to accept)")
+                         f"({setting('allow-budget-change', True)} to accept)")
     return tuple(notes), tuple(traps)

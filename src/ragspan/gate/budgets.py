@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ragspan.base.errors import UsageError
+from ragspan.base.voice import setting
 from ragspan.scoring.metrics.registry import METRICS, parse_name
 
 _VALUE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>pt|%)$")
@@ -48,7 +49,8 @@ def parse_budget_value(text: str) -> Budget:
 def parse_budget(spec: str) -> tuple[str, Budget]:
     """``METRIC=VALUE``; METRIC is a base name (every k) or ``name@k``."""
     if "=" not in spec:
-        raise UsageError(f"--budget {spec!r} must be METRIC=VALUE (e.g. complete_grounding=2pt)")
+        raise UsageError(f"{setting('budget')} {spec!r} must be METRIC=VALUE (e.g. "
+                         "complete_grounding=2pt)")
     metric, value = (x.strip() for x in spec.split("=", 1))
     if "@" in metric:
         try:
@@ -56,7 +58,8 @@ def parse_budget(spec: str) -> tuple[str, Budget]:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     elif metric.removesuffix("_first_stage") not in METRICS:
-        raise UsageError(f"unknown metric '{metric}' in --budget (one of: {', '.join(METRICS)})")
+        raise UsageError(f"unknown metric '{metric}' in {setting('budget')} (one of: "
+                         f"{', '.join(METRICS)})")
     budget = parse_budget_value(value)
     base = parse_name(metric).base if "@" in metric else metric.removesuffix("_first_stage")
     if budget.unit == "pt" and not METRICS[base].bounded:

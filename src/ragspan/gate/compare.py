@@ -9,7 +9,7 @@ Order of questions (docs/gate.md):
 2. Retrieval budget: the candidate's mean ``retrieved_chars@k`` may differ from the
    baseline's by at most ``budget_tolerance`` at every count k, unless
    ``allow_budget_change``. Where it differs and the reports carry character cutoffs
-   (``--k 2000c``, ``--budget-grid``), the gated metrics at that k are decided at the
+   (score's ``k`` of ``2000c``, its budget grid), the gated metrics at that k are decided at the
    character cutoff nearest the baseline's budget instead (like with like,
    ``equal_budget_plan``); a budget increase that gains nothing there is the retrieval
    budget trap, and fails. Character cutoffs are budget-matched by definition.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from ragspan.base.errors import InputError, UsageError
+from ragspan.base.voice import setting
 from ragspan.gate.alignment import (
     Comparison,
     align,
@@ -73,7 +74,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     opts.validate()
     if base.sha256 == cand.sha256 and not allow_identical:
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
-                         "pass --allow-identical if that is intended")
+                         f"pass {setting('allow-identical', True)} if that is intended")
     accepted = check_comparable(base, cand, opts.allow_parameter_change)
     check_budget_columns(base, cand)
     given = opts.budgets
@@ -89,7 +90,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     gated = tuple(n for n in cmp.names if budget_for(n, given, defaults).gated)
     if not gated and not no_gate:
         raise UsageError("no metric is gated (every budget is off or names no column of the "
-                         "reports); pass --no-gate to compare without gating")
+                         f"reports); pass {setting('no-gate', True)} to compare without gating")
     interval = power = None
     warnings: list[str] = []
     level: float | None = None
@@ -131,7 +132,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
         slice_failures += a_fail
         slice_uncertain += a_uncertain
     elif opts.anchor_budget is not None:
-        raise UsageError("--anchor-budget needs --anchor (the pinned release's report)")
+        raise UsageError(f"{setting('anchor-budget')} needs {setting('anchor')} (the pinned "
+                         "release's report)")
     decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive)
     primary = opts.primary_metric or _default_primary(cmp, decided_at)
     regressed = most_regressed(cmp, primary, opts.top)
@@ -159,7 +161,7 @@ def _refuse_unmatched(unmatched: list[str], origin: dict[str, str | None]) -> No
     command line (``origin`` None), else an InputError naming its config file."""
     for key in unmatched:
         if origin.get(key) is None:
-            raise UsageError(f"--budget names '{key}', which the reports do not carry")
+            raise UsageError(f"{setting('budget')} names '{key}', which the reports do not carry")
     for key in unmatched:
         raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
                          origin[key])

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import ExitCode
+from ragspan.base.voice import setting
 from ragspan.scoring.metrics.registry import (
     parse_name,
 )
@@ -198,7 +199,7 @@ def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
         if detail:
             reasons.append(f"retrieval budget changed ({detail}); a recall change bought "
                            f"with more or fewer characters is not a ranking change "
-                           f"({budget.hint or '--allow-budget-change to accept'})")
+                           f"({budget.hint or setting('allow-budget-change', True) + ' to accept'})")
         reasons.extend(budget.trap)
     reasons.extend(failure_reason(o) for o in outcomes if o.failed)
     reasons.extend(slice_failures)

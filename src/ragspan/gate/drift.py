@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
+from ragspan.base.voice import setting
 from ragspan.gate.alignment import ClusterPlan, Comparison, align, check_comparable
 from ragspan.gate.budget_match import budget_check, budget_trap, equal_budget_plan
 from ragspan.gate.budgets import Budget, parse_budget_value
@@ -56,10 +57,12 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     equal budget against the anchor too (or fails, without character cutoffs). Returns the
     report part, failure and inconclusive reasons."""
     if opts.anchor_budget is None:
-        raise UsageError("--anchor needs --anchor-budget (the cumulative budget, e.g. 5pt)")
+        raise UsageError(f"{setting('anchor')} needs {setting('anchor-budget')} (the cumulative "
+                         "budget, e.g. 5pt)")
     budget = parse_budget_value(opts.anchor_budget)
     if not budget.gated:
-        raise UsageError("--anchor-budget off gates nothing; drop --anchor instead")
+        raise UsageError(f"{setting('anchor-budget', 'off')} gates nothing; drop "
+                         f"{setting('anchor')} instead")
     try:
         check_comparable(anchor, cand, opts.allow_parameter_change)
     except InputError as exc:  # the pinned report is the odd one out: name it
@@ -70,7 +73,8 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     if budget.unit == "pt":
         for n in names:
             if not parse_name(n).spec.bounded:
-                raise UsageError(f"--anchor-budget {budget}: '{n}' is not a 0-1 metric; give "
+                raise UsageError(f"{setting('anchor-budget', str(budget))}: '{n}' is not a 0-1 "
+                                 "metric; give "
                                  "the cumulative budget in %")
     outs, bcheck, level, size, decided_at = _against_anchor(cmp, names, budget, opts, plan)
     decision = decide(outs, bcheck)

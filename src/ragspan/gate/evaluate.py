@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import UsageError
+from ragspan.base.voice import setting
 from ragspan.gate import clusters as cl
 from ragspan.gate import stats
 from ragspan.gate.alignment import Comparison
@@ -170,7 +171,7 @@ def slice_groups(cmp: Comparison, opts: GateOptions) -> dict[str, dict[str, list
             if value is not None:
                 groups.setdefault(value, []).append(i)
         if not groups:
-            raise UsageError(f"--gate-slices {key!r}: no query carries that tag")
+            raise UsageError(f"{setting('gate-slices')} {key!r}: no query carries that tag")
         out[key] = dict(sorted(groups.items()))
     return out
 

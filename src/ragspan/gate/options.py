@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ragspan.base.errors import UsageError
 from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS, check_value
+from ragspan.base.voice import setting
 from ragspan.gate.budgets import Budget
 from ragspan.gate.parameters import COMPARED, NEVER_ACCEPTED
 
@@ -45,18 +46,18 @@ class GateOptions:
             try:
                 check_value(opt, getattr(self, opt.attr))
             except ValueError as exc:
-                raise UsageError(f"--{opt.key}: {exc}") from None
+                raise UsageError(f"{setting(opt.key)}: {exc}") from None
         for key in self.allow_parameter_change:
             if key not in COMPARED or key in NEVER_ACCEPTED:
-                raise UsageError(f"--allow-parameter-change {key}: expected one of "
+                raise UsageError(f"{setting('allow-parameter-change', key)}: expected one of "
                                  f"{', '.join(k for k in COMPARED if k not in NEVER_ACCEPTED)}")
         if self.mode == "non-inferiority" and self.alpha is not None:
-            raise UsageError("--alpha has no effect in non-inferiority mode (its bound is the "
-                             "one-sided 95% upper bound of the drop); drop --alpha or use "
-                             "--mode interval")
+            raise UsageError(f"{setting('alpha')} has no effect in non-inferiority mode (its "
+                             "bound is the one-sided 95% upper bound of the drop); drop "
+                             f"{setting('alpha')} or use {setting('mode', 'interval')}")
         if self.mode != "interval" and self.correction == "max-t":
-            raise UsageError("--correction max-t adjusts the interval mode's bounds; with "
-                             f"--mode {self.mode} use holm or none")
+            raise UsageError(f"{setting('correction', 'max-t')} adjusts the interval mode's "
+                             f"bounds; with {setting('mode', self.mode)} use holm or none")
 
     @property
     def level(self) -> float:
