@@ -20,10 +20,11 @@ from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError, MissingExtraError, UsageError, present
 from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
 from ragspan.base.records import InputRef, ReportBody
+from ragspan.base.voice import surface
 from ragspan.gate import compare as gate
 from ragspan.gate.budgets import Budget, parse_budget
 from ragspan.gate.options import GateOptions
-from ragspan.gate.result import GateResult
+from ragspan.gate.result import GateResult, Verification
 from ragspan.report.envelope import statement
 from ragspan.scoring.metrics.registry import parse_cutoff
 
@@ -241,7 +242,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     ))
 
 
-def verification(sources: Sources) -> dict[str, Any]:
+def verification(sources: Sources) -> Verification:
     """What the verdict rests on: both reports re-scored from the files they record, or the
     reports taken as written (and how to verify them)."""
     if sources.given:
@@ -253,10 +254,15 @@ def verification(sources: Sources) -> dict[str, Any]:
             files.append("the chunk manifests")
         said = (f"both reports re-scored from {', '.join(files[:-1])} and {files[-1]}, and "
                 "equal to what those files score to")
-        return {"verified": True, "statement": said}
-    return {"verified": False, "statement": (
+        return Verification(verified=True, statement=said)
+    if surface() == "python":
+        return Verification(verified=False, statement=(
+            "taken as written, not verified: the Python API compares reports; `ragspan "
+            "compare` given the eval set (or qrels), the corpus and both runs re-scores both "
+            "reports from their files"))
+    return Verification(verified=False, statement=(
         "taken as written, not verified: give --eval-set (or --qrels), --corpus and "
-        "--baseline-run / --candidate-run to re-score both reports from their files")}
+        "--baseline-run / --candidate-run to re-score both reports from their files"))
 
 
 def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str | None,

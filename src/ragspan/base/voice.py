@@ -22,6 +22,11 @@ _SURFACE: ContextVar[str] = ContextVar("ragspan_surface", default="cli")
 _PYTHON_NAMES = {"budget": "budgets"}
 
 
+def surface() -> str:
+    """The surface the user called: ``cli`` or ``python``."""
+    return _SURFACE.get()
+
+
 def setting(key: str, value: object = None) -> str:
     """The setting ``key`` (with ``value``: True for a flag that is set, a list for a
     repeated option, ``METRIC=VALUE`` for a budget) as the current surface spells it."""

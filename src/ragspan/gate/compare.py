@@ -140,11 +140,14 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     changes, changed = grounding_changes(cmp)
     parsed = parse_name(primary)
     why = why_line(changes, parsed.k if parsed.column == "complete_grounding" else min(cmp.ks))
-    return GateResult(decision, tuple(outcomes), bcheck, slices, gated, primary,
-                      tuple(regressed), len(cmp.ids), tuple(cmp.ks),
-                      dict(sorted({**defaults, **given}.items())), no_gate, changes, changed,
-                      why, interval, power, tuple(warnings), anchor_part, noise_part,
-                      plan.as_json(cmp.ids), _placement(base, cand))
+    return GateResult(decision=decision, outcomes=tuple(outcomes), budget=bcheck,
+                      slices=slices, gated=gated, primary=primary,
+                      most_regressed=tuple(regressed), queries=len(cmp.ids), ks=tuple(cmp.ks),
+                      budgets=dict(sorted({**defaults, **given}.items())), no_gate=no_gate,
+                      changes=changes, changed_queries=changed, why=why, interval=interval,
+                      power=power, warnings=tuple(warnings), anchor=anchor_part,
+                      noise=noise_part, clusters=plan.as_json(cmp.ids),
+                      placement=_placement(base, cand))
 
 
 def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]] | None:

@@ -11,6 +11,18 @@ from ragspan.gate.decision import BudgetCheck, GateDecision, MetricOutcome
 
 
 @dataclass(frozen=True)
+class Verification:
+    """What a verdict rests on: both reports re-scored from the files they record
+    (``verified``) or taken as written; ``statement`` says which in words."""
+
+    verified: bool
+    statement: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"verified": self.verified, "statement": self.statement}
+
+
+@dataclass(frozen=True, kw_only=True)
 class GateResult:
     """Everything ``compare`` decided and the numbers it decided from."""
 
@@ -39,7 +51,7 @@ class GateResult:
     placement: dict[str, dict[str, int]] | None = None
     # whether both reports were re-scored from their files, or taken as written (the front
     # end that read them says which)
-    verification: dict[str, Any] | None = None
+    verification: Verification | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -68,7 +80,7 @@ class GateResult:
         if self.placement is not None:
             out["placement"] = self.placement
         if self.verification is not None:
-            out["verification"] = self.verification
+            out["verification"] = self.verification.as_json()
         if self.no_gate:
             out["no_gate"] = True
         if self.changes:
