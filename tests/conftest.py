@@ -40,7 +40,7 @@ class Result:
         return json.loads(self.stdout)
 
 
-BUILDING_COMMANDS = ("adapt", "import", "run-retriever", "report")
+BUILDING_COMMANDS = ("adapt", "import", "run-retriever", "report", "migrate")
 REPORTS_FINDINGS = ("validate",)  # exit 3 with a report listing what is wrong
 OUTPUT_FLAGS = ("--out", "--corpus-out", "--chunks-out", "--report")
 

@@ -42,7 +42,8 @@ def test_no_input_is_interpolated_into_a_script():
                                   "on-inconclusive", "anchor", "anchor-budget", "config",
                                   "config-origin", "allow-identical", "eval-set", "qrels",
                                   "corpus", "baseline-run", "candidate-run", "baseline-chunks",
-                                  "candidate-chunks", "cluster-by"}
+                                  "candidate-chunks", "cluster-by", "migration",
+                                  "candidate-eval-set", "candidate-corpus"}
     assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
     for step in doc["runs"]["steps"]:
         if "run" in step:
@@ -484,3 +485,12 @@ def test_an_error_cannot_break_out_of_its_code_fence(runner, tmp_path):
     res, outputs, summary = gate(runner, "fence", baseline="baseline.json", candidate=str(evil))
     assert outputs["verdict"] == "error"
     assert summary.count("```") == 2, summary
+
+
+def test_the_migration_input_reaches_compare(runner):
+    """A migration that does not link the reports (here: a score report given as one) is an
+    error, not a silently ungated comparison."""
+    res, outputs, summary = gate(runner, "migration", baseline="baseline.json",
+                                 candidate="candidate-fail.json", migration="baseline.json")
+    assert res.returncode == 3 and outputs["verdict"] == "error"
+    assert "not a migrate report" in summary

@@ -45,11 +45,16 @@ def test_gold_texts_located_and_header(tmp_path, docs):
     assert res.exit_code == 0, res.stderr
     header, *rows = read_rows(tmp_path / "eval.jsonl")
     texts = {"a": DOC_A, "sub/b": DOC_B}
+    from ragspan.io.span_anchors import anchor_of
+
     for row in rows:
         for s in row["gold_spans"]:
             assert texts[s["doc_id"]][s["start"]:s["end"]] == s["text"]
+            # every span anchored on the text it indexes
+            assert s["anchor"] == anchor_of(texts[s["doc_id"]], s["start"], s["end"]).as_json()
     assert rows[0]["gold_spans"] == [{"doc_id": "a", "start": 0, "end": 26,
-                                      "text": "The Supplier shall deliver"}]
+                                      "text": "The Supplier shall deliver",
+                                      "anchor": rows[0]["gold_spans"][0]["anchor"]}]
     assert rows[1]["doc_id"] == "sub/b"
     assert rows[2]["match"] == "any" and rows[2]["tags"] == {"kind": "x"}
     assert rows[3]["gold_spans"][0]["text"] == "The Supplier"

@@ -432,13 +432,21 @@ def test_score_checks_what_the_eval_set_recorded_about_the_corpus(ws):
     lf = ws["dir"] / "lf.jsonl"
     rows = [json.loads(x) for x in built_corpus.read_text().splitlines()]
     write_jsonl(lf, [{**r, "text": r["text"].replace("\r\n", "\n")} for r in rows])
-    assert_refused(run_cli(*score, "--corpus", lf), 3, "e.jsonl:1", "document 'a'",
-                   "sha256 differs")
+    assert_refused(run_cli(*score, "--corpus", lf), 3, "e.jsonl:2", "corpus drifted: "
+                   "document 'a' changed", "no longer match their anchors", "ragspan migrate")
     header, *rest = built_eval.read_text().splitlines()
     head = json.loads(header)
     del head["_header"]["documents"]
     moved = ws["dir"] / "moved.jsonl"
     moved.write_text("\n".join([json.dumps(head), *rest]) + "\n", encoding="utf-8")
+    # without the header's digests, each span's anchor still tells
+    assert_refused(run_cli("score", "--eval-set", moved, "--run", run, "--k", "1",
+                           "--corpus", lf), 3, "moved.jsonl:2", "corpus drifted")
+    bare = [json.loads(r) for r in rest]
+    for row in bare:
+        for span in row["gold_spans"]:
+            del span["anchor"]
+    moved.write_text("\n".join(map(json.dumps, [head, *bare])) + "\n", encoding="utf-8")
     assert_refused(run_cli("score", "--eval-set", moved, "--run", run, "--k", "1",
                            "--corpus", lf), 3, "moved.jsonl:2", "does not slice back")
 

@@ -6,8 +6,10 @@ wrote is commented. ``gh`` (the GitHub API) is a script that answers as the API 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,3 +193,67 @@ def test_what_is_uploaded_lies_in_the_folder_the_run_made():
         "baseline-chunks", "candidate-chunks", "comment")}
     assert all(v.startswith("${{ steps.fetch.outputs.dir }}/") for v in files.values())
     assert "gate/" not in RECIPE.read_text(encoding="utf-8").replace("ragspan-gate", "")
+
+
+CLAUSE = "The Supplier shall deliver the Goods within thirty days of each written order."
+CORPUS = json.dumps({"id": "msa", "text": "Master agreement. " + CLAUSE + " End."}) + "\n"
+EVAL_SET = json.dumps({"id": "q1", "query": "When are the Goods delivered?", "doc_id": "msa",
+                       "gold_spans": [[18, 18 + len(CLAUSE)]]}) + "\n"
+REAL = {"ragspan-eval/pipeline.toml": "name = 'base'\n", "ragspan-eval/eval.jsonl": EVAL_SET,
+        "ragspan-eval/corpus.jsonl": CORPUS}
+
+
+def _carry(runner_temp: Path, pr_files: dict[str, str]):
+    """The fetch step, then the migration step, with ``python`` the test's interpreter."""
+    checkout = repository(runner_temp, REAL, pr_files)
+    res, out = run(runner_temp, checkout, "Fetch the base branch", {"BASE_REF": "main"})
+    assert res.returncode == 0, res.stderr
+    bin_dir = runner_temp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
+    res, moved = run(runner_temp, checkout, "Carry the eval set over", {
+        "GATE_DIR": out["dir"], "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    return res, moved, Path(out["dir"])
+
+
+def test_a_pull_request_that_edits_the_corpus_is_gated_across_the_edit(runner_temp):
+    edited = json.dumps({"id": "msa", "text": "Amended. Master agreement. " + CLAUSE
+                         + " End."}) + "\n"
+    res, out, folder = _carry(runner_temp, {"ragspan-eval/corpus.jsonl": edited})
+    assert res.returncode == 0, res.stderr
+    assert out["migration"] == str(folder / "migrate.json")
+    assert out["candidate-eval-set"] == str(folder / "eval-pr.jsonl")
+    assert (folder / "corpus-pr.jsonl").read_text() == edited
+    row = [json.loads(x) for x in (folder / "eval-pr.jsonl").read_text().splitlines()][1]
+    assert row["gold_spans"][0]["start"] == 18 + len("Amended. ")
+    report = json.loads((folder / "migrate.json").read_text())
+    assert report["predicate"]["summary"]["spans"]["moved"] == 1
+    assert "gold spans moved" in (folder / "migration.md").read_text()
+    # the comment step appends the migration, from the run's own folder
+    (folder / "comment.md").write_text("### ragspan gate: PASS\n")
+    checkout = runner_temp / "checkout"
+    res, _ = run(runner_temp, checkout, "Keep the pull request number",
+                 {"PR_NUMBER": "7", "VERDICT": "pass", "GATE_DIR": str(folder)})
+    assert res.returncode == 0, res.stderr
+    assert "The pull request edits the corpus" in (folder / "comment.md").read_text()
+
+
+@pytest.mark.parametrize("pr_files", [
+    {"README": "no data change\n"},  # the corpus is the base's
+    {"ragspan-eval/corpus.jsonl": CORPUS.replace("End.", "Fin."),  # the eval set changed too
+     "ragspan-eval/eval.jsonl": EVAL_SET.replace("q1", "q2")},
+])
+def test_no_migration_when_the_corpus_is_kept_or_the_eval_set_changes(runner_temp, pr_files):
+    res, out, folder = _carry(runner_temp, pr_files)
+    assert res.returncode == 0, res.stderr
+    assert "migration" not in out and not (folder / "migrate.json").exists()
+    assert (folder / "eval-pr.jsonl").read_text() == EVAL_SET
+    assert (folder / "corpus-pr.jsonl").read_text() == CORPUS
+
+
+def test_a_corpus_that_cannot_be_migrated_fails_the_job(runner_temp):
+    res, out, _ = _carry(runner_temp, {"ragspan-eval/corpus.jsonl": json.dumps(
+        {"id": "other", "text": "Nothing of the old text."}) + "\n"})
+    assert res.returncode == 3 and "no question survived" in res.stderr
+    assert "migration" not in out

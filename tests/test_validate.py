@@ -47,7 +47,7 @@ def test_each_finding(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     summary = doc["predicate"]["summary"]
     checks = [f["check"] for f in doc["predicate"]["details"]["findings"]]
-    assert sorted(checks) == ["empty_gold", "provenance", "span_outside_document", "text_mismatch",
+    assert sorted(checks) == ["corpus_drift", "empty_gold", "span_outside_document", "text_mismatch",
                               "unknown_document"]
     assert summary["errors"] == 5
     assert res.stderr.count("\n") == 1 and "validation found 5 errors" in res.stderr

@@ -68,6 +68,10 @@ CASES: list[Case] = [
                    "--corpus-out", "out/adapt-corpus.jsonl", "--report", "out/adapt.json",
                    "--format", "markdown"),
          ("adapt-eval.jsonl", "adapt-corpus.jsonl", "adapt.json")),
+    Case("migrate", ("migrate", "--eval-set", f"{E}/eval.jsonl", "--corpus", f"{E}/corpus.jsonl",
+                     "--to-corpus", "made/edited-corpus.jsonl", "--out", "out/migrated.jsonl",
+                     "--report", "out/migrate.json", "--format", "markdown"),
+         ("migrated.jsonl", "migrate.json")),
     *[Case(f"metrics.{f}", ("metrics", "--format", f)) for f in ("json", "table", "markdown")],
     Case("validate-report", ("validate-report", "--report", f"{F}/baseline.json")),
     *_fmt("validate-fixture", ("validate", "--eval-set", f"{F}/eval.jsonl", "--corpus",
@@ -197,9 +201,53 @@ def _scrub_latency(path: str, got: dict[str, bytes]) -> None:
                 fh.write(TIMED.sub(rb"\g<1>1.0", text).replace(old, new))
 
 
+def edited_corpus(corpus: str, evalset: str, out: str) -> None:
+    """The bundled example's corpus edited the way releases edit documents, one edit per
+    document in order: a preamble added, one word changed in each gold span, every gold
+    passage deleted, the document removed, untouched (for the ``migrate`` case)."""
+    import json
+
+    with open(corpus, encoding="utf-8", newline="") as fh:
+        docs = [json.loads(line) for line in fh]
+    spans: dict[str, list[tuple[int, int]]] = {}
+    with open(evalset, encoding="utf-8", newline="") as fh:
+        for line in fh:
+            row = json.loads(line)
+            for s in row.get("gold_spans", []):
+                spans.setdefault(s["doc_id"], []).append((s["start"], s["end"]))
+    rows = []
+    for i, doc in enumerate(docs):
+        text, mine = doc["text"], sorted(set(spans.get(doc["id"], [])))
+        if i % 5 == 0:
+            text = "AMENDED AND RESTATED.\n\n" + text
+        elif i % 5 == 1:
+            chars = list(text)
+            for s, e in mine:
+                m = s + (e - s) // 2
+                while m < e and not chars[m].isalpha():
+                    m += 1
+                chars[m] = "x" if chars[m] != "x" else "y"
+            text = "".join(chars)
+        elif i % 5 == 2:
+            keep = [True] * len(text)
+            for s, e in mine:
+                keep[s:e] = [False] * (e - s)
+            text = "".join(c for c, k in zip(text, keep) if k)
+        elif i % 5 == 3:
+            continue
+        rows.append({**doc, "text": text})
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
 def prepare(scratch: str, root: str, shared_data: str) -> None:
-    """Lay out ``scratch``: the three links and an empty ``out/``."""
+    """Lay out ``scratch``: the links, an empty ``out/`` and ``made/`` (inputs made from
+    the bundled example)."""
     os.makedirs(os.path.join(scratch, "out"), exist_ok=True)
+    os.makedirs(os.path.join(scratch, "made"), exist_ok=True)
+    edited_corpus(os.path.join(root, "examples", "cuad", "corpus.jsonl"),
+                  os.path.join(root, "examples", "cuad", "eval.jsonl"),
+                  os.path.join(scratch, "made", "edited-corpus.jsonl"))
     for link, target in (("examples", os.path.join(root, "examples")),
                          ("fixtures", os.path.join(root, "tests", "fixtures")),
                          ("golden", os.path.join(root, "tests", "golden")),

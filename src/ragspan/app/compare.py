@@ -23,9 +23,10 @@ from ragspan.base.records import InputRef, ReportBody
 from ragspan.base.voice import surface
 from ragspan.gate import compare as gate
 from ragspan.gate.budgets import Budget, parse_budget
+from ragspan.gate.migration import Migration, migration_of
 from ragspan.gate.options import GateOptions
 from ragspan.gate.result import GateResult, Verification
-from ragspan.report.envelope import statement
+from ragspan.report.envelope import load_report, statement
 from ragspan.scoring.metrics.registry import parse_cutoff
 
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "GateResult", "Sources", "compare_reports", "gate_options",
@@ -56,6 +57,9 @@ class Sources:
     candidate_run: str | None = None
     baseline_chunks: str | None = None
     candidate_chunks: str | None = None
+    # across a corpus change (``--migration``): the candidate's own eval set and corpus
+    candidate_eval_set: str | None = None
+    candidate_corpus: str | None = None
 
     @property
     def given(self) -> bool:
@@ -74,7 +78,7 @@ class Sources:
 
 
 SOURCE_KEYS = ("eval_set", "qrels", "corpus", "baseline_run", "candidate_run",
-               "baseline_chunks", "candidate_chunks")
+               "baseline_chunks", "candidate_chunks", "candidate_eval_set", "candidate_corpus")
 
 
 def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -> None:
@@ -87,9 +91,15 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     pred = doc["predicate"]
     run = sources.baseline_run if role == "baseline" else sources.candidate_run
     chunks = sources.baseline_chunks if role == "baseline" else sources.candidate_chunks
-    given = {"eval_set": sources.eval_set, "qrels": sources.qrels, "corpus": sources.corpus,
+    own = role == "candidate"
+    eval_set = sources.candidate_eval_set if own and sources.candidate_eval_set else \
+        sources.eval_set
+    corpus = sources.candidate_corpus if own and sources.candidate_corpus else sources.corpus
+    given = {"eval_set": eval_set, "qrels": sources.qrels, "corpus": corpus,
              "run": run, "chunks": chunks}
-    flag = {"eval_set": "--eval-set", "qrels": "--qrels", "corpus": "--corpus",
+    flag = {"eval_set": "--candidate-eval-set" if eval_set is not sources.eval_set
+            else "--eval-set", "qrels": "--qrels",
+            "corpus": "--candidate-corpus" if corpus is not sources.corpus else "--corpus",
             "run": f"--{role}-run", "chunks": f"--{role}-chunks"}
     recorded = {ref["role"]: ref["digest"].get("sha256") for ref in pred["inputs"]}
     for key, value in given.items():
@@ -101,8 +111,9 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
                              f"without a {key.replace('_', ' ')}", path)
     params = _scoring_parameters(pred)
     try:
-        body = _rescored(pred["kind"], params, sources, present(run, flag["run"]), chunks,
-                         "qrels" in recorded, path)
+        body = _rescored(pred["kind"], params,
+                         dataclasses.replace(sources, eval_set=eval_set, corpus=corpus),
+                         present(run, flag["run"]), chunks, "qrels" in recorded, path)
     except MissingExtraError:
         raise
     except UsageError as exc:  # a value of the report's own parameters, not of a flag
@@ -188,8 +199,8 @@ def _refuse_differences(body: ReportBody, pred: dict[str, Any], params: dict[str
 def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: str | None = None,
         no_config: bool = False, config_origin: str | None = None,
         allow_identical: bool = False, no_gate: bool = False, anchor: str | None = None,
-        noise: str | None = None, sources: Sources | None = None, **cli: Any
-        ) -> CommandResult:
+        noise: str | None = None, sources: Sources | None = None,
+        migration: str | None = None, **cli: Any) -> CommandResult:
     if os.path.exists(baseline) and os.path.exists(candidate) and \
             os.path.samefile(baseline, candidate):
         raise UsageError("--baseline and --candidate are the same file")
@@ -200,6 +211,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     table, config_path = ({}, None) if no_config else load_tool_config(config)
     opts, origin = gate_options(budgets, table, config_path, cli)
     sources = sources or Sources()
+    moved, moved_sha = _migration(migration, sources)
     sources.check()
     reports = []
     for path, role in ((baseline, "baseline"), (candidate, "candidate")):
@@ -213,7 +225,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
              if extra_path is not None}
     result = compare_reports(base, cand, opts, origin=origin, no_gate=no_gate,
                              allow_identical=allow_identical, anchor=extra.get("anchor"),
-                             noise=extra.get("noise"), sources=sources)
+                             noise=extra.get("noise"), sources=sources, migration=moved)
     parameters = {
         "alpha": opts.alpha, "mode": opts.mode, "on_inconclusive": opts.on_inconclusive,
         "anchor_budget": opts.anchor_budget, "test": opts.test,
@@ -232,6 +244,8 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
             InputRef("candidate", candidate, cand.sha256)]
     refs += [InputRef(role, present(path, role), extra[role].sha256)
              for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
+    if migration is not None:
+        refs.append(InputRef("migration", migration, moved_sha))
     if sources.given:
         refs += _source_refs(sources, base, cand)
     return CommandResult(statement(
@@ -240,6 +254,18 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         summary=result.summary(), details=result.details(),
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
     ))
+
+
+def _migration(path: str | None, sources: Sources) -> tuple[Migration | None, str]:
+    """The ``--migration`` report read as a Migration, with its sha256 (None, "" without
+    one; then the candidate's own eval set and corpus are a usage error)."""
+    if path is None:
+        if sources.candidate_eval_set is not None or sources.candidate_corpus is not None:
+            raise UsageError("--candidate-eval-set and --candidate-corpus verify a candidate "
+                             "scored across a corpus change: give --migration too")
+        return None, ""
+    doc, sha = load_report(path)
+    return migration_of(doc, path), sha
 
 
 def verification(sources: Sources) -> Verification:
@@ -290,12 +316,13 @@ def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str
 def compare_reports(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                     origin: dict[str, str | None] | None = None, no_gate: bool = False,
                     allow_identical: bool = False, anchor: ScoreReport | None = None,
-                    noise: ScoreReport | None = None, sources: Sources | None = None
-                    ) -> GateResult:
+                    noise: ScoreReport | None = None, sources: Sources | None = None,
+                    migration: Migration | None = None) -> GateResult:
     """The gate's verdict on ``cand`` against ``base``, with what it rests on: the reports
     re-scored from ``sources`` (verified by the caller) or taken as written."""
     result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
-                          allow_identical=allow_identical, anchor=anchor, noise=noise)
+                          allow_identical=allow_identical, anchor=anchor, noise=noise,
+                          migration=migration)
     return dataclasses.replace(result, verification=verification(sources or Sources()))
 
 
@@ -306,6 +333,9 @@ def _source_refs(sources: Sources, base: ScoreReport, cand: ScoreReport) -> list
         path = getattr(sources, role)
         if path is not None:
             refs.append(InputRef(role, path, base.input_sha256(role)))
+        own = getattr(sources, f"candidate_{role}", None)
+        if own is not None:
+            refs.append(InputRef(f"candidate_{role}", own, cand.input_sha256(role)))
     for who, side in (("baseline", base), ("candidate", cand)):
         for key in ("run", "chunks"):
             path = getattr(sources, f"{who}_{key}")

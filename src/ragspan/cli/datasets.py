@@ -157,6 +157,34 @@ def import_chroma(report: str | None, fmt: str, out: str, corpus_out: str | None
 
 
 @cli.command()
+@click.option("--eval-set", "eval_set", required=True, type=str,
+              help="The eval set whose offsets index --corpus.")
+@click.option("--corpus", required=True, type=str,
+              help="The corpus the eval set was made on (JSONL or directory).")
+@click.option("--to-corpus", required=True, type=str,
+              help="The edited corpus to carry the gold spans over to.")
+@click.option("--out", required=True, type=str, help="The migrated eval set to write (JSONL).")
+@click.option("--keep-edited", is_flag=True,
+              help="Keep questions whose gold text was edited, at its new place (listed in "
+                   "the row's migration.edited); by default they are set aside for review.")
+@click.option("--min-similarity", "threshold", type=FiniteFloatRange(0, 1, min_open=True),
+              default=0.8, show_default=True,
+              help="Least similarity (0-1) of an edited gold text to its old text for "
+                   "--keep-edited to keep it, and of a text placed fuzzily once its "
+                   "surroundings changed too.")
+@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("eval_set", "corpus", "to_corpus"), outputs=("out", "report"))
+def migrate(report: str | None, fmt: str, **kwargs: Any) -> None:
+    """Carry an eval set's gold spans over to an edited corpus: each span unchanged, moved,
+    edited, deleted or ambiguous; questions that cannot follow are set aside or dropped."""
+    from ragspan.app import migrate as command
+
+    emit(command.run(**kwargs), report, fmt)
+
+
+@cli.command()
 @click.option("--eval-set", "eval_set", required=True, type=str)
 @click.option("--corpus", required=True, type=str)
 @click.option("--chunks", type=str, help="Chunk manifest (run-retriever --chunks-out): coverage gate.")

@@ -154,11 +154,22 @@ def convert(what: str, src: str, fmt: str, out: str) -> None:
               help="Verify: the baseline's chunk manifest (when it was scored with one).")
 @click.option("--candidate-chunks", type=str, default=None,
               help="Verify: the candidate's chunk manifest (likewise).")
+@click.option("--migration", type=str, default=None,
+              help="Gate across a corpus change: the report of `ragspan migrate` that carried "
+                   "the baseline's eval set over to the candidate's corpus; only the "
+                   "questions that survived the edit are compared.")
+@click.option("--candidate-eval-set", type=str, default=None,
+              help="Verify, across a corpus change: the migrated eval set the candidate was "
+                   "scored on (default --eval-set).")
+@click.option("--candidate-corpus", type=str, default=None,
+              help="Verify, across a corpus change: the edited corpus the candidate was "
+                   "scored on (default --corpus).")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
 @guard(inputs=("baseline", "candidate", "anchor", "noise", "config", "eval_set", "qrels",
-               "corpus", "baseline_run", "candidate_run", "baseline_chunks", "candidate_chunks"),
+               "corpus", "baseline_run", "candidate_run", "baseline_chunks", "candidate_chunks",
+               "migration", "candidate_eval_set", "candidate_corpus"),
        outputs=("out",), implicit=("pyproject.toml",))
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""

@@ -11,6 +11,7 @@ from typing import Any
 from ragspan.base.errors import InputError
 from ragspan.io.corpus import Document
 from ragspan.io.serialize import corpus_text, eval_set_text, span_json
+from ragspan.io.span_anchors import anchor_of
 
 SHOW_MISMATCHES = 5
 
@@ -103,9 +104,25 @@ class OverlapMerges:
         return sum(len(m["spans"]) - 1 for m in self.listed)
 
 
+def anchored(rows: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
+    """``rows`` with an ``anchor`` (``io.span_anchors``) on every gold span, made on the
+    document texts ``texts`` the spans index."""
+    out = []
+    for row in rows:
+        spans = row.get("gold_spans")
+        if spans:
+            row = {**row, "gold_spans": [
+                {**s, "anchor": anchor_of(texts[s["doc_id"]], s["start"], s["end"]).as_json()}
+                for s in spans]}
+        out.append(row)
+    return out
+
+
 def build_files(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str, str]:
-    """The eval set's text (and the corpus's), by output path, to be written together."""
-    texts = {out: eval_set_text(build.header, build.rows)}
+    """The eval set's text (every gold span anchored) and the corpus's, by output path, to
+    be written together."""
+    texts = {out: eval_set_text(build.header, anchored(build.rows,
+                                                       {d.id: d.text for d in build.documents}))}
     if corpus_out:
         texts[corpus_out] = corpus_text(build.documents)
     return texts

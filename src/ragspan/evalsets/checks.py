@@ -26,7 +26,7 @@ from typing import Any
 from ragspan.base.errors import InputError
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
-from ragspan.io.evalset import EvalSet
+from ragspan.io.evalset import EvalSet, corpus_drift
 from ragspan.scoring.chunking import DocChunks, check_chunks
 
 
@@ -90,13 +90,16 @@ def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
             if d not in corpus.documents:
                 add("unknown_document", "error", q.id, f"judged document '{d}' is not in the corpus")
     recorded = (evalset.header or {}).get("documents") or {}
-    for doc_id, digest in sorted(recorded.items()):
-        doc = corpus.documents.get(doc_id)
-        if doc is None:
+    for doc_id in sorted(recorded):
+        if doc_id not in corpus.documents:
             add("provenance", "error", None, f"document '{doc_id}' of the header is not in the corpus")
-        elif doc.sha256 != digest:
-            add("provenance", "error", None,
-                f"document '{doc_id}' changed since the offsets were made (sha256 differs)")
+    drifted, intact = corpus_drift(evalset, corpus)
+    for drifted_doc in drifted:
+        add("corpus_drift", "error", drifted_doc.query, drifted_doc.message)
+    for doc_id in intact:
+        add("provenance", "warning", None,
+            f"document '{doc_id}' changed since the eval set was made; the gold spans in it "
+            "are intact (each anchored span still matches its anchor)")
     return findings
 
 
@@ -105,7 +108,8 @@ def refuse_errors(evalset: EvalSet, corpus: Corpus | None) -> None:
     first is an InputError naming the eval set, its line and the query, with the count
     (``gold_findings`` without a corpus, every check of ``check_eval_set`` with one)."""
     found = check_eval_set(evalset, corpus) if corpus is not None else gold_findings(evalset)
-    errors = [f for f in found if f["severity"] == "error"]
+    errors = sorted((f for f in found if f["severity"] == "error"),
+                    key=lambda f: f["check"] != "corpus_drift")  # drift explains the rest
     if not errors:
         return
     first = errors[0]

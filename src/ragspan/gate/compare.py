@@ -48,6 +48,7 @@ from ragspan.gate.decision import decide
 from ragspan.gate.drift import anchor_check, noise_check
 from ragspan.gate.evaluate import evaluate, family, slice_groups, slice_outcomes
 from ragspan.gate.inputs import ScoreReport
+from ragspan.gate.migration import POPULATION, Migration, across
 from ragspan.gate.options import GateOptions
 from ragspan.gate.power import power_statement, power_warnings
 from ragspan.gate.result import GateResult
@@ -60,7 +61,8 @@ from ragspan.scoring.metrics.registry import (
 def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
             budget_origin: dict[str, str | None] | None = None, no_gate: bool = False,
             allow_identical: bool = False, anchor: ScoreReport | None = None,
-            noise: ScoreReport | None = None) -> GateResult:
+            noise: ScoreReport | None = None, migration: Migration | None = None
+            ) -> GateResult:
     """Gate ``cand`` against ``base``: the one sequence from two typed reports to a verdict.
 
     ``opts.budgets`` are the given budgets; ``budget_origin`` says where each came from
@@ -70,11 +72,21 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     only, and gating nothing (unless ``no_gate``, which the summary states). ``anchor``: a
     pinned release's report; the candidate must also stay within ``opts.anchor_budget`` of
     it (the drift guard). ``noise``: a second scoring of the baseline; the queries that
-    differ are reported unstable and their spread feeds the power statement."""
+    differ are reported unstable and their spread feeds the power statement.
+    ``migration``: the baseline was scored on the corpus before an edit and the candidate on
+    the edited one with the migrated eval set (``gate.migration``): only the questions that
+    survived the edit are paired, and the summary says how many were left out."""
     opts.validate()
     if base.sha256 == cand.sha256 and not allow_identical:
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
                          f"pass {setting('allow-identical', True)} if that is intended")
+    moved = None
+    if migration is not None:  # the reports of the old corpus, on the survivors only
+        base, moved = across(base, cand, migration)
+        if anchor is not None:
+            anchor = across(anchor, cand, migration, "anchor")[0]
+        if noise is not None:
+            noise = across(noise, cand, migration, "noise")[0]
     accepted = check_comparable(base, cand, opts.allow_parameter_change)
     check_budget_columns(base, cand)
     given = opts.budgets
@@ -95,6 +107,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     warnings: list[str] = []
     level: float | None = None
     plan = cluster_plan(base, cand, opts.cluster_by, opts.level)
+    if moved is not None:
+        plan = dataclasses.replace(plan, population=f"{plan.population}, {POPULATION}")
     clusters = plan.index(cmp.ids)
     groups = slice_groups(cmp, opts)
     if opts.mode == "interval":
@@ -113,6 +127,11 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                      "scorings of the baseline (unstable)"
                      for name, u in noise_part["unstable"].items() if u["count"]]
     warnings += accepted
+    if moved is not None and moved["survived"] < moved["questions"]:
+        warnings.append(f"{moved['questions'] - moved['survived']} of {moved['questions']} "
+                        f"questions were left out by the corpus edit ({moved['set_aside']} set "
+                        f"aside for review, {moved['dropped']} dropped): the verdict is about "
+                        "the rest; review the spans the migration lists")
     warnings += version_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
     if bcheck is not None and settled:
@@ -147,7 +166,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                       changes=changes, changed_queries=changed, why=why, interval=interval,
                       power=power, warnings=tuple(warnings), anchor=anchor_part,
                       noise=noise_part, clusters=plan.as_json(cmp.ids),
-                      placement=_placement(base, cand))
+                      placement=_placement(base, cand), migration=moved)
 
 
 def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]] | None:

@@ -52,6 +52,9 @@ class GateResult:
     # whether both reports were re-scored from their files, or taken as written (the front
     # end that read them says which)
     verification: Verification | None = None
+    # across a corpus change: the questions that survived the edit and those left out
+    # (``gate.migration.across``)
+    migration: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -77,6 +80,8 @@ class GateResult:
             out["noise"] = self.noise
         if self.clusters is not None:
             out["clusters"] = self.clusters
+        if self.migration is not None:
+            out["migration"] = self.migration
         if self.placement is not None:
             out["placement"] = self.placement
         if self.verification is not None:

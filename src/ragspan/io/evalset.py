@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragspan.base.errors import InputError
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
@@ -20,6 +20,10 @@ from ragspan.io.rows import (
     refuse_other_kind,
     unique_row_id,
 )
+from ragspan.io.span_anchors import Drift, SpanAnchor, drift, parse_anchor
+
+if TYPE_CHECKING:
+    from ragspan.io.corpus import Corpus
 
 MATCH_MODES = ("all", "any")
 
@@ -32,6 +36,8 @@ class GoldSpan:
     start: int
     end: int
     text: str | None = field(default=None, compare=False)  # the answer text, when recorded
+    # the digests of its text and context, when recorded (``io.span_anchors``)
+    anchor: SpanAnchor | None = field(default=None, compare=False)
 
     @property
     def length(self) -> int:
@@ -76,6 +82,16 @@ def query_digests(evalset: EvalSet) -> dict[str, list[str]]:
     return out
 
 
+def corpus_drift(evalset: EvalSet, corpus: Corpus) -> tuple[list[Drift], list[str]]:
+    """The documents of ``corpus`` that drifted from what ``evalset`` was made on, and those
+    that changed with their gold spans intact (``io.span_anchors.drift``)."""
+    recorded = (evalset.header or {}).get("documents") or {}
+    docs = corpus.documents
+    return drift(recorded, [(q.id, s) for q in evalset.queries for s in q.gold_spans],
+                 {d: doc.text for d, doc in docs.items()},
+                 {d: doc.sha256 for d, doc in docs.items()})
+
+
 def parse_gold_span(raw: Any, scope: str | None, path: str, line: int, index: int) -> GoldSpan:
     what = f"gold_spans[{index}]"
     if isinstance(raw, list):
@@ -97,7 +113,9 @@ def parse_gold_span(raw: Any, scope: str | None, path: str, line: int, index: in
     text = raw.get("text")
     if text is not None and not isinstance(text, str):
         raise InputError(f"{what}: 'text' must be a string", path, line)
-    return GoldSpan(doc_id, start, end, text)
+    anchor = None if raw.get("anchor") is None else parse_anchor(raw["anchor"], path, line,
+                                                                  what)
+    return GoldSpan(doc_id, start, end, text, anchor)
 
 
 def parse_tags(raw: Any, path: str, line: int) -> dict[str, str]:

@@ -73,7 +73,7 @@ def _occurrences(haystack: str, needle: str) -> list[int]:
     return found
 
 
-def _similarity(a: str, b: str) -> float:
+def similarity(a: str, b: str) -> float:
     from rapidfuzz import fuzz
 
     return round(float(fuzz.ratio(a, b)) / 100.0, 6)
@@ -131,7 +131,7 @@ class Placer:
                 ambiguous: int = 0) -> Placed:
         norm = self.normalized(doc_id)
         start, end = norm.start_of(lo), norm.end_of(hi)
-        sim = _similarity(text, self.corpus.text(doc_id)[start:end])
+        sim = similarity(text, self.corpus.text(doc_id)[start:end])
         return Placed(doc_id, start, end, method, sim, ambiguous)
 
     def _fuzzy(self, text: str, needle: str, docs: list[str], first: bool) -> Placed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,7 @@ from ragspan.base.errors import InputError, UsageError
 from ragspan.base.facts import ChunkRecall, FusionSources, OffScope, Reordering, Saturation
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus, doc_id_hint
-from ragspan.io.evalset import EvalSet, query_digests
+from ragspan.io.evalset import EvalSet, corpus_drift, query_digests
 from ragspan.io.runs.anchoring import UNPLACED_DOC
 from ragspan.io.runs.spans import SpanList, SpanRun
 from ragspan.scoring import spans as sp
@@ -33,6 +34,8 @@ from ragspan.scoring.metrics.span import (
 )
 from ragspan.scoring.run_facts import chunk_recall, fusion_sources, off_scope, reordering, saturation
 from ragspan.scoring.token_counts import TokenizerLike, with_token_counts
+
+log = logging.getLogger("ragspan")
 
 DEFAULT_KS = (5, 10)
 
@@ -93,15 +96,19 @@ def ranked_columns(spans: SpanList, row_to_query: np.ndarray, codes: DocCodes) -
 
 def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None:
     """Every span must name a corpus document and end inside it; what the eval set recorded
-    about the documents must hold: the sha256 of each text in its ``_header`` (a corpus
-    re-saved with other line endings shifts every span) and each gold span's ``text``."""
-    recorded = (evalset.header or {}).get("documents") or {}
-    for doc_id, digest in sorted(recorded.items()):
-        doc = corpus.documents.get(doc_id)
-        if doc is not None and doc.sha256 != digest:
-            raise InputError(f"document '{doc_id}' is not the text the offsets were made on "
-                             f"(its sha256 differs from the eval set's _header; re-saved with "
-                             f"other line endings?)", evalset.path, 1)
+    about the documents must hold (``io.span_anchors.drift``: each document's sha256 in its
+    ``_header``, unless every gold span in it is anchored and intact; each span's anchor) and
+    each gold span's ``text``. Drift is an InputError that says "corpus drifted" and names
+    the command that repairs it."""
+    drifted, intact = corpus_drift(evalset, corpus)
+    if drifted:
+        line = next((q.line for q in evalset.queries if q.id == drifted[0].query), 1)
+        more = f" ({len(drifted)} documents drifted)" if len(drifted) > 1 else ""
+        raise InputError(drifted[0].message + more, evalset.path, line)
+    if intact:
+        log.warning("%d documents changed since the eval set was made (%s); the gold spans in "
+                    "them are intact: each anchored span still matches its anchor",
+                    len(intact), ", ".join(intact[:5]) + (" ..." if len(intact) > 5 else ""))
     lengths = corpus.lengths()
     for query in evalset.queries:
         for i, span in enumerate(query.gold_spans):

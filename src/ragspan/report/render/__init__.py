@@ -17,7 +17,7 @@ from ragspan.base.canonical import canonical_dumps
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
                   "validate": "validate", "sweep": "sweep",
-                  "report": "report", "plan": "plan"}
+                  "report": "report", "plan": "plan", "migrate": "migrate"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:

@@ -89,6 +89,12 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         lines.append(f"placement: results whose text could not be placed, kept at their ranks "
                      f"as off-corpus results: baseline {pl['baseline']['dropped']}, candidate "
                      f"{pl['candidate']['dropped']}")
+    m = summary.get("migration")
+    if m:
+        spans = ", ".join(f"{n} {status}" for status, n in m["spans"].items() if n)
+        lines.append(f"across a corpus change: {m['survived']} of {m['questions']} questions "
+                     f"survived the edit and are compared ({m['set_aside']} set aside for "
+                     f"review, {m['dropped']} dropped; gold spans: {spans})")
     c = summary.get("clusters")
     if c:
         unit = ("each question is its own unit" if c["by"] == "none"

@@ -1,0 +1,370 @@
+"""``ragspan migrate`` and anchored spans: gold spans carried over to an edited corpus.
+
+Real documents nobody here wrote (CUAD contracts, ``shared/data/cuad_dev``) edited the way
+releases edit them: some untouched, some with a new preamble (every span moves), some with
+one word changed inside every gold span, some with every gold passage deleted, some with a
+passage duplicated as a schedule. Every status is checked against what the edit did.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import defaultdict
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import assert_valid_report, run_cli, shared, write_jsonl
+
+PREAMBLE = "AMENDED AND RESTATED AGREEMENT\n\nThis restates the agreement below.\n\n"
+KINDS = ("untouched", "preamble", "word", "deleted", "duplicate")
+
+
+def _read(path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text("utf-8").splitlines()]
+
+
+def _edit(kind: str, text: str, spans: list[tuple[int, int]]) -> str:
+    if kind == "untouched":
+        return text
+    if kind == "preamble":
+        return PREAMBLE + text
+    if kind == "word":  # one word changed (its last character) inside every gold span
+        chars = list(text)
+        for s, e in spans:
+            words = [(m.start(), m.end()) for m in re.finditer(r"\w{2,}", text[s:e])]
+            ws, we = min(words, key=lambda w: abs((w[0] + w[1]) / 2 - (e - s) / 2))
+            chars[s + we - 1] = "x" if chars[s + we - 1] != "x" else "y"
+        return "".join(chars)
+    if kind == "deleted":  # every gold passage taken out
+        keep = [True] * len(text)
+        for s, e in spans:
+            keep[s:e] = [False] * (e - s)
+        return "".join(c for c, k in zip(text, keep) if k)
+    s, e = min(spans)  # a passage duplicated as a schedule at the end
+    return text + "\n\nSCHEDULE A\n\n" + text[s:e] + "\n"
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory):
+    base = shared("cuad_dev")
+    tmp = tmp_path_factory.mktemp("migrate")
+    rows = [json.loads(x) for x in (base / "clause_spans.jsonl").read_text("utf-8").splitlines()]
+    groups = defaultdict(list)
+    for s in rows:
+        if s["unique"]:
+            groups[(s["doc_id"], s["category"])].append([s["start"], s["end"]])
+    texts = {}
+    for path in sorted((base / "contracts").glob("*.txt")):
+        with open(path, encoding="utf-8", newline="") as fh:
+            texts[path.name] = fh.read()
+    evalrows, by_doc = [], defaultdict(list)
+    for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):
+        merged: list[list[int]] = []
+        for s, e in sorted(sp):
+            if merged and s < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        evalrows.append({"id": f"q{i}", "query": f"Find the {cat} clause", "doc_id": doc,
+                         "gold_spans": merged, "tags": {"category": cat}})
+        by_doc[doc] += [tuple(x) for x in merged]
+    kind = {d: KINDS[j % len(KINDS)] for j, d in enumerate(sorted(texts))}
+    new = {d: _edit(kind[d], t, sorted(set(by_doc[d]))) for d, t in texts.items()}
+    paths = {
+        "eval": write_jsonl(tmp / "eval.jsonl", evalrows),
+        "old": write_jsonl(tmp / "old.jsonl", [{"id": d, "text": t} for d, t in texts.items()]),
+        "new": write_jsonl(tmp / "new.jsonl", [{"id": d, "text": t} for d, t in new.items()]),
+        "out": tmp / "eval2.jsonl", "report": tmp / "migrate.json", "dir": tmp}
+    res = run_cli("migrate", "--eval-set", paths["eval"], "--corpus", paths["old"],
+                  "--to-corpus", paths["new"], "--out", paths["out"], "--report",
+                  paths["report"], "--format", "table")
+    assert res.exit_code == 0, res.stderr
+    report = json.loads(paths["report"].read_text("utf-8"))
+    assert_valid_report(report)
+    return paths, report, texts, new, kind, evalrows
+
+
+def test_every_status_is_what_the_edit_did(edited):
+    _, report, texts, new, kind, _ = edited
+    spans = report["predicate"]["details"]["spans"]
+    seen = defaultdict(set)
+    for s in spans:
+        k, (a, b) = kind[s["doc_id"]], s["old"]
+        seen[k].add(s["status"])
+        old_text = texts[s["doc_id"]][a:b]
+        if k in ("untouched", "duplicate"):  # the copy at the end is not the span's own
+            assert s["status"] == "unchanged" and s["new"] == [a, b]
+        elif k == "preamble":
+            assert s["status"] == "moved" and s["new"] == [a + len(PREAMBLE), b + len(PREAMBLE)]
+        elif k == "word":  # substitutions keep offsets: the edited text stands where it was
+            assert s["status"] == "edited", s
+            assert s["new"] == [a, b] and new[s["doc_id"]][a:b] != old_text
+            assert 0.5 < s["similarity"] < 1.0
+        else:
+            assert s["status"] == "deleted" and s["new"] is None, s
+        if s["status"] in ("unchanged", "moved"):  # exact: the same text at the new place
+            assert new[s["doc_id"]][s["new"][0]:s["new"][1]] == old_text
+    assert set(seen) == set(KINDS)
+    summary = report["predicate"]["summary"]
+    assert sum(summary["spans"].values()) == len(spans)
+    assert summary["questions"]["total"] == sum(
+        summary["questions"][f] for f in ("kept", "set_aside", "dropped"))
+
+
+def test_the_migrated_eval_set_scores_against_the_new_corpus(edited):
+    paths, report, _, new, kind, evalrows = edited
+    rows = _read(paths["out"])
+    header, kept = rows[0]["_header"], rows[1:]
+    assert header["source"] == "migrate"
+    assert header["migrated_from"]["eval_set"]["name"] == str(paths["eval"])
+    fates = {q["id"]: q["fate"] for q in report["predicate"]["details"]["questions"]}
+    assert {r["id"] for r in kept} == {r["id"] for r in evalrows} - set(fates)
+    for row in kept:  # edited questions are set aside by default; deleted ones dropped
+        assert kind[row["doc_id"]] in ("untouched", "preamble", "duplicate")
+        for s in row["gold_spans"]:
+            assert new[s["doc_id"]][s["start"]:s["end"]] == s["text"] and "anchor" in s
+    run = write_jsonl(paths["dir"] / "run.jsonl", [
+        {"id": r["id"], "retrieved": [{k: s[k] for k in ("doc_id", "start", "end")}
+                                      for s in r["gold_spans"]]} for r in kept])
+    res = run_cli("score", "--eval-set", paths["out"], "--run", run, "--corpus", paths["new"],
+                  "--k", "100")
+    assert res.exit_code == 0, res.stderr
+    assert res.json()["predicate"]["summary"]["metrics"]["complete_grounding@100"] == 1.0
+    assert run_cli("validate", "--eval-set", paths["out"], "--corpus",
+                   paths["new"]).exit_code == 0
+
+
+def test_keep_edited_keeps_them_flagged(edited):
+    paths, _, _, new, kind, _ = edited
+    out = paths["dir"] / "kept.jsonl"
+    res = run_cli("migrate", "--eval-set", paths["eval"], "--corpus", paths["old"],
+                  "--to-corpus", paths["new"], "--out", out, "--keep-edited", "--format", "json")
+    assert res.exit_code == 0, res.stderr
+    rows = _read(out)[1:]
+    flagged = [r for r in rows if "migration" in r]
+    assert flagged and all(kind[r["doc_id"]] == "word" for r in flagged)
+    for r in flagged:
+        for e in r["migration"]["edited"]:
+            s = r["gold_spans"][e["span"]]
+            assert new[s["doc_id"]][s["start"]:s["end"]] == s["text"]
+            assert 0.8 <= e["similarity"] < 1.0
+    assert res.json()["predicate"]["summary"]["questions"]["set_aside"] == 0
+
+
+def test_score_says_corpus_drifted_and_names_migrate(edited):
+    """The migrated eval set is anchored: scored against a corpus edited inside a gold span
+    it is refused as drift (exit 3); edited elsewhere, its spans are intact and it scores."""
+    paths, _, _, new, kind, _ = edited
+    rows = _read(paths["out"])
+    span = rows[1]["gold_spans"][0]
+    doc = span["doc_id"]
+    run = write_jsonl(paths["dir"] / "run1.jsonl", [
+        {"id": rows[1]["id"], "retrieved": [{"doc_id": doc, "start": 0, "end": 10}]}])
+    inside = dict(new)
+    text = inside[doc]
+    inside[doc] = text[:span["start"] + 1] + "#" + text[span["start"] + 2:]
+    drifted = write_jsonl(paths["dir"] / "drifted.jsonl",
+                          [{"id": d, "text": t} for d, t in inside.items()])
+    res = run_cli("score", "--eval-set", paths["out"], "--run", run, "--corpus", drifted,
+                  "--min-coverage", "0")
+    assert res.exit_code == 3
+    assert "corpus drifted" in res.stderr and "ragspan migrate" in res.stderr
+    assert f"document '{doc}'" in res.stderr and res.stderr.count("\n") == 1
+    elsewhere = dict(new)
+    elsewhere[doc] = new[doc] + "\n\nAppendix added after the eval set was made.\n"
+    moved = write_jsonl(paths["dir"] / "appended.jsonl",
+                        [{"id": d, "text": t} for d, t in elsewhere.items()])
+    res = run_cli("score", "--eval-set", paths["out"], "--run", run, "--corpus", moved,
+                  "--min-coverage", "0")
+    assert res.exit_code == 0, res.stderr
+    assert "changed since the eval set was made" in res.stderr and "intact" in res.stderr
+
+
+WORDS = ["alpha", "beta", "gamma", "delta", "notice", "term", "party", "shall", "the", "of"]
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_edits_outside_the_spans_keep_every_span(seed):
+    """Random insertions and deletions outside the gold spans: every span is ``unchanged``
+    or ``moved`` and slices back to the same text."""
+    from ragspan.evalsets.migrate import locate_all
+    from ragspan.io.corpus import Corpus, Document
+
+    rnd = random.Random(seed)
+    text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(30, 400)))
+    spans = []
+    for _ in range(rnd.randint(1, 6)):
+        a = rnd.randrange(0, len(text) - 5)
+        spans.append((a, min(len(text), a + rnd.randint(1, 60))))
+    inside = [False] * (len(text) + 1)
+    for a, b in spans:
+        for i in range(a + 1, b):  # an edit at a span's boundary is outside it
+            inside[i] = True
+    out, i = [], 0
+    cuts = sorted(rnd.sample(range(len(text) + 1), rnd.randint(1, 8)))
+    for c in cuts:
+        if inside[c]:
+            continue
+        out.append(text[i:c])
+        if rnd.random() < 0.5:
+            out.append(" ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 30))) + " ")
+            i = c
+        else:  # delete up to the next span
+            stop = c
+            while stop < len(text) and not inside[stop] and stop - c < 40 and \
+                    not any(a == stop for a, _ in spans):
+                stop += 1
+            i = stop if all(not (a < stop and c < b) for a, b in spans) else c
+    out.append(text[i:])
+    new_text = "".join(out)
+
+    def corpus(t: str) -> Corpus:
+        return Corpus("c", "0", {"d": Document(id="d", text=t)})
+
+    moved = locate_all(corpus(text), corpus(new_text), [("d", a, b) for a, b in spans])
+    for (a, b), m in zip(spans, moved):
+        assert m.status in ("unchanged", "moved"), (m, text[a:b])
+        assert new_text[m.start:m.end] == text[a:b]
+
+
+def test_an_eval_set_not_made_on_the_corpus_is_refused(edited, tmp_path):
+    paths = edited[0]
+    res = run_cli("migrate", "--eval-set", paths["out"], "--corpus", paths["old"],
+                  "--to-corpus", paths["new"], "--out", tmp_path / "x.jsonl")
+    assert res.exit_code == 3 and "do not index --corpus" in res.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_nothing_survives_nothing_is_written(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": "The term is five years."}])
+    gone = write_jsonl(tmp_path / "n.jsonl", [{"id": "e", "text": "Another text."}])
+    ev = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "term?", "doc_id": "d",
+                                             "gold_spans": [[12, 22]]}])
+    out = tmp_path / "e2.jsonl"
+    res = run_cli("migrate", "--eval-set", ev, "--corpus", corpus, "--to-corpus", gone,
+                  "--out", out, "--report", tmp_path / "r.json")
+    assert res.exit_code == 3 and "no question survived" in res.stderr
+    assert "1 dropped" in res.stderr and "1 deleted" in res.stderr
+    assert not out.exists() and not (tmp_path / "r.json").exists()
+    res = run_cli("migrate", "--eval-set", ev, "--corpus", corpus, "--to-corpus", gone,
+                  "--out", ev)
+    assert res.exit_code == 2  # an output that is an input
+
+
+def test_ambiguous_when_nothing_decides(tmp_path):
+    """Where the span stood was rewritten, and its edited text is found twice, equally: the
+    span is ambiguous and its question set aside, never placed on the first copy."""
+    from ragspan.evalsets.migrate import locate_all
+    from ragspan.io.corpus import Corpus, Document
+
+    rnd = random.Random(7)
+    filler = " ".join(rnd.choice(WORDS) for _ in range(300))
+    clause = "The Supplier shall deliver the Goods within thirty days of each written order."
+    old = filler + " " + clause + " " + filler[::-1]
+    copy = clause.replace("thirty", "sixty")
+    new = ("Schedule 1. " + copy + " " + "x" * 1200 + " Schedule 2. " + copy + " "
+           + filler[::-1])
+    start = len(filler) + 1
+
+    def corpus(t: str) -> Corpus:
+        return Corpus("c", "0", {"d": Document(id="d", text=t)})
+
+    (m,) = locate_all(corpus(old), corpus(new), [("d", start, start + len(clause))])
+    assert m.status == "ambiguous" and m.start is None and "equally good" in m.reason
+
+
+def test_a_bad_anchor_is_refused_naming_the_key(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": "The term is five years."}])
+    ev = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "term?", "gold_spans": [
+        {"doc_id": "d", "start": 12, "end": 22, "anchor": {"text": "zz", "before": "0" * 16,
+                                                           "after": "0" * 16, "context": 32}}]}])
+    res = run_cli("validate", "--eval-set", ev, "--corpus", corpus)
+    assert res.exit_code == 3 and "gold_spans[0].anchor.text" in res.stderr
+
+
+def _chunk_run(path, rows, texts, shift=None, size=1000):
+    """Each question's document in fixed ``size``-character chunks of the old text, in
+    document order, each moved by its document's ``shift`` (the same retrieval after an
+    edit that only moved the text)."""
+    shift = shift or {}
+    return write_jsonl(path, [
+        {"id": r["id"], "retrieved": [
+            {"doc_id": r["doc_id"], "start": s + shift.get(r["doc_id"], 0),
+             "end": min(s + size, len(texts[r["doc_id"]])) + shift.get(r["doc_id"], 0)}
+            for s in range(0, len(texts[r["doc_id"]]), size)]} for r in rows])
+
+
+def test_the_gate_across_a_corpus_change(edited):
+    """Baseline: E on the old corpus; candidate: the migrated E2 on the edited corpus. Without
+    the migration the reports are refused (other eval set, other corpus); with it only the
+    questions that survived are paired, and verification re-scores each side from its own
+    eval set and corpus."""
+    paths, report, texts, new, kind, evalrows = edited
+    d = paths["dir"]
+    kept = _read(paths["out"])[1:]
+    base_run = _chunk_run(d / "run-old.jsonl", evalrows, texts)
+    cand_run = _chunk_run(d / "run-new.jsonl", kept, texts, {
+        doc: len(PREAMBLE) for doc, k in kind.items() if k == "preamble"})
+    for run, ev, corpus, out in ((base_run, paths["eval"], paths["old"], d / "base.json"),
+                                 (cand_run, paths["out"], paths["new"], d / "cand.json")):
+        res = run_cli("score", "--eval-set", ev, "--run", run, "--corpus", corpus,
+                      "--k", "3", "--out", out)
+        assert res.exit_code == 0, res.stderr
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json")
+    assert res.exit_code == 3 and "different eval set" in res.stderr
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--migration", paths["report"], "--format", "json")
+    assert res.exit_code in (0, 4), res.stderr
+    summary = res.json()["predicate"]["summary"]
+    moved = summary["migration"]
+    assert moved["survived"] == len(kept) == summary["queries"]
+    assert moved["questions"] == len(evalrows)
+    assert moved["set_aside"] + moved["dropped"] == len(evalrows) - len(kept)
+    assert summary["clusters"]["population"].endswith("whose answers survived the corpus edit")
+    # the same retriever on text that only moved: every survivor grounds as it did
+    assert summary["metrics"]["complete_grounding@3"]["delta"] == 0.0
+    left = len(evalrows) - len(kept)
+    assert any(w.startswith(f"{left} of {len(evalrows)} questions were left out by the corpus "
+                            "edit") for w in summary["warnings"])
+    table = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                    "--migration", paths["report"], "--format", "table")
+    assert f"across a corpus change: {len(kept)} of {len(evalrows)} questions" in table.stdout
+    verified = run_cli(
+        "compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+        "--migration", paths["report"], "--eval-set", paths["eval"], "--corpus", paths["old"],
+        "--baseline-run", base_run, "--candidate-run", cand_run,
+        "--candidate-eval-set", paths["out"], "--candidate-corpus", paths["new"],
+        "--format", "json")
+    assert verified.exit_code in (0, 4), verified.stderr
+    assert verified.json()["predicate"]["summary"]["verification"]["verified"] is True
+    # the candidate re-scored against the old corpus is not what its report says
+    wrong = run_cli(
+        "compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+        "--migration", paths["report"], "--eval-set", paths["eval"], "--corpus", paths["old"],
+        "--baseline-run", base_run, "--candidate-run", cand_run,
+        "--candidate-eval-set", paths["out"])
+    assert wrong.exit_code == 3 and "corpus drifted" in wrong.stderr
+    # a migration to another corpus does not link these reports
+    other = d / "other.json"
+    res = run_cli("migrate", "--eval-set", paths["eval"], "--corpus", paths["old"],
+                  "--to-corpus", paths["old"], "--out", d / "same.jsonl", "--report", other)
+    assert res.exit_code == 0, res.stderr
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--migration", other)
+    assert res.exit_code == 3 and "migration's migrated eval set" in res.stderr
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--migration", d / "base.json")
+    assert res.exit_code == 3 and "not a migrate report" in res.stderr
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--candidate-corpus", paths["new"])
+    assert res.exit_code == 2 and "give --migration too" in res.stderr
+    # the drift guard's anchor (a report of the old corpus) is restricted the same way
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--migration", paths["report"], "--anchor", d / "base.json",
+                  "--anchor-budget", "5pt", "--format", "json")
+    assert res.exit_code in (0, 4), res.stderr
+    assert res.json()["predicate"]["summary"]["anchor"]["verdict"] == "pass"
