@@ -140,3 +140,31 @@ class Contracts:
         """A run whose rows are ``items(doc)``: the retrieved items of query ``q<doc>``."""
         return write_jsonl(self.tmp / name, [{"id": f"q{d}", "retrieved": items(d)}
                                              for d in self.texts])
+
+
+def cuad_questions() -> tuple[dict[str, str], list[tuple[str, str, list[list[int]]]]]:
+    """The shared CUAD contracts (``shared/data/cuad_dev``) and one question per
+    (contract, category) of its unique clause pieces: ``(doc_id, category, spans)``, sorted,
+    overlapping annotations merged into their union as the importers merge them."""
+    from collections import defaultdict
+
+    base = shared("cuad_dev")
+    pieces = [json.loads(x) for x in (base / "clause_spans.jsonl").read_text("utf-8").splitlines()]
+    groups = defaultdict(list)
+    for s in pieces:
+        if s["unique"]:
+            groups[(s["doc_id"], s["category"])].append([s["start"], s["end"]])
+    texts = {}
+    for path in sorted((base / "contracts").glob("*.txt")):
+        with open(path, encoding="utf-8", newline="") as fh:
+            texts[path.name] = fh.read()
+    questions = []
+    for (doc, cat), spans in sorted(groups.items()):
+        merged: list[list[int]] = []
+        for s, e in sorted(spans):
+            if merged and s < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        questions.append((doc, cat, merged))
+    return texts, questions

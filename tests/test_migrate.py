@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import assert_valid_report, run_cli, shared, write_jsonl
+from conftest import assert_valid_report, cuad_questions, run_cli, write_jsonl
 
 PREAMBLE = "AMENDED AND RESTATED AGREEMENT\n\nThis restates the agreement below.\n\n"
 KINDS = ("untouched", "preamble", "word", "deleted", "duplicate")
@@ -50,25 +50,10 @@ def _edit(kind: str, text: str, spans: list[tuple[int, int]]) -> str:
 
 @pytest.fixture(scope="module")
 def edited(tmp_path_factory):
-    base = shared("cuad_dev")
     tmp = tmp_path_factory.mktemp("migrate")
-    rows = [json.loads(x) for x in (base / "clause_spans.jsonl").read_text("utf-8").splitlines()]
-    groups = defaultdict(list)
-    for s in rows:
-        if s["unique"]:
-            groups[(s["doc_id"], s["category"])].append([s["start"], s["end"]])
-    texts = {}
-    for path in sorted((base / "contracts").glob("*.txt")):
-        with open(path, encoding="utf-8", newline="") as fh:
-            texts[path.name] = fh.read()
+    texts, questions = cuad_questions()
     evalrows, by_doc = [], defaultdict(list)
-    for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):
-        merged: list[list[int]] = []
-        for s, e in sorted(sp):
-            if merged and s < merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], e)
-            else:
-                merged.append([s, e])
+    for i, (doc, cat, merged) in enumerate(questions):
         evalrows.append({"id": f"q{i}", "query": f"Find the {cat} clause", "doc_id": doc,
                          "gold_spans": merged, "tags": {"category": cat}})
         by_doc[doc] += [tuple(x) for x in merged]

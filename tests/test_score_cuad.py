@@ -8,12 +8,9 @@ out by hand from the offsets in ``clause_spans.jsonl``.
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-
 import pytest
 
-from conftest import assert_valid_report, run_cli, shared, write_jsonl
+from conftest import assert_valid_report, cuad_questions, run_cli, write_jsonl
 
 CHUNK = 1000
 FIRST = "2ThemartComInc_19990826_10-12G_EX-10.10_6700288_EX-10.10_Co-Branding Agreement_ Agency Agreement.txt"
@@ -21,27 +18,12 @@ FIRST = "2ThemartComInc_19990826_10-12G_EX-10.10_6700288_EX-10.10_Co-Branding Ag
 
 @pytest.fixture(scope="module")
 def cuad(tmp_path_factory):
-    base = shared("cuad_dev")
     tmp = tmp_path_factory.mktemp("cuad")
-    spans = [json.loads(x) for x in (base / "clause_spans.jsonl").read_text("utf-8").splitlines()]
-    groups = defaultdict(list)
-    for s in spans:
-        if s["unique"]:
-            groups[(s["doc_id"], s["category"])].append([s["start"], s["end"]])
-    texts = {}
-    for path in sorted((base / "contracts").glob("*.txt")):
-        with open(path, encoding="utf-8", newline="") as fh:
-            texts[path.name] = fh.read()
+    texts, questions = cuad_questions()
     corpus = write_jsonl(tmp / "corpus.jsonl", [{"id": d, "text": t} for d, t in texts.items()])
     rows, run = [], []
-    for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):
+    for i, (doc, cat, merged) in enumerate(questions):
         qid = f"q{i}"
-        merged: list[list[int]] = []  # overlapping annotations as their union, as importers do
-        for s, e in sorted(sp):
-            if merged and s < merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], e)
-            else:
-                merged.append([s, e])
         rows.append({"id": qid, "query": f"Find the {cat} clause", "doc_id": doc,
                      "gold_spans": merged, "tags": {"category": cat}})
         n = len(texts[doc])

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from ragspan.evalsets.textdiff import OffsetMap
 from ragspan.io.corpus import Corpus
-from ragspan.io.placement import Placer, Unplaced, similarity
+from ragspan.io.placement import Placer, Unplaced, occurrences, similarity
 
 CONTEXT = 64  # characters each side compared to tell copies of a text apart
 MAX_COPIES = 64  # places of one text compared by context; more: ambiguous
@@ -56,15 +56,6 @@ class Moved:
     end: int | None = None
     similarity: float | None = None
     reason: str = ""
-
-
-def _occurrences(doc: str, text: str, cap: int) -> list[int]:
-    found: list[int] = []
-    i = doc.find(text)
-    while i != -1 and len(found) < cap:
-        found.append(i)
-        i = doc.find(text, i + 1)
-    return found
 
 
 def _agree(old: str, o: int, new: str, n: int, length: int) -> int:
@@ -96,10 +87,10 @@ def _own_copy(old: str, new: str, start: int, end: int) -> Moved | None:
     """The span's own copy of its text in ``new`` (``unchanged`` or ``moved``), ``ambiguous``
     when copies are there and none is decidably its own, None when the text is not there."""
     text = old[start:end]
-    news = _occurrences(new, text, MAX_COPIES + 1)
+    news = occurrences(new, text, MAX_COPIES + 1)
     if not news:
         return None
-    olds = _occurrences(old, text, MAX_COPIES + 1)
+    olds = occurrences(old, text, MAX_COPIES + 1)
     if len(news) > MAX_COPIES or len(olds) > MAX_COPIES:
         return Moved("ambiguous", reason=f"the text occurs more than {MAX_COPIES} times")
     length = end - start

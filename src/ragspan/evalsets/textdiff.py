@@ -25,26 +25,12 @@ import difflib
 
 import numpy as np
 
+from ragspan.io.fuzzy import seed_hashes
+
 K_GRAMS = (32, 12)
 FINE = 2_000
-_BASE = np.uint64(1_000_003)
 
 Block = tuple[int, int, int]
-
-
-def _kgram_hashes(codes: np.ndarray, k: int) -> np.ndarray:
-    n = codes.size - k + 1
-    if n <= 0:
-        return np.zeros(0, dtype=np.uint64)
-    h = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(k):
-            h = h * _BASE + codes[j:j + n]
-    return h
-
-
-def _codes(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
 
 
 def _unique_positions(h: np.ndarray) -> dict[int, int]:
@@ -79,7 +65,7 @@ def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _anchored(a: str, b: str, k: int) -> list[Block]:
     """Maximal equal runs of ``a`` and ``b`` grown from their shared unique ``k``-grams, in
     the longest order both agree on."""
-    ha, hb = _kgram_hashes(_codes(a), k), _kgram_hashes(_codes(b), k)
+    ha, hb = seed_hashes(a, k), seed_hashes(b, k)
     if not ha.size or not hb.size:
         return []
     in_b = _unique_positions(hb)

@@ -31,15 +31,17 @@ END = 64  # characters of a long text's ends, aligned to place its ends exactly
 _BASE = np.uint64(1_000_003)
 
 
-def seed_hashes(text: str) -> np.ndarray:
-    """A 64-bit hash of every ``SEED``-character run of ``text``, by start offset."""
+def seed_hashes(text: str, k: int = SEED) -> np.ndarray:
+    """A 64-bit polynomial hash of every ``k``-character run of ``text``, by start offset
+    (equal runs hash equal; different runs collide rarely, so a caller that needs certainty
+    compares the characters)."""
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    n = codes.size - SEED + 1
+    n = codes.size - k + 1
     if n <= 0:
         return np.zeros(0, dtype=np.uint64)
     h = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for j in range(SEED):
+        for j in range(k):
             h = h * _BASE + codes[j:j + n]
     return h
 

@@ -62,12 +62,11 @@ class Unplaced(Exception):  # noqa: N818 - an outcome, raised to the reader that
         self.places = places
 
 
-def _occurrences(haystack: str, needle: str) -> list[int]:
-    """Start offsets of ``needle`` in ``haystack`` (overlapping ones too), at most
-    ``MAX_COUNTED``."""
+def occurrences(haystack: str, needle: str, cap: int = MAX_COUNTED) -> list[int]:
+    """Start offsets of ``needle`` in ``haystack`` (overlapping ones too), at most ``cap``."""
     found: list[int] = []
     i = haystack.find(needle)
-    while i != -1 and len(found) < MAX_COUNTED:
+    while i != -1 and len(found) < cap:
         found.append(i)
         i = haystack.find(needle, i + 1)
     return found
@@ -108,7 +107,7 @@ class Placer:
         found in more than one equally good place."""
         if not text.strip():
             raise Unplaced("the text is empty or whitespace")
-        hits = [(d, i) for d in docs for i in _occurrences(self.corpus.text(d), text)]
+        hits = [(d, i) for d in docs for i in occurrences(self.corpus.text(d), text)]
         if len(hits) == 1 or (hits and first):
             d, i = hits[0]
             return Placed(d, i, i + len(text), "exact", 1.0, len(hits) if len(hits) > 1 else 0)
@@ -117,7 +116,7 @@ class Placer:
         needle = normalized_needle(text)
         if not needle:
             raise Unplaced("the text is empty after normalisation")
-        norm_hits = [(d, i) for d in docs for i in _occurrences(self.normalized(d).text, needle)]
+        norm_hits = [(d, i) for d in docs for i in occurrences(self.normalized(d).text, needle)]
         if len(norm_hits) == 1 or (norm_hits and first):
             d, i = norm_hits[0]
             many = len(norm_hits) if len(norm_hits) > 1 else 0
