@@ -105,3 +105,9 @@ def test_a_clean_run_really_takes_the_fast_path(tmp_path):
     assert read_arrow_spans(data) is not None
     for line in filter(None, ODD):  # (the empty line breaks only mid-file)
         assert read_arrow_spans(data + b"\n" + line.encode()) is None, line
+
+
+def test_a_run_with_steps_is_the_plain_reader_s():
+    """A row with ``steps`` is laid out by the plain reader (``io.runs.steps``)."""
+    row = {"id": "q", "steps": [{"retrieved": [{"doc_id": "d", "start": 0, "end": 5}]}]}
+    assert read_arrow_spans((json.dumps(row) + "\n").encode()) is None

@@ -1,5 +1,6 @@
 """Every value read from a score report is input: each field of a full-featured report (texts
-placed and dropped, a chunk manifest, latency, a pipeline configuration, tags and slices)
+placed and dropped, a chunk manifest, latency, a pipeline configuration, tags and slices,
+a candidate that searched in steps)
 replaced by a value of the wrong type is exit 3 naming the file and the field, for
 ``compare`` (also verified) and ``report``; each field removed is a verdict or exit 3, never
 a traceback. The one reader is the schema (``schemas/report-envelope.v1.json``) checked by
@@ -38,7 +39,12 @@ def scored(tmp_path_factory) -> dict[str, Path]:
             items = [{"doc_id": d, "text": c.clause(d)}, {"doc_id": d, "start": 0, "end": 20}]
             if junk and i % 3 == 0:
                 items.insert(0, {"text": f"nothing like any contract {i} " * 3})
-            run.append({"id": f"q{d}", "retrieved": items, "latency_ms": 5.0 + i})
+            row: dict[str, Any] = {"id": f"q{d}", "retrieved": items, "latency_ms": 5.0 + i}
+            if junk:  # the candidate searched twice (a run with steps: summary.steps)
+                row = {"id": f"q{d}", "steps": [{"query": "first", "retrieved": items[:1]},
+                                                {"query": "again", "retrieved": items[1:]}],
+                       "latency_ms": 5.0 + i}
+            run.append(row)
             chunks += [{"doc_id": d, "chunk_id": f"{d}:0", "start": 0, "end": 20},
                        {"doc_id": d, "chunk_id": f"{d}:1", "start": lo, "end": hi}]
         out[f"run-{side}"] = write_jsonl(tmp / f"run-{side}.jsonl", run)

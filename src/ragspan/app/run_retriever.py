@@ -23,6 +23,7 @@ from ragspan.io.qrels import read_qrels
 from ragspan.io.runs.docs import write_doc_rows
 from ragspan.io.serialize import jsonl
 from ragspan.report.envelope import statement
+from ragspan.retrieval.agents import is_agent, run_agent
 from ragspan.retrieval.config import PipelineConfig, config_of_bytes
 from ragspan.retrieval.embed import Embedder, default_cache_dir
 from ragspan.retrieval.filters import unscoped_rows
@@ -293,7 +294,8 @@ def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progre
     """``--retriever``: the user's own retriever; a doc-level one writes ``out`` as a doc
     run (``to``: its format, ``tag``: a TREC run's name)."""
     obj = load_retriever(retriever)
-    result = run_user_retriever(obj, queries, corp, bar, depth, id_key)
+    result = run_agent(obj, queries, corp, bar, depth, id_key) if is_agent(obj) else \
+        run_user_retriever(obj, queries, corp, bar, depth, id_key)
     summary: dict[str, Any] = {}
     if result.placement:
         summary["placement"] = result.placement

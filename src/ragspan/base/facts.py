@@ -122,3 +122,23 @@ class Reordering:
 
     def as_json(self) -> dict[str, Any]:
         return {"rows": self.rows, "reordered": self.reordered}
+
+
+@dataclass(frozen=True)
+class Steps:
+    """``summary.steps``, for a run whose rows give ``steps`` (search calls in order): the
+    queries with a run row, their mean number of steps, and, over every query of the eval
+    set, the share that complete grounding reaches with the first step's results alone, with
+    every step's, and only thanks to a later step (each step's whole list, no cutoff)."""
+
+    rows: int
+    mean_steps: float
+    grounded_by_first_step: float
+    grounded_by_all_steps: float
+    grounded_only_by_a_later_step: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, "mean_steps": self.mean_steps,
+                "grounded_by_first_step": self.grounded_by_first_step,
+                "grounded_by_all_steps": self.grounded_by_all_steps,
+                "grounded_only_by_a_later_step": self.grounded_only_by_a_later_step}

@@ -142,6 +142,35 @@ def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
     emit(command.run("ragas", out=out, corpus_out=None, **opts), report, fmt)
 
 
+@import_group.command("traces")
+@click.option("--otlp", required=True, type=str,
+              help="OTLP JSON traces (the OpenTelemetry file exporter's JSON lines, or one "
+                   "exported document) with OpenInference RETRIEVER spans or GenAI retrieval "
+                   "spans.")
+@click.option("--eval-set", "eval_set", required=True, type=str,
+              help="The questions the traces answered.")
+@click.option("--corpus", required=True, type=str,
+              help="The corpus the retrieved documents come from (JSONL or directory).")
+@click.option("--out", required=True, type=str, help="The run with steps to write (JSONL).")
+@click.option("--query-id-attribute", type=str, default=None,
+              help="A span attribute holding the question's id (any span of the trace); "
+                   "default: the root span's input.value equal to the question's text.")
+@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
+              show_default=True, help="A document with several equally good places.")
+@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
+              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@format_option
+@common_options
+@guard(inputs=("otlp", "eval_set", "corpus"), outputs=("out", "report"))
+def import_traces(report: str | None, fmt: str, **opts: Any) -> None:
+    """OpenTelemetry traces of your application: each question's retriever calls, placed in
+    the corpus, as a run with steps."""
+    from ragspan.app import import_traces as command
+
+    emit(command.run(**opts), report, fmt)
+
+
 @import_group.command("chroma")
 @click.option("--root", required=True, type=str,
               help="Folder with questions_df.csv and corpora/<corpus_id>.md.")

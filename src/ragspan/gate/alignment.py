@@ -115,6 +115,24 @@ def _minor(version: str) -> tuple[str, ...]:
 SATURATION_WARN = 0.1  # as ``scoring.run_facts.SATURATION_WARN``
 
 
+def steps_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
+    """A change in how many search calls each question makes (runs with steps): the budget
+    check covers the whole context, and this says where its characters came from."""
+    b, c = base.steps, cand.steps
+    if b is None and c is None:
+        return []
+    mean_b, mean_c = (1.0 if s is None else s.mean_steps for s in (b, c))
+    if abs(mean_b - mean_c) < 1e-9:
+        return []
+    said = (f"the candidate makes {mean_c:.2f} search calls per question on average, the "
+            f"baseline {mean_b:.2f}")
+    if c is not None:
+        said += (f"; with every step's results the candidate grounds "
+                 f"{c.grounded_by_all_steps:.1%} of the questions, "
+                 f"{c.grounded_only_by_a_later_step:.1%} only thanks to a later step")
+    return [said]
+
+
 def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int]) -> list[str]:
     """Cutoffs at which a report's results cover most of the scoped documents of at least
     ``SATURATION_WARN`` of its queries: recall there is high by construction, not ranking."""

@@ -31,6 +31,7 @@ from ragspan.gate.alignment import (
     check_gated_present,
     cluster_plan,
     saturation_warnings,
+    steps_warnings,
     unmatched_budgets,
     version_warnings,
 )
@@ -134,6 +135,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                         "the rest; review the spans the migration lists")
     warnings += version_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
+    warnings += steps_warnings(base, cand)
     if bcheck is not None and settled:
         bcheck = dataclasses.replace(bcheck, settled=settled)
         warnings += cheaper_notes(bcheck)

@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from ragspan.base.errors import InputError
-from ragspan.base.facts import Saturated, Saturation
+from ragspan.base.facts import Saturated, Saturation, Steps
 from ragspan.scoring.metrics.registry import LABELS, parse_cutoff, parse_name
 
 SCORE_KINDS = ("score.span", "score.doc")
@@ -76,6 +76,7 @@ class ScoreReport:
     tool_version: str = ""  # the ragspan version that wrote the report
     documents: Documents | None = None  # summary.documents
     saturation: Saturation | None = None  # summary.saturation (``run_facts.saturation``)
+    steps: Steps | None = None  # summary.steps: a run with steps (``scoring.steps``)
     # summary.placement.dropped: results kept as off-corpus though their text could not be
     # placed (None: the run carried no texts)
     dropped: int | None = None
@@ -169,6 +170,7 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         tool_version=str(pred["tool"].get("version", "")),
         documents=_documents(pred["summary"].get("documents"), name),
         saturation=_saturation(pred["summary"].get("saturation"), name),
+        steps=_steps(pred["summary"].get("steps"), name),
         dropped=(pred["summary"].get("placement") or {}).get("dropped"),
     )
 
@@ -250,6 +252,25 @@ def _saturation(value: Any, path: str) -> Saturation | None:
     return Saturation(float(threshold),
                       {k: Saturated(v["queries"], float(v["share"])) for k, v in by_k.items()},
                       scoped)
+
+
+STEP_SHARES = ("grounded_by_first_step", "grounded_by_all_steps",
+               "grounded_only_by_a_later_step")
+
+
+def _steps(value: Any, path: str) -> Steps | None:
+    """``summary.steps``: its rows (an integer), mean steps (a number >= 0) and shares (in
+    [0, 1]); anything else is an InputError."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not _is_int(value.get("rows")) \
+            or not _is_number(value.get("mean_steps")) or float(value["mean_steps"]) < 0 \
+            or not all(_is_number(value.get(k)) and 0 <= float(value[k]) <= 1
+                       for k in STEP_SHARES):
+        raise InputError("summary.steps must give 'rows', 'mean_steps' and the shares "
+                         f"{', '.join(STEP_SHARES)} (numbers in [0, 1])", path)
+    return Steps(value["rows"], float(value["mean_steps"]),
+                 *(float(value[k]) for k in STEP_SHARES))
 
 
 def _is_int(value: Any) -> TypeGuard[int]:

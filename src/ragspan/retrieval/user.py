@@ -72,32 +72,42 @@ def _doc_id(meta: dict[str, Any], fallback: Any = None, id_key: str | None = Non
 Raw = tuple[Any, Any, Any, Any, Any]  # (doc_id, start, end, score, text)
 
 
+def langchain_raw(documents: Any, id_key: str | None = None) -> list[Raw]:
+    """LangChain ``Document``s as ``Raw`` results (see the module docstring)."""
+    out: list[Raw] = []
+    for d in documents:
+        meta = dict(getattr(d, "metadata", {}) or {})
+        text = getattr(d, "page_content", None)
+        start = meta.get("start_index")
+        end = None if start is None or text is None else start + len(text)
+        doc = _doc_id(meta, None if id_key else getattr(d, "id", None), id_key)
+        out.append((doc, start, end, meta.get("score"), text))
+    return out
+
+
+def llamaindex_raw(nodes: Any, id_key: str | None = None) -> list[Raw]:
+    """LlamaIndex ``NodeWithScore``s as ``Raw`` results (see the module docstring)."""
+    out: list[Raw] = []
+    for nws in nodes:
+        node = getattr(nws, "node", nws)
+        meta = dict(getattr(node, "metadata", {}) or {})
+        text = getattr(node, "text", None)
+        fallback = None if id_key else (getattr(node, "ref_doc_id", None)
+                                        or getattr(node, "node_id", None))
+        out.append((_doc_id(meta, fallback, id_key),
+                    getattr(node, "start_char_idx", None), getattr(node, "end_char_idx", None),
+                    getattr(nws, "score", None), text if isinstance(text, str) else None))
+    return out
+
+
 def _spans_from(obj: Any, query: EvalQuery, id_key: str | None = None) -> list[Raw]:
     """The retriever's results for ``query`` as ``(doc_id, start, end, score, text)``; any of
     them may be None (placement and the checks in ``run_user_retriever`` decide)."""
     row = {"id": query.id, "doc_id": query.doc_id, "filters": query.filters}
     if hasattr(obj, "invoke") and not callable(getattr(obj, "retrieve", None)):
-        out: list[Raw] = []
-        for d in obj.invoke(query.query):
-            meta = dict(getattr(d, "metadata", {}) or {})
-            text = getattr(d, "page_content", None)
-            start = meta.get("start_index")
-            end = None if start is None or text is None else start + len(text)
-            doc = _doc_id(meta, None if id_key else getattr(d, "id", None), id_key)
-            out.append((doc, start, end, meta.get("score"), text))
-        return out
+        return langchain_raw(obj.invoke(query.query), id_key)
     if callable(getattr(obj, "retrieve", None)):
-        out = []
-        for nws in obj.retrieve(query.query):
-            node = getattr(nws, "node", nws)
-            meta = dict(getattr(node, "metadata", {}) or {})
-            text = getattr(node, "text", None)
-            fallback = None if id_key else (getattr(node, "ref_doc_id", None)
-                                            or getattr(node, "node_id", None))
-            out.append((_doc_id(meta, fallback, id_key),
-                        getattr(node, "start_char_idx", None), getattr(node, "end_char_idx", None),
-                        getattr(nws, "score", None), text if isinstance(text, str) else None))
-        return out
+        return llamaindex_raw(obj.retrieve(query.query), id_key)
     if not callable(obj):
         raise UsageError("the retriever is neither callable nor a LangChain/LlamaIndex retriever")
     try:
@@ -105,7 +115,7 @@ def _spans_from(obj: Any, query: EvalQuery, id_key: str | None = None) -> list[R
     except (TypeError, ValueError):
         takes_row = False
     result = obj(query.query, row) if takes_row else obj(query.query)
-    out = []
+    out: list[Raw] = []
     for item in result or []:
         if isinstance(item, str):  # a doc id alone (BEIR-style)
             out.append((item, None, None, None, None))
@@ -214,16 +224,28 @@ def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, ancho
     ``anchor``, every span checked inside its document, repeats dropped (the first rank
     counts), then cut at ``depth``. A ``placed`` record's rank is the retriever's result
     number, before repeats are dropped."""
+    spans = span_items(q, raw, corpus, anchor, depth, id_key, mixed_possible)
+    row: dict[str, Any] = {"id": q.id, "retrieved": spans, "latency_ms": round(latency, 3)}
+    if q.id in anchor.records:
+        row["placed"] = anchor.records[q.id]
+    return row
+
+
+def span_items(q: EvalQuery, raw: list[Raw], corpus: Corpus, anchor: Any, depth: int | None,
+               id_key: str | None, mixed_possible: bool, key: str = "retrieved"
+               ) -> list[dict[str, Any]]:
+    """The span items of one list of raw results (``span_row``; ``key`` names the list in
+    placement records and errors: ``retrieved``, or ``steps[j].retrieved``)."""
     spans: list[dict[str, Any]] = []
     seen: set[tuple[str, int, int]] = set()
     for rank, (doc, start, end, score, text) in enumerate(raw, start=1):
-        where = f"query '{q.id}': result {rank}"
+        where = f"query '{q.id}': {'' if key == 'retrieved' else key + ' '}result {rank}"
         if _id_only((doc, start, end, score, text)) and mixed_possible:
             raise InputError(f"{where} is a doc id alone, while other results carry spans: "
                              "return spans (offsets or text) for every result, or doc ids "
                              "alone for every result (a doc-level run)")
         if text is not None:
-            doc, start, end = anchor.resolve("retrieved", rank - 1, q.id,
+            doc, start, end = anchor.resolve(key, rank - 1, q.id,
                                              None if doc is None else str(doc), start, end,
                                              text, None, None)
         if doc is None:
@@ -249,8 +271,4 @@ def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, ancho
             item["score"] = _score(score, where)
         item["text"] = corpus.text(doc)[start:end]  # checked again when the run is scored
         spans.append(item)
-    row: dict[str, Any] = {"id": q.id, "retrieved": spans[:depth] if depth else spans,
-                           "latency_ms": round(latency, 3)}
-    if q.id in anchor.records:
-        row["placed"] = anchor.records[q.id]
-    return row
+    return spans[:depth] if depth else spans

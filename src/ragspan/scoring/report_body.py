@@ -153,6 +153,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     if report.run.untexted:  # taken as given: nothing checked them against the corpus
         summary["results_without_text"] = report.run.untexted
     summary.update(_facts(report))
+    _steps(report, rows, summary)
     summary["failure_labels"] = failure_summary(report)
     summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())
@@ -178,6 +179,17 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
                       subject=(InputRef("run", report.run.path, report.run.sha256),),
                       inputs=tuple(inputs_of(report)), parameters=parameters,
                       summary=summary, details=details)
+
+
+def _steps(report: SpanReport, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+    """A run with steps: ``summary.steps`` and each query's ``gold_steps`` and
+    ``step_chars`` (``scoring.steps``)."""
+    if report.steps is None:
+        return
+    summary["steps"] = report.steps.summary.as_json()
+    for row, firsts, added in zip(rows, report.steps.gold_steps, report.steps.step_chars):
+        row["gold_steps"] = firsts
+        row["step_chars"] = added
 
 
 def _placement_records(report: SpanReport, rows: list[dict[str, Any]],

@@ -62,7 +62,7 @@ def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
     for k in ks:
         if is_budget(k):
             continue
-        sel = (hit >= 0) & (ranked.rank < k)
+        sel = (hit >= 0) & (ranked.within(k))
         got = np.unique(ranked.query[sel] * np.int64(len(chunks.ids) + 1) + hit[sel])
         found = np.bincount(got[np.isin(got, rel)] // (len(chunks.ids) + 1), minlength=n)
         if asked.any():
@@ -90,7 +90,7 @@ def fusion_sources(ranked: RankedColumns, spans: SpanList, pairs: tuple[np.ndarr
     for k in ks:
         if is_budget(k):
             continue
-        top = relevant & (ranked.rank < k)
+        top = relevant & (ranked.within(k))
         only = {s: int((top & (r > 0) & np.logical_and.reduce(
                     [o == 0 for t, o in ranks.items() if t != s])).sum())
                 for s, r in ranks.items()}
@@ -140,7 +140,7 @@ def off_scope(evalset: EvalSet, ranked: RankedColumns, code: Code, ks: Sequence[
     outside = scoped & (ranked.doc != scope[ranked.query])
     by_k: dict[str, OutsideAt] = {}
     for k in ks:
-        within = kept_lengths(ranked, k) > 0 if is_budget(k) else ranked.rank < k
+        within = kept_lengths(ranked, k) > 0 if is_budget(k) else ranked.within(k)
         results, out = int((scoped & within).sum()), int((outside & within).sum())
         if out:
             by_k[str(k)] = OutsideAt(results, out, out / results)
@@ -178,7 +178,7 @@ def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Co
             kept = kept_lengths(ranked, k)
             sel, end = inside & (kept > 0), ranked.start + kept
         else:
-            sel, end = inside & (ranked.rank < k), ranked.end
+            sel, end = inside & (ranked.within(k)), ranked.end
         u = sp.union(line.place(ranked.query[sel], ranked.start[sel]),
                      line.place(ranked.query[sel], end[sel]))
         covered = np.bincount(line.group_of(u.start), weights=u.lengths.astype(float),

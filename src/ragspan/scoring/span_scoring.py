@@ -33,6 +33,7 @@ from ragspan.scoring.metrics.span import (
     score_spans,
 )
 from ragspan.scoring.run_facts import chunk_recall, fusion_sources, off_scope, reordering, saturation
+from ragspan.scoring.steps import StepDetails, step_details
 from ragspan.scoring.token_counts import TokenizerLike, with_token_counts
 
 log = logging.getLogger("ragspan")
@@ -82,16 +83,28 @@ def gold_columns(evalset: EvalSet, codes: DocCodes) -> GoldColumns:
     )
 
 
-def ranked_columns(spans: SpanList, row_to_query: np.ndarray, codes: DocCodes) -> RankedColumns:
-    """Columns of the rows that map to an eval query (``row_to_query[row] >= 0``)."""
+def ranked_columns(spans: SpanList, row_to_query: np.ndarray, codes: DocCodes,
+                   n_queries: int = 0) -> RankedColumns:
+    """Columns of the rows that map to an eval query (``row_to_query[row] >= 0``); with
+    steps, each entry's step and rank in it, and each of the ``n_queries`` queries' step
+    count (a query without a row: one empty step)."""
     counts = np.diff(spans.offsets)
     row_of_span = np.repeat(np.arange(len(spans.ids)), counts)
     rank = np.arange(spans.start.size) - np.repeat(spans.offsets[:-1], counts)
     query = row_to_query[row_of_span]
     sel = query >= 0
     doc = codes.many(spans.doc_names)[spans.doc_code] if spans.doc_code.size else spans.doc_code
+    layout = spans.steps
+    if layout is None:
+        return RankedColumns(query[sel], doc[sel], spans.start[sel], spans.end[sel], rank[sel],
+                             np.flatnonzero(sel))
+    n = max(n_queries, int(row_to_query.max(initial=-1)) + 1)
+    query_steps = np.ones(n, dtype=np.int64)
+    mapped = row_to_query >= 0
+    query_steps[row_to_query[mapped]] = layout.row_steps[mapped]
     return RankedColumns(query[sel], doc[sel], spans.start[sel], spans.end[sel], rank[sel],
-                         np.flatnonzero(sel))
+                         np.flatnonzero(sel), step=layout.step[sel],
+                         step_rank=layout.step_rank[sel], query_steps=query_steps)
 
 
 def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None:
@@ -223,6 +236,7 @@ class SpanReport:
     chunk_recall: ChunkRecall | None = None  # with a chunk manifest
     fusion: FusionSources | None = None  # items naming their retrievers
     tokenizer: str | None = None  # what the token budgets counted in (None: no token budget)
+    steps: StepDetails | None = None  # a run with steps: what each step found
 
     def metric_names(self) -> list[str]:
         bases = SPAN_METRICS + (CHROMA_METRICS if self.chroma else ())
@@ -277,7 +291,7 @@ def compute_span_report(
     row_to_query, unmatched = _map_rows(evalset, run.spans)
     in_run = np.zeros(len(evalset.queries), dtype=bool)
     in_run[row_to_query[row_to_query >= 0]] = True
-    ranked = ranked_columns(run.spans, row_to_query, codes)
+    ranked = ranked_columns(run.spans, row_to_query, codes, len(evalset.queries))
     first_ranked = None if run.first_stage is None else \
         ranked_columns(run.first_stage, row_to_query, codes)
     if token_budgets and corpus is not None and tokenizer is not None:  # (checked above)
@@ -305,7 +319,8 @@ def compute_span_report(
                       ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes.code, ks),
                       reordering(run), c_recall,
                       fusion_sources(ranked, run.spans, facts.pool_pairs, ks),
-                      tokenizer.name if token_budgets and tokenizer is not None else None)
+                      tokenizer.name if token_budgets and tokenizer is not None else None,
+                      step_details(gold, ranked, tau, in_run))
 
 
 def precision_omega(gold: GoldColumns, chunks: ChunkColumns) -> np.ndarray:

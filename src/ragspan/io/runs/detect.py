@@ -26,7 +26,7 @@ def detect_run_format(text: str, path: str) -> str:
             continue
         if line.startswith("{"):
             obj = loads_json(line, path, number)
-            if isinstance(obj, dict) and "retrieved" in obj:
+            if isinstance(obj, dict) and ("retrieved" in obj or "steps" in obj):
                 return "span"
             if isinstance(obj, dict) and "_header" in obj:
                 continue
@@ -36,8 +36,8 @@ def detect_run_format(text: str, path: str) -> str:
                 refuse_other_kind(obj, "a run", path, number,
                                   ": give the run it was scored from" if "predicate" in obj
                                   else " (are --eval-set and --run swapped?)")
-            raise InputError("a JSONL run row needs 'retrieved' or 'retrieved_ids'", path,
-                             number)
+            raise InputError("a JSONL run row needs 'retrieved' (or 'steps') or "
+                             "'retrieved_ids'", path, number)
         if len(line.split()) >= 6:
             return "trec"
         said = not_json_lines(line)

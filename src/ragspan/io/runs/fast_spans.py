@@ -5,8 +5,8 @@ Only files whose reading is certain to equal the plain reader's (``runs.read_spa
 taken: valid UTF-8 with no byte-order mark, no ``\\u`` escape (a lone surrogate must be
 refused), no control character, tab or carriage return; one JSON object per line (every line
 starts with ``{``, no blank line), an optional ``_header`` object on the first line only;
-no item that carries its ``text`` (placing texts is the plain reader's), no ``stage_ms`` and no
-``retrieved_first_stage``; string ids, every row with a list ``retrieved`` of objects with a
+no item that carries its ``text`` (placing texts is the plain reader's), no ``stage_ms``, no
+``steps`` and no ``retrieved_first_stage``; string ids, every row with a list ``retrieved`` of objects with a
 string ``doc_id`` and integer offsets ``0 <= start < end <= 2^40``, ``score`` a number or
 absent, ``chunk_id`` a string or absent, ``latency_ms`` a number or absent; no id twice,
 none empty. pyarrow refuses a repeated key, a float or boolean where an integer belongs, a
@@ -26,7 +26,7 @@ from ragspan.io.runs.arrow_jsonl import ByteFacts, read_lines_table
 
 # what the plain reader treats in ways pyarrow may not (escapes), or does not read here
 ESCAPE = b"\\u"
-UNSURE = (ESCAPE, b'"text"', b'"retrieved_first_stage"', b'"stage_ms"')
+UNSURE = (ESCAPE, b'"text"', b'"retrieved_first_stage"', b'"stage_ms"', b'"steps"')
 BOM = b"\xef\xbb\xbf"
 FUSED_SOURCES = ("dense", "bm25")  # the retrievers a pipeline fuses, as ``sources`` names them
 

@@ -29,6 +29,7 @@ from ragspan.io.rows import (
 from ragspan.io.runs import fast_docs
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.fast_spans import FUSED_SOURCES, read_arrow_spans
+from ragspan.io.runs.steps import StepLayout, StepRows, parse_steps
 
 
 @dataclass
@@ -51,6 +52,8 @@ class SpanList:
     # per fused retriever (``FUSED_SOURCES``), each item's 1-based rank in that retriever's
     # own list (``sources``), 0 where it did not list it; None when no item says
     source_rank: dict[str, np.ndarray] | None = None
+    # the search call each result came from, when a row has ``steps`` (``io.runs.steps``)
+    steps: StepLayout | None = None
 
     def __post_init__(self) -> None:
         if self.doc_code.size != len(self.doc_id):
@@ -101,57 +104,76 @@ class _Columns:
         self.any_sources = False
         self.line_of_span: list[int] = []
         self.untexted = 0  # items with offsets and no text
+        self.steps = StepRows()
 
     def add(self, raw: Any, path: str, line: int, qid: str = "") -> None:
+        """One row's results (``retrieved``)."""
+        self.steps.flat(self.extend(raw, path, line, qid, self.key))
+        self.close()
+
+    def add_steps(self, raw: Any, path: str, line: int, qid: str) -> None:
+        """One row's ``steps``, laid end to end in step order (``io.runs.steps``)."""
+        calls = parse_steps(raw, path, line)
+        lengths = [self.extend(items, path, line, qid, f"steps[{j}].retrieved")
+                   for j, (_, items) in enumerate(calls)]
+        self.steps.add(lengths, [query for query, _ in calls])
+        self.close()
+
+    def close(self) -> None:
+        self.offsets.append(len(self.doc))
+
+    def extend(self, raw: Any, path: str, line: int, qid: str, key: str) -> int:
+        """Append the items of ``raw`` (the list at ``key``) to the open row; how many."""
         if not isinstance(raw, list):
-            raise InputError(f"'{self.key}' must be a list", path, line)
+            raise InputError(f"'{key}' must be a list", path, line)
         kept = 0
         for rank, item in enumerate(raw):
             if not isinstance(item, dict):
-                raise InputError(f"{self.key}[{rank}]: expected an object", path, line)
+                raise InputError(f"{key}[{rank}]: expected an object", path, line)
             doc = item.get("doc_id")
             text = item.get("text")
             if doc is None and text is None:
-                raise InputError(f"{self.key}[{rank}]: missing 'doc_id'", path, line)
+                raise InputError(f"{key}[{rank}]: missing 'doc_id'", path, line)
             if doc is not None and not isinstance(doc, str):
-                doc = parse_id(doc, path, line, f"{self.key}[{rank}].doc_id")
+                doc = parse_id(doc, path, line, f"{key}[{rank}].doc_id")
             start, end = item.get("start"), item.get("end")
             if text is not None and self.anchor is None and (start is None or end is None):
-                raise InputError(f"query '{qid}': {self.key}[{rank}] gives its text but no "
+                raise InputError(f"query '{qid}': {key}[{rank}] gives its text but no "
                                  "offsets: score it with --corpus to place the text", path, line)
             if text is not None and self.anchor is not None:
-                doc, start, end = self.anchor.resolve(self.key, rank, qid, doc, start, end,
+                doc, start, end = self.anchor.resolve(key, rank, qid, doc, start, end,
                                                       text, path, line)
             elif text is None:
                 self.untexted += 1
             if doc is None:
-                raise InputError(f"{self.key}[{rank}]: missing 'doc_id'", path, line)
+                raise InputError(f"{key}[{rank}]: missing 'doc_id'", path, line)
             self.doc.append(doc)
             self.start.append(start)
             self.end.append(end)
             self.score.append(item.get("score"))
             self.chunk.append(item.get("chunk_id"))
-            self._add_sources(item.get("sources"), rank, path, line)
+            self._add_sources(item.get("sources"), rank, path, line, key)
             kept += 1
         self.line_of_span.extend([line] * kept)
-        self.offsets.append(len(self.doc))
+        return kept
 
-    def _add_sources(self, value: Any, rank: int, path: str, line: int) -> None:
+    def _add_sources(self, value: Any, rank: int, path: str, line: int, key: str) -> None:
         """An item's ``sources``: absent, or an object of retriever names to 1-based ranks
         (only the fused retrievers' are kept)."""
         if value is not None and not isinstance(value, dict):
-            raise InputError(f"{self.key}[{rank}]: 'sources' must map retrievers to ranks",
+            raise InputError(f"{key}[{rank}]: 'sources' must map retrievers to ranks",
                              path, line)
         for s in FUSED_SOURCES:
             r = (value or {}).get(s)
             if r is not None and (isinstance(r, bool) or not isinstance(r, int)
                                   or not 1 <= r <= MAX_OFFSET):
-                raise InputError(f"{self.key}[{rank}]: sources.{s} must be a rank >= 1",
+                raise InputError(f"{key}[{rank}]: sources.{s} must be a rank >= 1",
                                  path, line)
             self.any_sources |= r is not None
             self.sources[s].append(r or 0)
 
     def skip(self) -> None:
+        self.steps.flat(0)
         self.offsets.append(len(self.doc))
 
     def finish(self, ids: list[str], path: str) -> SpanList:
@@ -181,11 +203,12 @@ class _Columns:
             doc_code=code,
             source_rank={s: np.asarray(v, dtype=np.int64) for s, v in self.sources.items()}
             if self.any_sources else None,
+            steps=self.steps.layout(),
         )
 
     def _where(self, i: int) -> str:
         row = int(np.searchsorted(np.asarray(self.offsets), i, side="right")) - 1
-        return f"{self.key}[{i - self.offsets[row]}]"
+        return self.steps.where(row, i - self.offsets[row], self.key)
 
 
 def _int_column(values: list[Any], name: str, cols: _Columns, path: str) -> np.ndarray:
@@ -321,11 +344,18 @@ class _RunRows:
                               ": give the run it was scored from" if "predicate" in obj
                               else " (are --eval-set and --run swapped?)")
         qid = unique_row_id(obj, self.seen, name, line)
-        if "retrieved" not in obj:
-            raise InputError("missing 'retrieved'", name, line)
+        if "steps" in obj:
+            if "retrieved" in obj or "retrieved_first_stage" in obj:
+                raise InputError("a row gives 'steps' or 'retrieved', not both (a row with "
+                                 "steps has no first stage)", name, line)
+        elif "retrieved" not in obj:
+            raise InputError("missing 'retrieved' (or 'steps')", name, line)
         self.ids.append(qid)
         self.lines.append(line)
-        self.main.add(obj["retrieved"], name, line, qid)
+        if "steps" in obj:
+            self.main.add_steps(obj["steps"], name, line, qid)
+        else:
+            self.main.add(obj["retrieved"], name, line, qid)
         if "retrieved_first_stage" in obj:
             self.any_first = True
             self.first.add(obj["retrieved_first_stage"], name, line, qid)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragspan.scoring import spans as sp
-from ragspan.scoring.metrics.registry import LABELS
+from ragspan.scoring.metrics.registry import LABELS, is_budget
 from ragspan.scoring.metrics.span import GoldColumns, RankedColumns, group_max
 
 NEEDS_MANIFEST = LABELS[:2]
@@ -62,6 +62,9 @@ class SpanFacts:
     largest_piece: np.ndarray | None
     pool_pairs: tuple[np.ndarray, np.ndarray]
     chunk_pairs: tuple[np.ndarray, np.ndarray] | None
+    # a run with steps: the first rank inside its step at which a result overlaps it (what
+    # a count cutoff, k per step, is compared with); None without steps
+    first_step_rank: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -128,8 +131,12 @@ def span_facts(gold: GoldColumns, ranked: RankedColumns,
     pg, pr = pool_pairs(gold, ranked)
     first_rank = np.full(n_gold, NOT_IN_POOL, dtype=np.int64)
     np.minimum.at(first_rank, pg, ranked.rank[pr])
+    first_step = None
+    if ranked.step_rank is not None:
+        first_step = np.full(n_gold, NOT_IN_POOL, dtype=np.int64)
+        np.minimum.at(first_step, pg, ranked.step_rank[pr])
     if chunks is None:
-        return SpanFacts(first_rank, None, None, (pg, pr), None)
+        return SpanFacts(first_rank, None, None, (pg, pr), None, first_step)
     cg, cc = chunk_pairs(gold, chunks)
     lo = np.maximum(chunks.start[cc], gold.start[cg])
     hi = np.minimum(chunks.end[cc], gold.end[cg])
@@ -142,7 +149,7 @@ def span_facts(gold: GoldColumns, ranked: RankedColumns,
                           minlength=n_gold)
     ceiling = np.zeros(n_gold)
     np.divide(covered, glen, out=ceiling, where=glen > 0)
-    return SpanFacts(first_rank, ceiling, piece, (pg, pr), (cg, cc))
+    return SpanFacts(first_rank, ceiling, piece, (pg, pr), (cg, cc), first_step)
 
 
 def label_failures(gold: GoldColumns, facts: SpanFacts, fractions: dict[int, np.ndarray],
@@ -156,9 +163,12 @@ def label_failures(gold: GoldColumns, facts: SpanFacts, fractions: dict[int, np.
     query_codes: dict[int, np.ndarray] = {}
     for k, frac in fractions.items():
         failing = (frac < tau) & ~grounded[k][gold.query]
-        cut = k if slots is None or k not in slots else slots[k][gold.query]
-        code = np.where(facts.first_rank == NOT_IN_POOL, 2,
-                        np.where(facts.first_rank >= cut, 3, 4))
+        first = facts.first_rank
+        if facts.first_step_rank is not None and not is_budget(k):
+            first, cut = facts.first_step_rank, k  # k per step
+        else:
+            cut = k if slots is None or k not in slots else slots[k][gold.query]
+        code = np.where(first == NOT_IN_POOL, 2, np.where(first >= cut, 3, 4))
         if facts.ceiling is not None and facts.largest_piece is not None:
             code = np.where(facts.largest_piece < 1.0, 1, code)
             code = np.where(facts.ceiling < tau, 0, code)

@@ -54,6 +54,40 @@ class RankedColumns:
     rank: np.ndarray
     source: np.ndarray | None = None
     tokens: TokenCounts | None = None  # for token budgets: each entry's length in tokens
+    # a run with steps (``io.runs.steps``): each entry's step and rank inside it, and per
+    # query how many steps it made; ``rank`` is then the position in the steps laid end to
+    # end (None for a run without steps)
+    step: np.ndarray | None = None
+    step_rank: np.ndarray | None = None
+    query_steps: np.ndarray | None = None
+
+    def within(self, k: int) -> np.ndarray:
+        """The entries within the count cutoff ``k``: the first ``k`` of the ranking, or, in
+        a run with steps, the first ``k`` of each step."""
+        return (self.rank if self.step_rank is None else self.step_rank) < k
+
+    def slots(self, k: int, n: int) -> np.ndarray:
+        """Per query, the results a count cutoff ``k`` gives room for: ``k``, or ``k`` per
+        step."""
+        if self.query_steps is None:
+            return np.full(n, k, dtype=np.int64)
+        return k * self.query_steps.astype(np.int64)
+
+    def positions(self, k: int) -> np.ndarray:
+        """Per entry, its 0-based position among its query's results within the count
+        cutoff ``k`` (``within``): its rank, or, with steps, the results that the earlier
+        steps keep at ``k`` plus its rank inside its step."""
+        if self.step is None or self.step_rank is None:
+            return self.rank
+        span = int(self.step.max(initial=0)) + 1
+        group = self.query.astype(np.int64) * span + self.step
+        keys, inverse, size = np.unique(group, return_inverse=True, return_counts=True)
+        room = np.minimum(size, k)
+        before = np.cumsum(room) - room
+        owner = keys // span
+        first = np.searchsorted(owner, owner, side="left")
+        placed: np.ndarray = (before - before[first])[inverse] + self.step_rank
+        return placed
 
     @cached_property
     def chars_before(self) -> np.ndarray:
@@ -218,10 +252,12 @@ class _Within:
     end: np.ndarray
 
 
-def _first_ranks(ranked: RankedColumns, mask: np.ndarray, n: int) -> np.ndarray:
-    """Per query, the smallest rank among its entries in ``mask`` (``NO_RANK``: none)."""
+def _first_ranks(ranked: RankedColumns, mask: np.ndarray, n: int,
+                 rank: np.ndarray | None = None) -> np.ndarray:
+    """Per query, the smallest rank (``rank``, default ``ranked.rank``) among its entries in
+    ``mask`` (``NO_RANK``: none)."""
     out = np.full(n, NO_RANK, dtype=np.int64)
-    q, r = ranked.query[mask], ranked.rank[mask]
+    q, r = ranked.query[mask], (ranked.rank if rank is None else rank)[mask]
     o = np.lexsort((r, q))
     uq, at = np.unique(q[o], return_index=True)
     out[uq] = r[o][at]
@@ -281,10 +317,16 @@ def score_spans(
     for k in ks:
         if is_budget(k):
             cut = _within_budget(ranked, k, keep, relevant, rs, gold_union, n)
-        else:
+        elif ranked.step_rank is None:
             sel = keep & (ranked.rank < k)
             cut = _Within(sel, relevant & (ranked.rank < k), np.full(n, k, dtype=np.int64),
                           np.where(first_rel < k, first_rel, NO_RANK), rs[sel], re_[sel])
+        else:  # the first k of each step, ranked in the context they make
+            within = ranked.within(k)
+            sel = keep & within
+            cut = _Within(sel, relevant & within, ranked.slots(k, n),
+                          _first_ranks(ranked, relevant & within, n, ranked.positions(k)),
+                          rs[sel], re_[sel])
         sel, relevant_k, first_k = cut.sel, cut.relevant, cut.first
         s_sel, e_sel = cut.start, cut.end
         slots[k] = cut.slots
