@@ -8,6 +8,10 @@ JSON reader into columns, no checks, on the run and the eval set), the metric co
 command, with the ``fast`` extra and without, against it, both with the cyclic garbage
 collector paused as the command line pauses it (``base.collector``). Target: the whole
 command within 2x the floor.
+Then the whole command as a process (``ragspan score --eval-set E --run R --out F``, its
+imports included) against a process that parses the run with orjson, line by line (the
+fastest Python parse of JSONL; nothing checked, nothing scored), alternating, each with
+its peak resident memory. Target: within x8.
 Then the failure labels: the labelling alone (the facts of every gold span and the labels at
 4 cutoffs, with a chunk manifest of 512-character chunks tiling every document), and the
 whole command with ``--chunks`` against without. Target: labelling adds < 0.5 s.
@@ -32,7 +36,8 @@ def make_files(tmp: Path, seed: int = 0) -> tuple[Path, Path]:
     evalset, run = [], []
     for q in range(N_QUERIES):
         doc = f"d{rng.integers(N_DOCS)}"
-        gs = rng.integers(0, DOC_LEN - 400, GOLD)
+        third = DOC_LEN // GOLD  # one gold span in each third: overlapping spans are refused
+        gs = np.arange(GOLD) * third + rng.integers(0, third - 400, GOLD)
         gl = rng.integers(20, 400, GOLD)
         evalset.append(json.dumps({"id": f"q{q}", "query": "x", "doc_id": doc,
                                    "gold_spans": [[int(s), int(s + n)] for s, n in zip(gs, gl)],
@@ -125,6 +130,7 @@ def main() -> None:
         os.environ.pop("RAGSPAN_NO_FAST")
         total_s = totals["without --chunks"]
         floor = _floor(r, e, evalset, run, result.report, tmp)
+        processes = _against_orjson(e, r, tmp)
     print(f"metric computation (4 cutoffs): {metric_s:.3f} s = {N_QUERIES / metric_s:,.0f} "
           f"queries/s (target < 1 s)")
     print(f"4 character cutoffs ({', '.join(map(str, budgets))}): {timing['chars']:.3f} s "
@@ -143,7 +149,45 @@ def main() -> None:
     print(f"whole command {total_s:.3f} s = x{total_s / floor_s:.2f} the floor (target <= x2); "
           f"with the plain reader (no fast extra) {totals['plain reader']:.3f} s = "
           f"x{totals['plain reader'] / floor_s:.2f}")
+    if processes is None:
+        print("orjson not installed (the dev extra has it): no process comparison")
+    else:
+        for name, (t, peak) in processes.items():
+            print(f"{name:32s} median {t:.3f} s, peak memory {peak:.2f} GB")
+        ratio = processes["ragspan score (process)"][0] / processes["orjson parse of the run"][0]
+        print(f"ragspan score = x{ratio:.2f} an orjson parse of its run (target <= x8)")
     sys.stdout.flush()
+
+
+ORJSON_PARSE = """
+import sys, orjson
+with open(sys.argv[1], "rb") as fh:
+    rows = [orjson.loads(line) for line in fh]
+"""
+
+
+def _against_orjson(e: Path, r: Path, tmp: Path) -> dict[str, tuple[float, float]] | None:
+    """Median wall time and peak memory (GB) of 5 alternating rounds of: the whole
+    ``ragspan score`` process, and a Python process parsing the run with orjson."""
+    import importlib.util
+    import statistics
+
+    from processes import wall
+
+    if importlib.util.find_spec("orjson") is None:
+        return None
+    cmds = {"ragspan score (process)": [sys.executable, "-m", "ragspan", "-q", "score",
+                                        "--eval-set", str(e), "--run", str(r),
+                                        "--out", str(tmp / "process.json")],
+            "orjson parse of the run": [sys.executable, "-c", ORJSON_PARSE, str(r)]}
+    times: dict[str, list[float]] = {k: [] for k in cmds}
+    peaks: dict[str, float] = dict.fromkeys(cmds, 0.0)
+    for _ in range(5):
+        for name, cmd in cmds.items():
+            seconds, peak = wall(cmd)
+            times[name].append(seconds)
+            peaks[name] = max(peaks[name], peak)
+    return {k: (statistics.median(v), peaks[k]) for k, v in times.items()}
 
 
 def _floor(run_path: Path, eval_path: Path, evalset, run, report,

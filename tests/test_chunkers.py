@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conftest import shared
 from ragspan.retrieval.chunkers import ChunkerSpec, chunk_document, fixed, headers
 
-TILING = ("fixed", "sentence", "recursive", "clause")
+TILING = ("fixed", "sentence", "recursive", "paragraph", "clause")
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +130,27 @@ def test_headers_in_a_real_contract(contracts):
     for header in ("1. DEFINITIONS.", "2.1 OVERVIEW.", "5. PAYMENT.", "12.1 GOVERNING LAW."):
         assert any(f.startswith(header) for f in found), header
     assert not any(f.startswith(("Source", "8/26/1999")) for f in found)
+
+
+@given(st.text(alphabet=st.sampled_from("ab .\n\r\t!?\u00a0"), max_size=400),
+       st.integers(min_value=1, max_value=60))
+def test_paragraph_never_crosses_a_blank_line_nor_its_cap(text, size):
+    """LegalBench-RAG's Config C: no chunk holds text of two paragraphs (a blank line is a
+    line of whitespace only, a carriage return included) and none exceeds ``size``."""
+    import re
+
+    chunks, note = chunk_document("d", text, ChunkerSpec("paragraph", size))
+    for c in chunks:
+        assert c.end - c.start <= size
+        assert not re.search(r"\n[^\S\n]*\n", text[c.start:c.end].rstrip()), text[c.start:c.end]
+    if "dropped_invisible" not in note:
+        assert_tiles(chunks, text)
+
+
+def test_paragraph_keeps_each_paragraph_whole_when_it_fits():
+    text = "Para one. Short.\r\n\r\nPara two, a little longer.\n \n\nThree."
+    chunks, _ = chunk_document("d", text, ChunkerSpec("paragraph", 40))
+    assert [text[c.start:c.end] for c in chunks] == [
+        "Para one. Short.\r\n\r\n", "Para two, a little longer.\n \n\n", "Three."]
+    packed, _ = chunk_document("d", text, ChunkerSpec("recursive", 40))
+    assert len(packed) < len(chunks)  # recursive packs small paragraphs together; paragraph never

@@ -113,6 +113,36 @@ def test_rows_checked_once_per_type_shape_give_the_full_answer(mutate):
     assert validation_error(doc) == _full_validation_error(doc)
 
 
+def _evidence_rows():
+    return [{"id": f"q{i}", "metrics": {"span_coverage@5": [0.0, 1.0, 0.25][i % 3],
+                                        "complete_grounding@5": float(i % 2)},
+             "failure_evidence": [{"doc_id": "d", "start": 1.0, "end": 2, "chunks": [],
+                                   "first_rank": None, "chunk_ceiling": [1.0, 0.5][i % 2]}]}
+            for i in range(12)]
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: None,
+    _set([*ROWS, 7, "failure_evidence", 0, "start"], 1.5),
+    _set([*ROWS, 8, "failure_evidence", 0, "first_rank"], 2.5),
+    _set([*ROWS, 9, "failure_evidence", 0, "chunk_ceiling"], "x"),
+    _set([*ROWS, 10, "metrics", "span_coverage@5"], True),
+])
+def test_integrality_counts_only_under_integer_keys(mutate):
+    """A float's integrality splits shapes only under the keys the schema types as
+    integers: metrics of 0.0, 1.0 and 0.25 are one shape, and a start of 1.5 among starts of
+    1.0 is still found, in its own row."""
+    from ragspan.report.envelope import _distinct_rows, _integer_keys
+
+    assert {"start", "end", "rank", "first_rank"} <= _integer_keys()
+    assert "covered" not in _integer_keys()
+    doc = _doc(details={"queries": _evidence_rows()})
+    mutate(doc)
+    assert validation_error(doc) == _full_validation_error(doc)
+    if validation_error(doc) is None:  # unmutated: one shape for all 12 rows
+        assert len(_distinct_rows(doc)[1]) == 1
+
+
 def test_row_shortcut_only_for_type_only_schemas():
     from ragspan.report.envelope import _row_schemas, _rows_checked_by_type, _type_only
 

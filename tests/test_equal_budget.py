@@ -139,8 +139,8 @@ def test_saturated_cutoffs_are_named_by_score_and_compare(tmp_path):
                       "--out", tmp_path / f"s-{name}.json")
         assert res.exit_code == 0, res.stderr
         out[name] = tmp_path / f"s-{name}.json"
-    assert "at k = 3 the results cover at least 90% of the scoped document for 10 queries" \
-        in res.stderr
+    assert ("at k = 3 the results cover at least 90% of the scoped document (the corpus, for a "
+            "question without doc_id) for 10 queries") in res.stderr
     import json
 
     sat = json.loads(out["c"].read_text())["predicate"]["summary"]["saturation"]
@@ -150,6 +150,32 @@ def test_saturated_cutoffs_are_named_by_score_and_compare(tmp_path):
     warnings = res.json()["predicate"]["summary"]["warnings"]
     assert any("at k = 3 the baseline's results cover at least 90%" in w for w in warnings)
     assert any("at k = 3 the candidate's results" in w for w in warnings)
+
+
+def test_a_corpus_wide_question_saturates_when_k_takes_in_the_corpus(tmp_path):
+    """A question without doc_id is scoped to the whole corpus: at a k above the corpus's
+    chunks its results cover all of it, and score warns as for a document (LegalBench-RAG
+    rows carry no doc_id, so this is where that benchmark's budget trap shows)."""
+    import json
+
+    docs = [{"id": f"d{i}", "text": "x" * 500} for i in range(3)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [
+        {"id": f"q{i}", "query": "?", "gold_spans": [{"doc_id": f"d{i % 3}", "start": 100,
+                                                      "end": 150}]} for i in range(6)])
+    chunks = [(f"d{d}", s, s + 250) for d in range(3) for s in (0, 250)]  # the corpus's 6 chunks
+    run = write_jsonl(tmp_path / "run.jsonl", [
+        {"id": f"q{i}", "retrieved": [{"doc_id": d, "start": s, "end": e}
+                                      for d, s, e in chunks[i % 3:] + chunks[:i % 3]]}
+        for i in range(6)])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k", "2",
+                  "--k", "6", "--no-budget-grid", "--out", tmp_path / "s.json")
+    assert res.exit_code == 0, res.stderr
+    assert ("at k = 6 the results cover at least 90% of the scoped document (the corpus, for a "
+            "question without doc_id) for 6 queries") in res.stderr
+    sat = json.loads((tmp_path / "s.json").read_text())["predicate"]["summary"]["saturation"]
+    assert sat == {"threshold": 0.9, "scoped_queries": 6,
+                   "by_k": {"6": {"queries": 6, "share": 1.0}}}  # @2: a third of the corpus
 
 
 def test_a_character_budget_is_refused_where_documents_are_scored(tmp_path):

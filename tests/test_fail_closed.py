@@ -239,3 +239,44 @@ def test_a_saturation_summary_the_gate_cannot_read_is_refused(pair, saturation, 
         pred["summary"]["saturation"] = saturation
 
     assert_input_error(compare(base, edit(cand, put)), "candidate.json", fragment)
+
+
+@pytest.mark.parametrize("rows", [
+    [{"id": "q1", "relevant_ids": []}],
+    [{"id": "q1", "relevant": {}}, {"id": "q2", "relevant": {}}],
+])
+def test_qrels_with_no_judged_query_score_nothing_and_say_so(tmp_path, rows):
+    """Qrels that list queries but judge none used to give a report of 0 queries with every
+    metric 0.0 and exit 0: a gate comparing two such reports had nothing to compare."""
+    qrels = write_jsonl(tmp_path / "qrels.jsonl", rows)
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d1 1 1.0 r\n", encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = run_cli("score", "--qrels", qrels, "--run", run, "--out", out)
+    assert_input_error(result, "qrels.jsonl", f"none of the {len(rows)} queries",
+                       "has a judgment")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("level", ["0", "-1"])
+def test_a_relevance_level_below_one_is_refused(tmp_path, level):
+    """Level 0 would count every judged-not-relevant document relevant."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 0\nq1 0 d2 1\n", encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d1 1 1.0 r\n", encoding="utf-8")
+    result = run_cli("score", "--qrels", qrels, "--run", run, "--relevance-level", level,
+                     "--out", tmp_path / "r.json")
+    assert result.exit_code == 2 and "--relevance-level" in result.stderr
+
+
+def test_the_library_refuses_a_relevance_level_below_one_too():
+    import numpy as np
+
+    from ragspan.base.errors import UsageError
+    from ragspan.scoring.doc_scoring import JudgedDocs
+
+    judged = JudgedDocs.of({"q1": {"d1": 0, "d2": 1}})
+    empty = np.zeros(0, dtype=np.int64)
+    with pytest.raises(UsageError, match="at least 1, got 0"):
+        judged.score(["q1"], ["d1"], empty, empty, empty, (10,), level=0)

@@ -12,8 +12,9 @@ import pytest
 from conftest import ROOT
 
 SRC = ROOT / "src"
-CLI_MAY_IMPORT = ("ragspan", "ragspan.app", "ragspan.base.argv", "ragspan.base.collector",
-                  "ragspan.base.errors", "ragspan.base.logs", "ragspan.base.options")
+CLI_MAY_IMPORT = ("ragspan", "ragspan.app", "ragspan.base.allocator", "ragspan.base.argv",
+                  "ragspan.base.collector", "ragspan.base.errors", "ragspan.base.logs",
+                  "ragspan.base.options")
 
 
 def _module_name(path: Path) -> str:

@@ -353,7 +353,7 @@ def test_hnsw_is_asked_for_by_name_and_recorded(tmp_path):
                                                      "hnsw_ef")} == {
         "search": "hnsw", "hnsw_m": 16, "hnsw_ef_construct": 100, "hnsw_ef": 64}
     assert hnsw.digest != exact.digest
-    with pytest.raises(InputError, match='needs backend = "qdrant"'):
+    with pytest.raises(InputError, match='needs backend = "qdrant-edge"'):
         parse_config({"name": "p", "dense": {"search": "hnsw"}}, "p.toml")
     with pytest.raises(InputError, match="hnsw_ef = 8 is below depth = 50"):
         parse_config({"name": "p", "dense": {"backend": "qdrant", "search": "hnsw",

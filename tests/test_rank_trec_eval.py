@@ -288,6 +288,27 @@ def test_convert_round_trips(tmp_path):
     assert read_qrels(q2).judgments == read_qrels(base / "qrels.rel_level").judgments
 
 
+def test_convert_run_tag(tmp_path):
+    """``convert run --to trec --tag T`` writes T in the tag column; a tag TREC cannot carry,
+    or a tag where there is no tag column, is a usage error and nothing is written."""
+    run = write_jsonl(tmp_path / "p.jsonl", [{"id": "q", "retrieved_ids": ["a", "z"]}])
+    out = tmp_path / "r.trec"
+    assert run_cli("convert", "run", "--in", run, "--to", "trec", "--out", out,
+                   "--tag", "bm25-v2").exit_code == 0
+    assert {line.split()[5] for line in out.read_text().splitlines()} == {"bm25-v2"}
+    assert run_cli("convert", "run", "--in", run, "--to", "trec",
+                   "--out", tmp_path / "d.trec").exit_code == 0
+    assert (tmp_path / "d.trec").read_text().split()[5] == "ragspan"
+    for args, fragment in ((["run", "--to", "trec", "--tag", "two words"], "without whitespace"),
+                           (["run", "--to", "trec", "--tag", ""], "without whitespace"),
+                           (["run", "--to", "jsonl", "--tag", "x"], "has no place in run"),
+                           (["qrels", "--to", "trec", "--tag", "x"], "has no place in qrels")):
+        bad = tmp_path / "bad.out"
+        res = run_cli("convert", args[0], "--in", run, *args[1:], "--out", bad)
+        assert res.exit_code == 2 and fragment in res.stderr, res.stderr
+        assert not bad.exists()
+
+
 def test_eval_set_with_doc_run(tmp_path):
     """A doc-level eval set (``relevance``) scores a doc run directly."""
     evalset = write_jsonl(tmp_path / "e.jsonl", [

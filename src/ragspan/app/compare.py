@@ -22,6 +22,7 @@ from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.base.voice import surface
 from ragspan.gate import compare as gate
+from ragspan.gate import percent_budgets
 from ragspan.gate.budgets import Budget, parse_budget
 from ragspan.gate.migration import Migration, migration_of
 from ragspan.gate.options import GateOptions
@@ -304,10 +305,18 @@ def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str
             settings[key] = tuple(value) if isinstance(value, (list, tuple)) else value
     cfg_budgets = settings.pop("budgets") if "budgets" in table else {}
     settings.pop("budgets", None)
-    cli_budgets = dict(parse_budget(s) for s in budgets)
-    merged = merge_budgets(cfg_budgets, cli_budgets)
-    origin: dict[str, str | None] = {key: None if key in cli_budgets else config_path
-                                     for key in merged}
+    recall_pct, other_pct = settings["max_recall_regression_pct"], settings["max_regression_pct"]
+    spelled = percent_budgets.active(recall_pct, other_pct)
+    cli_budgets = dict(parse_budget(percent_budgets.translate(s, spelled)) for s in budgets)
+    pct_origin = None if any(given.get(k) is not None for k in (
+        "max_recall_regression_pct", "max_regression_pct")) else config_path
+    pct = percent_budgets.default_budgets(recall_pct, other_pct) if spelled else {}
+    merged = merge_budgets(merge_budgets(pct, cfg_budgets), cli_budgets)
+    origin: dict[str, str | None] = {
+        key: None if key in cli_budgets else config_path if key in cfg_budgets else pct_origin
+        for key in merged}
+    if spelled and "mode" not in table and given.get("mode") is None:
+        settings["mode"] = "threshold"  # that gate's rule: any drop over its budget fails
     opts = GateOptions(budgets=merged, **settings)
     opts.validate()
     return opts, origin

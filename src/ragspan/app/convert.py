@@ -24,10 +24,25 @@ def trec_safe(pairs: Iterable[tuple[str, str]], src: str) -> None:
                                  "cannot carry it; keep this file as JSONL", src)
 
 
-def run(what: str, src: str, fmt: str, out: str) -> None:
+def check_tag(tag: str | None, what: str, fmt: str) -> str:
+    """The TREC run tag: ``ragspan`` when unset; a UsageError when given for anything but a
+    run written as TREC, or when it is empty or holds whitespace (TREC splits on it)."""
+    if tag is None:
+        return "ragspan"
+    if what != "run" or fmt != "trec":
+        raise UsageError("--tag names the tag column of a run written as TREC (--to trec); "
+                         f"it has no place in {what} written as {fmt}")
+    if not tag or any(c.isspace() for c in tag) or not tag.isprintable():
+        raise UsageError(f"--tag {tag!r} must be one printable word without whitespace: TREC "
+                         "splits its columns on whitespace")
+    return tag
+
+
+def run(what: str, src: str, fmt: str, out: str, tag: str | None = None) -> None:
     """Convert ``src`` (format detected) to ``fmt`` at ``out`` (atomically). Run order is
     kept exactly: a JSONL run written as TREC gets strictly decreasing scores, so trec_eval
-    reproduces its order."""
+    reproduces its order; ``tag`` is its tag column (``check_tag``)."""
+    tag = check_tag(tag, what, fmt)
     if what == "qrels":
         judgments = read_qrels(src).judgments
         if fmt == "trec":
@@ -41,6 +56,6 @@ def run(what: str, src: str, fmt: str, out: str) -> None:
         doc_run = read_doc_run(src)
         if fmt == "trec":
             trec_safe(((q, d) for q, docs in doc_run.per_query().items() for d in docs), src)
-        text = write_doc_run(doc_run, fmt)
+        text = write_doc_run(doc_run, fmt, tag)
     write_files({out: text})
     log.info("wrote %s (%s)", out, fmt)

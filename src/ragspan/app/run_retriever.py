@@ -25,6 +25,7 @@ from ragspan.io.serialize import jsonl
 from ragspan.report.envelope import statement
 from ragspan.retrieval.agents import is_agent, run_agent
 from ragspan.retrieval.config import PipelineConfig, config_of_bytes
+from ragspan.retrieval.edge_live import run_edge
 from ragspan.retrieval.embed import Embedder, default_cache_dir
 from ragspan.retrieval.filters import unscoped_rows
 from ragspan.retrieval.live import LiveSpec, run_live
@@ -103,7 +104,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
         qdrant_url: str | None = None, depth: int | None = None, id_key: str | None = None,
         qrels: str | None = None, to: str | None = None, tag: str | None = None,
-        collection: str | None = None, vector_name: str | None = None,
+        collection: str | None = None, edge_shard: str | None = None,
+        snapshot: str | None = None, vector_name: str | None = None,
         hnsw_ef: int | None = None, doc_key: str | None = None, start_key: str | None = None,
         end_key: str | None = None,
         text_key: str | None = None, model: str | None = None, scope: str | None = None,
@@ -114,7 +116,9 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     writes together with the report or not at all. ``read``: the corpus, eval set and
     configuration already read from those paths (``sweep`` reads each once)."""
     _refuse_combinations(
-        config=config, retriever=retriever, collection=collection, live_only={
+        config=config, retriever=retriever,
+        collection=collection if collection is not None else edge_shard if edge_shard
+        is not None else snapshot, live_only={
             "--vector-name": vector_name, "--hnsw-ef": hnsw_ef, "--doc-key": doc_key,
             "--start-key": start_key, "--end-key": end_key, "--text-key": text_key,
             "--model": model, "--scope": scope},
@@ -135,6 +139,21 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
                            qdrant_url=qdrant_url, cache=cache, bar=bar,
                            strict_cache=strict_cache, keep_collection=keep_collection,
                            chunks_out=chunks_out)
+    elif edge_shard is not None or snapshot is not None:
+        if edge_shard is not None and snapshot is not None:
+            raise UsageError("give --edge-shard or --snapshot, not both")
+        if qdrant_url or qdrant_path or collection:
+            raise UsageError("--edge-shard and --snapshot are searched in-process: drop "
+                             "--collection, --qdrant-url and --qdrant-path")
+        source = present(edge_shard or snapshot, "--edge-shard or --snapshot")
+        spec = LiveSpec(source, vector_name=vector_name, hnsw_ef=hnsw_ef,
+                        doc_key=doc_key or "doc_id", start_key=start_key or "start",
+                        end_key=end_key or "end", text_key=text_key or "text",
+                        depth=depth or 10, scope=scope or "doc_id")
+        embedder = Embedder(model or "all-MiniLM-L6-v2", cache, progress=bar,
+                            strict_cache=strict_cache)
+        got = _by_edge(spec, source, snapshot is not None, queries, corp, eval_set, embedder,
+                       bar)
     elif collection is not None:
         spec = LiveSpec(collection, url=qdrant_url, path=qdrant_path, vector_name=vector_name,
                         hnsw_ef=hnsw_ef, doc_key=doc_key or "doc_id", start_key=start_key or "start",
@@ -181,8 +200,9 @@ def _refuse_combinations(*, config: str | None, retriever: str | None, collectio
     """A UsageError for options that do not go together (``live_only``: the options of
     ``--collection``, by flag)."""
     if sum(x is not None for x in (config, retriever, collection)) != 1:
-        raise UsageError("give exactly one of --config (a pipeline), --retriever (your own) or "
-                         "--collection (your Qdrant collection, read-only)")
+        raise UsageError("give exactly one of --config (a pipeline), --retriever (your own), "
+                         "--collection (your Qdrant collection, read-only), --edge-shard or "
+                         "--snapshot (your index offline, read-only)")
     given = [k for k, v in live_only.items() if v is not None]
     if given and collection is None:
         raise UsageError(f"{given[0]} applies to --collection")
@@ -247,6 +267,10 @@ def _by_pipeline(cfg: PipelineConfig, queries: list[EvalQuery], corp: Corpus, ev
         raise InputError(exc.reason, eval_set) from None  # a query's filters: name the file
     finally:
         pipe.close()
+    recall = pipe.dense.ann_recall(cfg.dense.depth) if cfg.dense is not None and \
+        hasattr(pipe.dense, "ann_recall") else None
+    if recall is not None:  # what the approximate search cost: the exact top k it missed
+        summary["ann_recall"] = recall
     notes = {d: pipe.table.notes[d] for d in sorted(pipe.table.notes)}
     fallback = [d for d, n in notes.items() if n.get("fallback")]
     dropped = sum(int(n.get("dropped_invisible", 0)) for n in pipe.table.notes.values())
@@ -285,6 +309,23 @@ def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_
     summary["collection"] = live
     return Retrieved(rows, {"collection": described}, summary,
                      {"collection": described, **embedder.describe()},
+                     execution=embedder.cache_use())
+
+
+def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
+             corp: Corpus, eval_set: str, embedder: Embedder, bar: Progress) -> Retrieved:
+    """``--edge-shard`` / ``--snapshot``: the user's index, offline and read-only."""
+    summary: dict[str, Any] = {}
+    unscoped = unscoped_rows(spec.scope, queries, eval_set)
+    if unscoped:
+        summary["unscoped_queries"] = unscoped
+    rows, info = run_edge(spec, source, snapshot, queries, corp, embedder, bar)
+    summary["edge_shard"] = info
+    if "ann_recall" in info:
+        summary["ann_recall"] = info["ann_recall"]
+    described = {k: info[k] for k in ("source", "kind", "points", "search")}
+    return Retrieved(rows, {"edge_shard": described}, summary,
+                     {"edge_shard": described, **embedder.describe()},
                      execution=embedder.cache_use())
 
 

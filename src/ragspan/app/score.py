@@ -140,8 +140,9 @@ def warn_saturation(saturation: Saturation | None) -> None:
     for k, v in saturation.by_k.items():
         if v.share >= SATURATION_WARN:
             log.warning("at k = %s the results cover at least %.0f%% of the scoped document "
-                        "for %d queries (%.0f%%): recall there is high by construction, not "
-                        "by ranking", k, 100 * saturation.threshold, v.queries, 100 * v.share)
+                        "(the corpus, for a question without doc_id) for %d queries (%.0f%%): "
+                        "recall there is high by construction, not by ranking",
+                        k, 100 * saturation.threshold, v.queries, 100 * v.share)
 
 
 def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int],

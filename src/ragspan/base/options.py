@@ -190,6 +190,13 @@ GATE_OPTIONS: tuple[Option, ...] = (
            "none (each question; the verdict is about these documents), or auto "
            "(docs/gate.md, \"Clustered eval sets\").",
            pattern=r"auto|none|doc_id|tag:.+", pattern_help="auto, none, doc_id or tag:KEY"),
+    Option("max-recall-regression-pct", "float", None, "Percent-of-baseline budgets "
+           "(toolkit-rag-quality's spelling): doc-level recall may drop this percent of the "
+           "baseline's mean (2 once either percent option is given); threshold mode unless "
+           "--mode is given.", low=0, high=100, nullable=True),
+    Option("max-regression-pct", "float", None, "Percent-of-baseline budgets: precision, "
+           "nDCG, MRR, MAP and hit rate may drop this percent (default: the recall "
+           "budget).", low=0, high=100, nullable=True),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
            "\"off\"."),
 )
@@ -208,10 +215,11 @@ PIPELINE_TOP: tuple[Option, ...] = (
 PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
     "chunker": (Option("kind", "enum", "sentence", "How documents are cut into chunks "
                        "(tokens and recursive-tokens measure size and overlap in tokens).",
-                       choices=("fixed", "sentence", "recursive", "clause", "none", "tokens",
-                                "recursive-tokens")),
+                       choices=("fixed", "sentence", "recursive", "paragraph", "clause", "none",
+                                "tokens", "recursive-tokens")),
                 Option("size", "int", 1000, "Chunk size in characters (the target for "
-                       "sentence, recursive and clause; tokens for the token kinds).", low=1,
+                       "sentence, recursive and clause, the cap of paragraph; tokens for the "
+                       "token kinds).", low=1,
                        high=MAX_CHUNK_CHARS),
                 Option("overlap", "int", 0, "Characters (tokens, for the token kinds) shared "
                        "by neighbouring chunks (below size).", low=0, high=MAX_CHUNK_CHARS),
@@ -222,15 +230,17 @@ PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
                 ENABLED),
     "dense": (Option("model", "str", "all-MiniLM-L6-v2", "sentence-transformers model, name "
                      "or path (the default is the packaged MiniLM)."),
-              Option("backend", "enum", "exact", "Exact numpy search, or Qdrant.",
-                     choices=("exact", "qdrant")),
+              Option("backend", "enum", "exact", "Exact numpy search; Qdrant through its "
+                     "client (local mode, or a server); or qdrant-edge, Qdrant's engine "
+                     "in-process.", choices=("exact", "qdrant", "qdrant-edge")),
               Option("depth", "int", 50, "Candidates this retriever passes on.", low=1,
                      high=MAX_DEPTH),
               Option("qdrant_path", "str", None, "Local on-disk Qdrant store.", nullable=True),
               Option("qdrant_url", "str", None, "Qdrant server.", nullable=True),
               Option("search", "enum", "exact", "How Qdrant searches: exact (every vector of "
                      "the filtered set, no approximate-search noise) or hnsw (its approximate "
-                     "graph; a server only, recorded with its parameters).",
+                     "graph: qdrant-edge, or a server; recorded with its parameters, and "
+                     "with qdrant-edge its ann_recall@depth).",
                      choices=("exact", "hnsw")),
               Option("hnsw_m", "int", 16, "With search = hnsw: graph links per point.", low=4,
                      high=MAX_HNSW),
@@ -298,6 +308,12 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
     Option("tag", "str", "ragspan", "The run tag of a TREC run (--to trec).", nullable=True),
     Option("collection", "str", None, "Evaluate this existing Qdrant collection (with "
            "--qdrant-url or --qdrant-path), read-only: your index as it is.", nullable=True),
+    Option("edge-shard", "str", None, "Evaluate this Qdrant edge shard folder (built by your "
+           "pipeline with qdrant-edge) offline, from a copy: your index as it is, read-only.",
+           nullable=True),
+    Option("snapshot", "str", None, "Evaluate this Qdrant collection snapshot offline, "
+           "unpacked into a temporary folder: your production index, read-only.",
+           nullable=True),
     Option("vector-name", "str", None, "With --collection: the named vector to search.",
            nullable=True),
     Option("hnsw-ef", "int", None, "With --collection on a server: search the collection's "

@@ -4,7 +4,7 @@ Each subcommand parses its options and calls ``ragspan.app.<name>.run``; the res
 written and printed by ``ragspan.app.output.deliver``, and its report's exit code is the
 process's. The commands live in ``scoring``, ``datasets`` and ``retrieval`` (registered on
 the group of ``common`` when this package is imported). Of ragspan, the package imports only
-``app``, ``base.argv``, ``base.collector``, ``base.errors``, ``base.logs`` and
+``app``, ``base.allocator``, ``base.argv``, ``base.collector``, ``base.errors``, ``base.logs`` and
 ``base.options``, and each command's module inside its function, so ``ragspan --help``
 starts fast and ``SOURCE_DATE_EPOCH`` is checked before numpy is imported.
 """

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from ragspan import __version__
-from ragspan.base import collector, logs
+from ragspan.base import allocator, collector, logs
 from ragspan.base.argv import outputs_elided
 from ragspan.base.errors import RagspanError
 from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
@@ -147,6 +147,7 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         )
         if ctx.command.name in COLLECTING:
             return func(*args, **kw)
+        allocator.keep_freed_memory()
         with collector.paused():
             return func(*args, **kw)
 

@@ -30,7 +30,7 @@ from ragspan.cli.common import (
 @run_retriever_options
 @format_option
 @common_options
-@guard(inputs=("corpus", "eval_set", "config", "qdrant_path", "qrels"),
+@guard(inputs=("corpus", "eval_set", "config", "qdrant_path", "qrels", "edge_shard", "snapshot"),
        outputs=("out", "chunks_out", "report"))
 def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Run a retrieval pipeline (or your retriever) over an eval set's queries -> span run."""

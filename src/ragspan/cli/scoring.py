@@ -35,7 +35,7 @@ from ragspan.cli.common import (
 @cutoff_option
 @click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
               default=0.5, show_default=True, help="tau: share of a gold span that must be covered.")
-@click.option("--relevance-level", type=click.IntRange(-1_000, 1_000), default=1,
+@click.option("--relevance-level", type=click.IntRange(1, 1_000), default=1,
               show_default=True,
               help="Doc level: minimum grade that counts as relevant.")
 @click.option("--judged-only", is_flag=True,
@@ -108,13 +108,15 @@ def validate_report(path: str | None, src: str | None, report: str | None) -> No
 @click.option("--in", "src", required=True, type=str, help="Input file (format detected).")
 @click.option("--to", "fmt", required=True, type=click.Choice(["trec", "jsonl"]))
 @click.option("--out", required=True, type=str, help="Output file (written atomically).")
+@click.option("--tag", default=None, type=str,
+              help="A run written as TREC: its tag column (default ragspan).")
 @common_options
 @guard(inputs=("src",), outputs=("out",))
-def convert(what: str, src: str, fmt: str, out: str) -> None:
+def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
     """Convert qrels or a doc run between TREC and JSONL, losslessly."""
     from ragspan.app import convert as command
 
-    command.run(what, src, fmt, out)
+    command.run(what, src, fmt, out, tag)
 
 
 @cli.command()

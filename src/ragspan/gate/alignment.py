@@ -144,9 +144,10 @@ def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int])
             v = r.saturation.by_k.get(str(k))
             if v is not None and v.share >= SATURATION_WARN:
                 out.append(f"at k = {k} the {role}'s results cover at least "
-                           f"{r.saturation.threshold:.0%} of the scoped document for "
-                           f"{v.queries} queries ({v.share:.0%}): recall there is high by "
-                           "construction, not by ranking")
+                           f"{r.saturation.threshold:.0%} of the scoped document (the "
+                           f"corpus, for a question without doc_id) for {v.queries} queries "
+                           f"({v.share:.0%}): recall there is high by construction, not by "
+                           "ranking")
     return out
 
 

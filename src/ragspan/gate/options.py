@@ -36,6 +36,8 @@ class GateOptions:
     primary_metric: str | None = GATE_DEFAULTS["primary_metric"]
     top: int = GATE_DEFAULTS["top"]
     cluster_by: str = GATE_DEFAULTS["cluster_by"]
+    max_recall_regression_pct: float | None = GATE_DEFAULTS["max_recall_regression_pct"]
+    max_regression_pct: float | None = GATE_DEFAULTS["max_regression_pct"]
 
     def validate(self) -> None:
         """Every value against its declared option (a usage error names the flag); alpha has

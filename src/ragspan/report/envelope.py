@@ -129,6 +129,59 @@ def _rows_checked_by_type() -> bool:
     return all(_type_only(sub) for sub in _row_schemas(schema()))
 
 
+def _integer_only(sub: Any) -> bool:
+    """A subschema whose type admits integers but not other numbers."""
+    if not isinstance(sub, dict):
+        return False
+    types = sub.get("type", ())
+    types = {types} if isinstance(types, str) else set(types)
+    return "integer" in types and "number" not in types
+
+
+def _schema_nodes(node: Any) -> Any:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _schema_nodes(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _schema_nodes(item)
+
+
+@lru_cache(maxsize=1)
+def _integer_keys() -> frozenset[str] | None:
+    """The property names a row schema types as integers (not other numbers): only a float
+    under one of these keys can pass or fail by being integral (``integer`` accepts 1.0,
+    not 1.5); under any other key a float is a ``number`` whatever its value, so a row's
+    shape leaves its integrality out (else a report's rows split into hundreds of shapes,
+    one per pattern of 0.0 and 1.0 in their metrics). None when a map of the row schema
+    (``additionalProperties``) types its values as integers: any key may land there."""
+    keys: set[str] = set()
+    for sub in _row_schemas(schema()):
+        for node in _schema_nodes(sub):
+            if _integer_only(node.get("additionalProperties")):
+                return None
+            props = node.get("properties")
+            if isinstance(props, dict):
+                keys.update(k for k, v in props.items() if _integer_only(v))
+    return frozenset(keys)
+
+
+_AMONG: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _integer_among(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys of ``keys`` in ``_integer_keys()`` (not None), in order; remembered for the
+    first 4,096 key tuples (a report's rows repeat a few)."""
+    found = _AMONG.get(keys)
+    if found is None:
+        integer = _integer_keys() or frozenset()
+        found = tuple([k for k in keys if k in integer])
+        if len(_AMONG) < 4096:
+            _AMONG[keys] = found
+    return found
+
+
 LEAF_TYPES = frozenset({str, int, bool, type(None)})  # a leaf of these: its type says all
 FLOATS = frozenset({float})
 SCALAR_TYPES = LEAF_TYPES | FLOATS
@@ -157,8 +210,9 @@ def _type_shape(value: Any) -> Any:
 
     A leaf's shape is its type (``_float_shape`` for floats). A dict's shape is its keys
     and its values' shapes; one of scalars only (the rows' metrics, a span's offsets) is
-    its keys, its values' types and its floats' integrality, made by C-level ``map`` (a
-    3-tuple, which no other shape is). A list's values of ``LEAF_TYPES`` only, or floats
+    its keys, its values' types and the integrality of its floats under ``_integer_keys``
+    (a 3-tuple, which no other shape is); in a dict, a float under any other key is shaped
+    by its type alone. A list's values of ``LEAF_TYPES`` only, or floats
     only, are shaped in one pass too, with the result the element-by-element walk gives."""
     kind = type(value)
     if kind is dict:  # in the order read (canonical reports are sorted): order only splits
@@ -169,14 +223,22 @@ def _type_shape(value: Any) -> Any:
         kinds = frozenset(types)
         if kinds <= LEAF_TYPES:
             return tuple(value), types
+        integer = _integer_keys()
         if kinds <= SCALAR_TYPES:  # leaves and floats: the floats' integrality beside
-            return tuple(value), types, tuple(map(float.is_integer, [
-                v for v, t in zip(values, types) if t is float]))
+            if integer is None:
+                return tuple(value), types, tuple(map(float.is_integer, [
+                    v for v, t in zip(values, types) if t is float]))
+            keys = tuple(value)
+            if float not in kinds:
+                return keys, types, ()
+            return keys, types, tuple([value[k].is_integer() for k in _integer_among(keys)
+                                       if type(value[k]) is float])
         if not kinds <= JSON_TYPES:
             raise NotPlain
-        return tuple(value), tuple([_type_shape(v) if t is dict or t is list
-                                    else _float_shape(v) if t is float else t
-                                    for v, t in zip(values, types)])
+        return tuple(value), tuple([
+            _type_shape(v) if t is dict or t is list
+            else _float_shape(v) if t is float and (integer is None or k in integer) else t
+            for k, v, t in zip(value, values, types)])
     if kind is list:
         kinds = frozenset(map(type, value))
         if kinds <= LEAF_TYPES:

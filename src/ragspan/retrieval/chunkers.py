@@ -1,8 +1,8 @@
 """Chunkers: document text -> chunks that keep exact offsets.
 
 Every chunk is ``(doc_id, chunk_id, start, end)`` with ``text == document[start:end]``
-(code points, end exclusive). With no overlap, ``fixed``, ``sentence``, ``recursive`` and
-``clause`` tile the document: consecutive chunks meet exactly, from 0 to ``len(text)``,
+(code points, end exclusive). With no overlap, ``fixed``, ``sentence``, ``recursive``,
+``paragraph`` and ``clause`` tile the document: consecutive chunks meet exactly, from 0 to ``len(text)``,
 except that a chunk holding only whitespace and invisible characters (U+200B and similar) is
 dropped, never embedded.
 
@@ -12,6 +12,10 @@ dropped, never embedded.
   ``size``; a longer sentence is cut with ``fixed``.
 - ``recursive``: split on paragraph, line, sentence, word boundaries in that order, packing up
   to ``size``.
+- ``paragraph``: one chunk per paragraph (text between blank lines, the blank lines kept at
+  the end of the paragraph before them), never two paragraphs in one chunk: LegalBench-RAG's
+  Config C. A paragraph longer than ``size`` (its blank lines included) is packed by
+  sentences up to ``size``, so no chunk crosses a blank line nor exceeds ``size``.
 - ``clause``: legal section headers (``1. Recitals.``, ``3 .SCHEDULED``, ``2.3 Term``,
   ``ARTICLE IV``, ``Section 2.3``, and headers mid-line where extraction collapsed line
   breaks) start a chunk; a section longer than ``size`` is packed by sentences. Inner
@@ -33,7 +37,8 @@ from ragspan.retrieval.tokens import load_tokenizer
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _VISIBLE = re.compile(rf"[^\s{INVISIBLE}]")
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n\s*")
-CHUNKERS = ("fixed", "sentence", "recursive", "clause", "none", "tokens", "recursive-tokens")
+CHUNKERS = ("fixed", "sentence", "recursive", "paragraph", "clause", "none", "tokens",
+            "recursive-tokens")
 TOKEN_KINDS = ("tokens", "recursive-tokens")  # size and overlap in tokens
 
 _NUM = r"\d{1,2}(?:\.\d{1,2})*"
@@ -143,6 +148,19 @@ def recursive(text: str, size: int, lo: int = 0, hi: int | None = None,
     return _pack(pieces, size)
 
 
+# a blank line: a line of nothing but whitespace (spaces, tabs, a carriage return, ...)
+BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
+
+
+def paragraph(text: str, size: int) -> list[tuple[int, int]]:
+    """Paragraphs (cut after each blank-line run), each one chunk, or packed by sentences
+    up to ``size`` when longer: a chunk never holds text from two paragraphs."""
+    out: list[tuple[int, int]] = []
+    for s, e in _pieces(text, BLANK_LINE, 0, len(text)):
+        out.extend(sentence(text, size, s, e) if e - s > size else [(s, e)])
+    return out
+
+
 def headers(text: str) -> list[int]:
     """Start offsets of legal section headers (the header text itself, indentation excluded)."""
     starts: list[int] = []
@@ -181,6 +199,8 @@ def chunk_document(doc_id: str, text: str, spec: ChunkerSpec) -> tuple[list[Chun
         spans = sentence(text, spec.size)
     elif spec.kind == "recursive":
         spans = recursive(text, spec.size)
+    elif spec.kind == "paragraph":
+        spans = paragraph(text, spec.size)
     elif spec.kind in TOKEN_KINDS:
         chunker = token_windows if spec.kind == "tokens" else recursive_tokens
         spans = chunker(text, load_tokenizer(spec.tokenizer), spec.size, spec.overlap)

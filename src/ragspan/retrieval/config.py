@@ -6,7 +6,7 @@ depth = 10                      # results per query in the run
 [chunker]                       # kind = fixed | sentence | recursive | clause | none
 kind = "clause"
 size = 1500
-[dense]                         # sentence-transformers; backend = exact | qdrant
+[dense]                         # sentence-transformers; backend = exact | qdrant | qdrant-edge
 model = "all-MiniLM-L6-v2"
 backend = "exact"
 depth = 50
@@ -156,9 +156,15 @@ def check(cfg: PipelineConfig, path: str) -> None:
         raise InputError("turn on at least one retriever: [dense] or [sparse]", path)
     if cfg.rerank is not None and not cfg.rerank.model:
         raise InputError("[rerank] needs a model (name or path)", path)
+    if cfg.dense is not None and cfg.dense.backend == "qdrant-edge" and \
+            (cfg.dense.qdrant_path or cfg.dense.qdrant_url):
+        raise InputError("[dense] qdrant_path and qdrant_url are for backend = \"qdrant\"; "
+                         "backend = \"qdrant-edge\" runs Qdrant's engine in-process in a "
+                         "folder of its own", path)
     if cfg.dense is not None and cfg.dense.search == "hnsw":
-        if cfg.dense.backend != "qdrant":
-            raise InputError("[dense] search = \"hnsw\" needs backend = \"qdrant\" (the exact "
+        if cfg.dense.backend not in ("qdrant", "qdrant-edge"):
+            raise InputError("[dense] search = \"hnsw\" needs backend = \"qdrant-edge\" (Qdrant's "
+                             "engine in-process) or \"qdrant\" with a server (the exact "
                              "backend has no graph)", path)
         if cfg.dense.hnsw_ef < cfg.dense.depth:
             raise InputError(f"[dense] hnsw_ef = {cfg.dense.hnsw_ef} is below depth = "

@@ -18,6 +18,7 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.chunkers import Chunk, chunk_document
 from ragspan.retrieval.config import PipelineConfig
+from ragspan.retrieval.edge_index import EdgeIndex
 from ragspan.retrieval.embed import Embedder
 from ragspan.retrieval.filters import PayloadTable, query_filters
 from ragspan.retrieval.fusion import Candidate, rrf
@@ -92,7 +93,9 @@ class Pipeline:
             self.embedder = embedder
             vectors = embedder.embed(self.table.texts, "embedding")
             self.chunk_counts = (embedder.embedded, embedder.cached)
-            if cfg.dense.backend == "qdrant":
+            if cfg.dense.backend == "qdrant-edge":
+                self.dense = EdgeIndex(vectors, self.table.payloads, hnsw=cfg.dense.hnsw())
+            elif cfg.dense.backend == "qdrant":
                 self.dense = QdrantIndex(vectors, self.table.payloads, path=cfg.dense.qdrant_path,
                                          url=cfg.dense.qdrant_url, keep=keep_collection,
                                          hnsw=cfg.dense.hnsw())
@@ -187,7 +190,7 @@ class Pipeline:
             self.query_counts = (self.embedder.embedded - before[0],
                                  self.embedder.cached - before[1])
         batched = None
-        if qvecs is not None and hasattr(self.dense, "search_batch"):  # a Qdrant index
+        if qvecs is not None and hasattr(self.dense, "search_batch"):  # Qdrant, server or edge
             t0 = time.perf_counter()
             cfg = self.cfg
             batched = self.dense.search_batch(

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ragspan.base.errors import InputError, UsageError
 from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.io.qrels import read_qrels
 from ragspan.io.runs.columns import DocRun, text_keys
@@ -103,11 +104,23 @@ class JudgedDocs:
         return np.fromiter(map(code.get, self.docs, repeat(missing)), dtype=np.int64,
                            count=len(self.docs))
 
+    def check(self, level: int) -> None:
+        """A relevance level below 1 is a UsageError; judgments of no query an InputError."""
+        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+            raise UsageError(f"relevance level must be an integer of at least 1, got {level!r}: "
+                             "a grade below 1 means judged not relevant")
+        if not self.judged:
+            raise InputError(f"none of the {self.listed} queries listed has a judgment: "
+                             "there is nothing to score")
+
     def score(self, run_qids: list[str], run_docs: list[str], run_query: np.ndarray,
               run_doc: np.ndarray, run_rank: np.ndarray, ks: Sequence[int], level: int = 1,
               judged_only: bool = False, run_keys: np.ndarray | None = None) -> DocScores:
         """Score a ranking (codes into ``run_qids``/``run_docs``, grouped by query, in
-        order)."""
+        order). ``level`` is at least 1 (a grade below 1 is trec_eval's "judged not
+        relevant": a level of 0 would count every judged document relevant); judgments with
+        no query judged at all are an InputError (a score of nothing is not a pass)."""
+        self.check(level)
         ks = tuple(sorted(set(ks)))
         run_set = set(run_qids)
         judged_set = set(self.judged)
@@ -233,6 +246,9 @@ def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,
         pending = pool.submit(read_doc_run, run, run_format, top=max(ks))
         q = read_qrels(qrels, qrels_format)
         judged = JudgedDocs.of(q.judgments)
+        if not judged.judged:
+            raise InputError(f"none of the {judged.listed} queries the qrels list has a "
+                             "judgment: there is nothing to score", q.path)
         r = pending.result()
     scores = judged.score_run(r, ks, relevance_level, judged_only)
     return q, r, scores

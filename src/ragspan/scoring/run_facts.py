@@ -157,21 +157,35 @@ SATURATION_WARN = 0.1  # share of the scoped queries from which score and compar
 
 def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Code,
                ks: Sequence[int]) -> Saturation | None:
-    """Per cutoff, how many of the queries scoped to a document (``doc_id``) retrieve at
-    least ``SATURATED`` of that document's characters (union of the results inside it; at a
-    character budget, the kept parts): there recall is high by construction, not by
-    ranking. None when no query is scoped or no cutoff saturates any."""
-    scope = np.full(len(evalset.queries), -1, dtype=np.int64)
-    length = np.zeros(len(evalset.queries), dtype=np.int64)
+    """Per cutoff, how many of the scoped queries retrieve at least ``SATURATED`` of their
+    scope's characters (union of the results inside it; at a character budget, the kept
+    parts): there recall is high by construction, not by ranking. A query's scope is its
+    document (``doc_id``), or the whole corpus for a corpus-wide question (no ``doc_id``:
+    saturated when k results take in most of the corpus, as when k exceeds its chunks).
+    None when no query is scoped or no cutoff saturates any."""
+    lengths = corpus.lengths()
+    codes = {d: code(d) for d in sorted(lengths)}
+    top = max([*codes.values(), int(ranked.doc.max()) if ranked.doc.size else 0]) + 1
+    base = np.full(top, -1, dtype=np.int64)  # each document's place on one corpus-wide line
+    total = 0
+    for d, c in codes.items():
+        base[c], total = total, total + lengths[d]
+    n = len(evalset.queries)
+    scope = np.full(n, -1, dtype=np.int64)  # the query's document; -2: the whole corpus
+    length = np.zeros(n, dtype=np.int64)
     for i, q in enumerate(evalset.queries):
-        if q.doc_id is not None and q.doc_id in corpus.documents:
-            scope[i] = code(q.doc_id)
-            length[i] = len(corpus.text(q.doc_id))
-    n_scoped = int((scope >= 0).sum())
+        if q.doc_id is None:
+            scope[i], length[i] = -2, total
+        elif q.doc_id in corpus.documents:
+            scope[i], length[i] = codes[q.doc_id], lengths[q.doc_id]
+    n_scoped = int(((scope != -1) & (length > 0)).sum())
     if not n_scoped or not ranked.query.size:
         return None
-    inside = ranked.doc == scope[ranked.query]
-    line = sp.make_line(len(evalset.queries), int(max(ranked.end.max(), 1)))
+    rscope = scope[ranked.query]
+    known = base[ranked.doc] >= 0
+    inside = known & ((ranked.doc == rscope) | (rscope == -2))
+    offset = np.where(known, base[ranked.doc], 0)
+    line = sp.make_line(n, int(max(total, int((offset + ranked.end).max()), 1)))
     by_k: dict[str, Saturated] = {}
     for k in ks:
         if is_budget(k):
@@ -179,11 +193,11 @@ def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Co
             sel, end = inside & (kept > 0), ranked.start + kept
         else:
             sel, end = inside & (ranked.within(k)), ranked.end
-        u = sp.union(line.place(ranked.query[sel], ranked.start[sel]),
-                     line.place(ranked.query[sel], end[sel]))
+        u = sp.union(line.place(ranked.query[sel], offset[sel] + ranked.start[sel]),
+                     line.place(ranked.query[sel], offset[sel] + end[sel]))
         covered = np.bincount(line.group_of(u.start), weights=u.lengths.astype(float),
-                              minlength=len(evalset.queries))
-        full = (scope >= 0) & (length > 0) & (covered >= SATURATED * length)
+                              minlength=n)
+        full = (scope != -1) & (length > 0) & (covered >= SATURATED * length)
         if full.any():
             by_k[str(k)] = Saturated(int(full.sum()), float(full.sum() / n_scoped))
     if not by_k:

@@ -143,9 +143,11 @@ def _scan(path: str) -> tuple[str, str] | None:
     Tab-separated files are checked field by field by the fast path instead."""
     digest = hashlib.sha256()
     head, tabs, prev = "", False, b"\n"
+    block = bytearray(SCAN_BYTES)  # one buffer read into again and again: no fresh pages
     try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(SCAN_BYTES):
+        with open(path, "rb", buffering=0) as fh:
+            while n := fh.readinto(block):
+                chunk = block if n == SCAN_BYTES else block[:n]
                 digest.update(chunk)
                 if not head:
                     head = chunk[:65536].rsplit(b"\n", 1)[0].decode("ascii", "replace")
@@ -156,7 +158,7 @@ def _scan(path: str) -> tuple[str, str] | None:
                     return None
                 if not tabs and any(ch in chunk for ch in ODD_WHITESPACE):
                     return None
-                prev = chunk
+                prev = bytes(chunk[-1:])
     except OSError:
         return None  # the plain path reports it with the file's name
     return (digest.hexdigest(), head) if head else None

@@ -1,0 +1,127 @@
+"""Evaluate the index you run, offline: a Qdrant edge shard your pipeline built
+(``run-retriever --edge-shard PATH``) or a snapshot of a production collection
+(``--snapshot FILE``), searched by Qdrant's own engine in-process (``qdrant-edge-py``).
+
+Read-only by construction: the shard folder is copied into a temporary folder (a snapshot
+is unpacked there, ``EdgeShard.unpack_snapshot``) and the copy is loaded and searched; the
+user's files are never opened for writing, and the copy is removed afterwards. The search is
+exact by default (``SearchParams(exact=True)``); with ``--hnsw-ef`` the shard's HNSW graph is
+searched with that beam, and every query is searched exactly too, so ``ann_recall`` is
+reported. Payloads map to run items as for ``--collection`` (``retrieval.live``:
+``--doc-key``, ``--start-key``, ``--end-key``, ``--text-key``; a text without offsets is
+placed in the corpus).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from ragspan.base.errors import InputError, UsageError
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalQuery
+from ragspan.io.runs.anchoring import Anchor
+from ragspan.retrieval.edge_index import edge_module
+from ragspan.retrieval.filters import query_filters
+from ragspan.retrieval.index import payload_filter
+from ragspan.retrieval.live import LiveSpec, _item
+from ragspan.retrieval.user import span_row
+
+
+def _loaded(source: str, snapshot: bool, folder: str) -> Any:
+    """The shard of ``source`` (a shard folder, or a snapshot file) loaded from a copy in
+    ``folder``."""
+    qe = edge_module()
+    target = os.path.join(folder, "shard")
+    if snapshot:
+        if not os.path.isfile(source):
+            raise InputError("--snapshot: no such file", source)
+        try:
+            qe.EdgeShard.unpack_snapshot(source, target)
+        except Exception as exc:
+            raise InputError(f"--snapshot cannot be unpacked: {exc}", source) from None
+    else:
+        if not os.path.isdir(source):
+            raise InputError("--edge-shard: no such folder (a shard is evaluated read-only, "
+                             "so none is created)", source)
+        shutil.copytree(source, target, symlinks=True)
+    try:
+        return qe.EdgeShard.load(target)
+    except Exception as exc:
+        raise InputError(f"not a Qdrant edge shard: {exc}", source) from None
+
+
+def _search(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.ndarray,
+            exact: bool) -> list[list[Any]]:
+    qe = edge_module()
+    params = qe.SearchParams(exact=True) if exact else qe.SearchParams(hnsw_ef=spec.hnsw_ef)
+    out: list[list[Any]] = []
+    for lo in range(0, len(queries), spec.batch):
+        part = queries[lo:lo + spec.batch]
+        requests = [qe.QueryRequest(
+            limit=spec.depth,
+            query=qe.Query.Nearest(vectors[lo + i].tolist(), using=spec.vector_name),
+            filter=payload_filter(qe, query_filters(spec.scope, q.doc_id, q.filters),
+                                  {"doc_id": spec.doc_key}),
+            params=params, with_payload=True) for i, q in enumerate(part)]
+        for points in shard.query_batch(qe.QueryBatchRequest(requests)):
+            out.append(sorted(points, key=lambda p: (-p.score, str(p.id))))
+    return out
+
+
+def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
+             corpus: Corpus, embedder: Any, progress: Any = None
+             ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The span run of the shard (or snapshot) ``source`` over ``queries``, and what the
+    report records of it (its points, the search, ``ann_recall`` with ``--hnsw-ef``, the
+    placement counts)."""
+    if spec.hnsw_ef is not None and spec.hnsw_ef < spec.depth:
+        raise UsageError(f"--hnsw-ef {spec.hnsw_ef} is below --depth {spec.depth}: the search "
+                         "beam must hold the results it returns")
+    folder = tempfile.mkdtemp(prefix="ragspan-edge-copy-")
+    try:
+        shard = _loaded(source, snapshot, folder)
+        try:
+            vectors = embedder.embed([q.query for q in queries], "embedding queries")
+            found = _search(shard, spec, queries, vectors, spec.hnsw_ef is None)
+            recall = None
+            if spec.hnsw_ef is not None:
+                truth = _search(shard, spec, queries, vectors, True)
+                r = np.array([len({str(p.id) for p in t} & {str(p.id) for p in f}) / len(t)
+                              if t else 1.0 for f, t in zip(found, truth)])
+                recall = {"k": spec.depth, "queries": int(r.size),
+                          "mean": float(r.mean()) if r.size else 1.0,
+                          "min": float(r.min()) if r.size else 1.0,
+                          "below_1": int((r < 1.0).sum()), "ef": spec.hnsw_ef}
+            points = int(shard.info().points_count)
+        except InputError:
+            raise
+        except Exception as exc:  # the shard's own refusal (a vector size, a vector name)
+            raise UsageError(f"cannot search the edge shard {source}: {exc}") from None
+        finally:
+            shard.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if progress:
+        progress("querying", len(queries), len(queries))
+    results = [[_item(p, spec, q.id, r) for r, p in enumerate(pts, start=1)]
+               for q, pts in zip(queries, found)]
+    anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, suggest_flags=False)
+    rows = [span_row(q, raw, 0.0, corpus, anchor, None, spec.doc_key, False)
+            for q, raw in zip(queries, results)]
+    for row in rows:
+        row.pop("latency_ms", None)
+    info: dict[str, Any] = {
+        "source": source, "kind": "snapshot" if snapshot else "edge shard", "points": points,
+        "search": {"exact": spec.hnsw_ef is None, "limit": spec.depth, "batch": spec.batch,
+                   **({} if spec.hnsw_ef is None else {"hnsw_ef": spec.hnsw_ef}),
+                   "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
+                                    "end": spec.end_key, "text": spec.text_key}},
+        "placement": anchor.summary() or {}}
+    if recall is not None:
+        info["ann_recall"] = recall
+    return rows, info

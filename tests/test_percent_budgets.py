@@ -1,0 +1,94 @@
+"""Budgets in percent of the baseline's mean, spelled as the toolkit-rag-quality CI gate
+spells them: a workflow's flags run unchanged and decide as that gate's rule says (any
+metric whose mean drops more than its percent fails)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+N = 40
+
+
+def _reports(tmp_path, moved):
+    """Doc-level reports of a baseline ranking every relevant document first and a
+    candidate that moves it to rank 2 for ``moved`` queries: nDCG@5 and @10 drop by
+    0.369 x moved / N of their mean, MRR and MAP by 0.5 x moved / N; recall, precision and
+    hit rate do not move."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 r{i} 1\n" for i in range(N)), encoding="utf-8")
+    out = {}
+    for name, n_moved in (("base", 0), ("cand", moved)):
+        lines = []
+        for i in range(N):
+            docs = [f"x{i}-{j}" for j in range(9)]
+            docs.insert(1 if i < n_moved else 0, f"r{i}")
+            lines += [f"q{i} Q0 {d} {r + 1} {10 - r} t\n" for r, d in enumerate(docs)]
+        run = tmp_path / f"{name}.trec"
+        run.write_text("".join(lines), encoding="utf-8")
+        report = tmp_path / f"{name}.json"
+        res = run_cli("score", "--qrels", qrels, "--run", run, "--out", report)
+        assert res.exit_code == 0, res.stderr
+        out[name] = report
+    return out["base"], out["cand"]
+
+
+def _compare(base, cand, *flags):
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config",
+                  "--format", "json", *flags)
+    return res, (json.loads(res.stdout)["predicate"] if res.stdout.strip() else None)
+
+
+WORKFLOW = ("--max-recall-regression-pct", "2.0", "--max-regression-pct", "5.0",
+            "--budget", "ndcg=1", "--budget", "hit_rate=off")
+
+
+def _failed(pred):
+    return {m.split("@")[0] for m, v in pred["summary"]["metrics"].items() if v["failed"]}
+
+
+def test_a_workflow_written_for_that_gate_runs_unchanged_and_decides_as_it_says(tmp_path):
+    base, cand = _reports(tmp_path, moved=2)  # nDCG -1.8%, MRR and MAP -2.5%
+    res, pred = _compare(base, cand, *WORKFLOW)
+    assert res.exit_code == 4, res.stderr
+    assert pred["verdict"] == "fail" and pred["parameters"]["mode"] == "threshold"
+    assert _failed(pred) == {"doc_ndcg"}
+    budgets = {m.split("@")[0]: v["budget"] for m, v in pred["summary"]["metrics"].items()}
+    assert budgets == {"doc_recall": "2%", "doc_precision": "5%", "doc_mrr": "5%",
+                       "doc_map": "5%", "doc_ndcg": "1%", "doc_hit_rate": "off"}
+    # nDCG's own budget raised to 3%: every drop is within its budget
+    res, pred = _compare(base, cand, *WORKFLOW[:4], "--budget", "ndcg=3")
+    assert res.exit_code == 0 and pred["verdict"] == "pass", res.stderr
+    # the recall budget alone sets the others: 2% is under MRR's and MAP's 2.5% drop
+    res, pred = _compare(base, cand, "--max-recall-regression-pct", "2")
+    assert res.exit_code == 4 and _failed(pred) == {"doc_mrr", "doc_map"}  # nDCG -1.8% passes
+    # a k named the way that gate names it
+    res, pred = _compare(base, cand, *WORKFLOW[:4], "--budget", "ndcg_at_10=off",
+                         "--budget", "ndcg_at_5=3")
+    assert res.exit_code == 0, res.stderr
+    assert pred["summary"]["metrics"]["doc_ndcg@10"]["budget"] == "off"
+    # the rule is stated: a mode given wins over the threshold rule
+    res, pred = _compare(base, cand, *WORKFLOW, "--mode", "interval")
+    assert pred["parameters"]["mode"] == "interval"
+
+
+@pytest.mark.parametrize("spec, hint", [("ndcg=1pt", "write doc_ndcg"),
+                                        ("doc_ndcg=1", "write 1pt or 1%")])
+def test_short_names_and_bare_numbers_need_the_percent_spelling(tmp_path, spec, hint):
+    """Without a percent flag a bare number could be points or percent: refused, saying
+    what to write."""
+    base, cand = _reports(tmp_path, moved=0)
+    res, _ = _compare(base, cand, "--budget", spec, "--allow-identical")
+    assert res.exit_code == 2 and hint in res.stderr and "--max-regression-pct" in res.stderr
+
+
+@pytest.mark.parametrize("flags", [("--max-regression-pct", "-1"),
+                                   ("--max-recall-regression-pct", "101"),
+                                   ("--max-regression-pct", "nan")])
+def test_percent_out_of_range_is_a_usage_error(tmp_path, flags):
+    base, cand = _reports(tmp_path, moved=0)
+    res, _ = _compare(base, cand, *flags, "--allow-identical")
+    assert res.exit_code == 2, res.stderr
