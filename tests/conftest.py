@@ -57,10 +57,11 @@ def run_cli(*args: str) -> Result:
         assert_valid_report(json.loads(result.stdout))
     builds = argv[0] in BUILDING_COMMANDS
     report_flag = "--report" if builds else "--out"
+    error_report = "--error-report" in argv and result.exit_code == 3
     if report_flag in argv and argv[0] != "convert":
         out = Path(argv[argv.index(report_flag) + 1])
         findings = argv[0] in REPORTS_FINDINGS and out.is_file() and str(out) not in existed
-        if result.exit_code in (0, 4) or findings:
+        if result.exit_code in (0, 4) or findings or error_report:
             doc = json.loads(out.read_text(encoding="utf-8"))
             assert_valid_report(doc)
             assert doc["predicate"]["exit_code"] == result.exit_code
@@ -70,7 +71,7 @@ def run_cli(*args: str) -> Result:
         for flag in OUTPUT_FLAGS:
             if flag in argv:
                 out = Path(argv[argv.index(flag) + 1])
-                if str(out) not in existed:
+                if str(out) not in existed and not (error_report and flag == report_flag):
                     assert not out.exists(), f"{out} left behind after exit {result.exit_code}"
     return Result(result.exit_code, result.stdout, result.stderr)
 

@@ -196,5 +196,40 @@ def test_planted_facts_and_unknown_fields_kept_as_tags(tmp_path, docs):
     kept = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]["kept_as_tags"]
     assert kept == {"clause_type": 1, "dimensions.hops": 1, "dimensions.requires_crossref": 1,
                     "dimensions.where.page": 1, "verification": 1}
-    val = run_cli("validate", "--eval-set", tmp_path / "eval.jsonl", "--corpus", tmp_path / "corpus.jsonl")
-    assert val.exit_code == 0, val.stdout
+    val = run_cli("validate", "--eval-set", tmp_path / "eval.jsonl", "--corpus", tmp_path / "corpus.jsonl",
+                  "--format", "json")
+    # f1 is marked requires_crossref, yet both its strings lie in 'a': the one defect validate finds
+    assert val.exit_code == 3, val.stdout
+    found = [(f["check"], f["query"]) for f in val.json()["predicate"]["details"]["findings"]]
+    assert found == [("crossref_single_document", "f1")]
+
+
+def test_rows_without_id_get_a_derived_stable_id(tmp_path, docs):
+    """The CUAD harness writes its questions without ids: each gets ``q-`` and 12 hex digits
+    of the sha256 of its question and doc_id, counted, listed and said on stderr; the same
+    row gets the same id on any line."""
+    rows = [{"query": "Who delivers?", "doc_id": "a", "gold_texts": ["deliver the Goods"]},
+            {"id": "own", "query": "Notice?", "doc_id": "sub/b", "gold_texts": ["on notice"]},
+            {"question": "When is payment due?", "doc_id": "a", "gold_texts": ["thirty days"]}]
+    res = adapt(tmp_path, docs, rows)
+    assert res.exit_code == 0, res.stderr
+    assert "2 rows have no 'id'; each got one derived from its query and doc_id" in res.stderr
+    ids = [r["id"] for r in read_rows(tmp_path / "eval.jsonl")[1:]]
+    assert ids[1] == "own" and all(len(i) == 14 and i.startswith("q-") for i in ids[::2])
+    report = json.loads((tmp_path / "r.json").read_text())["predicate"]
+    assert report["summary"]["derived_ids"] == 2
+    assert report["details"]["derived_ids"] == [{"line": 1, "id": ids[0]}, {"line": 3, "id": ids[2]}]
+    again = tmp_path / "again"
+    again.mkdir()
+    assert adapt(again, docs, rows[::-1]).exit_code == 0
+    assert [r["id"] for r in read_rows(again / "eval.jsonl")[1:]] == ids[::-1]
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([{"doc_id": "a", "gold_texts": ["Goods"]}], "missing 'id' (and no 'query' string"),
+    ([{"query": "Who?", "doc_id": "a", "gold_texts": ["Goods"]},
+      {"query": "Who?", "doc_id": "a", "gold_texts": ["the Goods"]}],
+     "is that of line 1: give the rows ids"),
+])
+def test_underivable_ids_refused(tmp_path, docs, rows, message):
+    assert_input_error(adapt(tmp_path, docs, rows), "q.jsonl", message)

@@ -1,9 +1,14 @@
-"""Chunk-level recall (``summary.chunking.chunk_recall``): of a query's relevant chunks (the
-manifest's chunks overlapping one of its gold spans), the share among its top k results,
-with the ceiling ``min(1, k / relevant)``; against a brute-force count on drawn cases."""
+"""Chunk-level recall and nDCG (``summary.chunking.chunk_recall``): of a query's relevant
+chunks (the manifest's chunks overlapping one of its gold spans), the share among its top k
+results, with the ceiling ``min(1, k / relevant)``, and nDCG@k with binary gains; before and
+after a rerank (``first_stage``); against a brute-force count on drawn cases and against
+pytrec_eval's ``ndcg_cut``."""
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -39,21 +44,37 @@ def case(draw):
             else:  # a result that is no chunk of the manifest
                 s = draw(st.integers(0, LENGTH - 2))
                 got.append({"doc_id": "d", "start": s, "end": s + 1})
-        run.append({"id": f"q{i}", "retrieved": got})
+        run.append({"id": f"q{i}", "retrieved": got,
+                    "retrieved_first_stage": draw(st.permutations(got))})
     return chunks, queries, run
 
 
-def brute(chunks, queries, run, k):
-    recalls, ceilings = [], []
+def relevant_chunks(chunks, q):
+    return {(c["start"], c["end"]) for c in chunks
+            if any(c["start"] < g["end"] and g["start"] < c["end"] for g in q["gold_spans"])}
+
+
+def brute(chunks, queries, run, k, field="retrieved"):
+    recalls, ceilings, ndcgs = [], [], []
     for q, row in zip(queries, run):
-        relevant = {(c["start"], c["end"]) for c in chunks
-                    if any(c["start"] < g["end"] and g["start"] < c["end"] for g in q["gold_spans"])}
+        relevant = relevant_chunks(chunks, q)
         if not relevant:
             continue
-        top = {(r["start"], r["end"]) for r in row["retrieved"][:k]}
-        recalls.append(len(relevant & top) / len(relevant))
+        seen, dcg = set(), 0.0
+        for pos, r in enumerate(row[field][:k]):
+            place = (r["start"], r["end"])
+            if place in relevant and place not in seen:
+                dcg += 1 / math.log2(pos + 2)
+            seen.add(place)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+        recalls.append(len(relevant & seen) / len(relevant))
         ceilings.append(min(1.0, k / len(relevant)))
-    return recalls, ceilings
+        ndcgs.append(dcg / ideal)
+    return recalls, ceilings, ndcgs
+
+
+def mean(values):
+    return sum(values) / len(values)
 
 
 @given(case())
@@ -64,7 +85,44 @@ def test_chunk_recall_equals_a_brute_force_count(drawn):
                             ).report["predicate"]["summary"]
     found = summary["chunking"]["chunk_recall"]
     for k in (1, 3):
-        recalls, ceilings = brute(chunks, queries, run, k)
-        assert found["queries"] == len(recalls)
-        assert abs(found["by_k"][str(k)]["recall"] - sum(recalls) / len(recalls)) < 1e-12
-        assert abs(found["by_k"][str(k)]["ceiling"] - sum(ceilings) / len(ceilings)) < 1e-12
+        for field, got in (("retrieved", found["by_k"]),
+                           ("retrieved_first_stage", found["first_stage"])):
+            recalls, ceilings, ndcgs = brute(chunks, queries, run, k, field)
+            assert found["queries"] == len(recalls)
+            assert abs(got[str(k)]["recall"] - mean(recalls)) < 1e-12
+            assert abs(got[str(k)]["ceiling"] - mean(ceilings)) < 1e-12
+            assert abs(got[str(k)]["ndcg"] - mean(ndcgs)) < 1e-12
+
+
+def test_chunk_ndcg_equals_pytrec_eval_and_the_table_shows_both_stages():
+    """Chunk ids as documents, the chunks overlapping the gold as qrels: ``ndcg_cut_10`` of
+    pytrec_eval equals the report's chunk-level nDCG@10, before and after the rerank, and
+    the score table prints both."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    bounds = list(range(0, 241, 20))
+    chunks = [{"chunk_id": f"c{i}", "doc_id": "d", "start": a, "end": b}
+              for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    queries = [{"id": "q0", "query": "x", "gold_spans": [{"doc_id": "d", "start": 5, "end": 65}]},
+               {"id": "q1", "query": "y", "gold_spans": [{"doc_id": "d", "start": 150, "end": 170}]}]
+    order = {"q0": ([7, 1, 3, 9, 2, 0], [0, 1, 2, 7, 9, 3]), "q1": ([0, 1, 2, 3, 4, 7], [7, 0, 1])}
+
+    def items(idx):
+        return [{"doc_id": "d", "start": chunks[i]["start"], "end": chunks[i]["end"]} for i in idx]
+
+    run = [{"id": q, "retrieved": items(final), "retrieved_first_stage": items(first)}
+           for q, (first, final) in order.items()]
+    report = ragspan.score(queries, run, [{"id": "d", "text": "x" * 240}], k=[10],
+                           chunks=chunks).report
+    found = report["predicate"]["summary"]["chunking"]["chunk_recall"]
+    qrels = {q["id"]: {c["chunk_id"]: 1 for c in chunks if (c["start"], c["end"])
+                       in relevant_chunks(chunks, q)} for q in queries}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut"})
+    for stage, got in ((1, found["by_k"]["10"]), (0, found["first_stage"]["10"])):
+        ranked = {q: {f"c{i}": float(len(idx[stage]) - r) for r, i in enumerate(idx[stage])}
+                  for q, idx in order.items()}
+        ref = evaluator.evaluate(ranked)
+        assert abs(got["ndcg"] - mean([ref[q]["ndcg_cut_10"] for q in order])) < 1e-12
+    from ragspan.report.render.score import table
+
+    text = table(report)
+    assert f"nDCG {found['by_k']['10']['ndcg']:.4f}; before the rerank or fusion" in text

@@ -68,6 +68,15 @@ def test_fail_over_budget(tmp_path):
     worst = res.json()["predicate"]["details"]["most_regressed"]
     assert [w["id"] for w in worst] == ["q00", "q01", "q02"]
     assert worst[0]["lost_spans"][0]["start"] == 0
+    # every query and every gated metric, both sides and the delta, in the baseline's order
+    diff = res.json()["predicate"]["details"]["per_query_diff"]
+    assert diff["metrics"] == s["gated_metrics"]
+    assert [q["id"] for q in diff["queries"]] == [f"q{i:02d}" for i in range(N)]
+    j = diff["metrics"].index("complete_grounding@1")
+    assert [(q["baseline"][j], q["candidate"][j], q["delta"][j]) for q in diff["queries"][2:4]] \
+        == [(1.0, 0.0, -1.0), (1.0, 1.0, 0.0)]
+    assert all(len(q["baseline"]) == len(q["candidate"]) == len(q["delta"]) == len(diff["metrics"])
+               for q in diff["queries"])
 
 
 def test_over_budget_but_not_significant_with_alpha_passes(tmp_path):
@@ -277,3 +286,22 @@ def test_compare_records_report_digests(tmp_path):
     inputs = compare(b, c).json()["predicate"]["inputs"]
     assert [i["digest"]["sha256"] for i in inputs] == [
         hashlib.sha256(p.read_bytes()).hexdigest() for p in (b, c)]
+
+
+def test_doc_level_markdown_has_no_empty_columns(tmp_path):
+    """A TREC run has no query text and a doc-level report no gold spans: the most-regressed
+    table leaves those columns out instead of showing them empty."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(N)), encoding="utf-8")
+    reports = []
+    for name, hits in (("base", N), ("cand", N - 4)):
+        run = tmp_path / f"{name}.trec"
+        run.write_text("".join(f"q{i} Q0 {'d' if i < hits else 'x'}{i} 1 1.0 r\n" for i in range(N)),
+                       encoding="utf-8")
+        out = tmp_path / f"{name}.json"
+        assert run_cli("score", "--qrels", qrels, "--run", run, "--k", "1", "--out", out).exit_code == 0
+        reports.append(out)
+    res = compare(*reports, "--format", "markdown", "--no-config")
+    head = next(ln for ln in res.stdout.splitlines() if ln.startswith("| query id"))
+    assert [c.strip() for c in head.strip("|").split("|")] == ["query id", "change"]
+    assert "| q16 | 1.00 → 0.00 |" in res.stdout

@@ -210,6 +210,33 @@ def test_cuad_squad_shape(tmp_path):
     assert_input_error(res, "1 CUAD SQuAD spans do not slice back")
 
 
+def test_cuad_release_checksum(tmp_path):
+    """``--expect-sha256``: the release file's published digest checked before it is read;
+    another is refused naming both digests, nothing written; a malformed one is a usage
+    error; the digest asked for is recorded."""
+    import hashlib
+
+    path = squad_fixture(tmp_path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    args = ("import", "cuad", "--squad-json", path, "--out", tmp_path / "e.jsonl",
+            "--corpus-out", tmp_path / "c.jsonl", "--report", tmp_path / "r.json")
+    res = run_cli(*args, "--expect-sha256", digest.upper())
+    assert res.exit_code == 0, res.stderr
+    pred = json.loads((tmp_path / "r.json").read_text())["predicate"]
+    assert pred["parameters"]["expect_sha256"] == digest
+    assert pred["inputs"][0]["digest"]["sha256"] == digest
+    for f in ("e.jsonl", "c.jsonl", "r.json"):
+        (tmp_path / f).unlink()
+    other = "0" * 64
+    assert_input_error(run_cli(*args, "--expect-sha256", other), path.name,
+                       f"sha256 {digest} is not the release's published {other}")
+    assert not (tmp_path / "e.jsonl").exists()
+    res = run_cli(*args, "--expect-sha256", "abc")
+    assert res.exit_code == 2 and "64 hexadecimal digits" in res.stderr
+    csv_res = import_cuad(tmp_path, "--expect-sha256", other)
+    assert_input_error(csv_res, "master_clauses_subset.csv", "is not the release's published")
+
+
 def test_round_trip_through_adapt(tmp_path):
     """Imported CUAD -> .txt documents + gold_texts -> adapt gives the same eval set."""
     assert import_cuad(tmp_path).exit_code == 0

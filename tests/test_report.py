@@ -233,6 +233,33 @@ def test_the_client_readout_has_four_sections_and_quotes_the_corpus(made, tmp_pa
     assert "15 of 30 questions are completely grounded" in text
 
 
+def test_one_command_writes_the_developer_report_and_the_client_readout(made, tmp_path):
+    """``--client-out`` (the CUAD harness writes both at once): the same bytes as the two
+    commands, both files in the report's subject; refused without a corpus, beside
+    ``--audience client`` or on the file ``--out`` names, and then nothing is written."""
+    dev, cli_md = tmp_path / "dev.html", tmp_path / "client.md"
+    res = report(made, dev, "--client-out", cli_md, "--corpus", made["corpus"])
+    assert res_ok(res)
+    assert [s["name"] for s in res.json()["subject"]] == [str(dev), str(cli_md)]
+    assert res.json()["predicate"]["parameters"]["client_format"] == "markdown"
+    assert res_ok(report(made, tmp_path / "d1.html"))
+    assert res_ok(report(made, tmp_path / "c1.md", "--audience", "client", "--corpus",
+                         made["corpus"]))
+    assert dev.read_bytes() == (tmp_path / "d1.html").read_bytes()
+    assert cli_md.read_bytes() == (tmp_path / "c1.md").read_bytes()
+    for extra, fragment, code in (
+            (["--client-out", tmp_path / "x.md"], "give --corpus", 2),
+            (["--client-out", tmp_path / "x.md", "--corpus", made["corpus"], "--audience",
+              "client"], "leave --audience at developer", 2),
+            (["--client-out", tmp_path / "x.txt", "--corpus", made["corpus"]], "use .md or .html", 2)):
+        res = report(made, tmp_path / "x.html", *extra)
+        assert res.exit_code == code and fragment in res.stderr, (extra, res.stderr)
+        assert not (tmp_path / "x.html").exists() and not (tmp_path / "x.md").exists()
+    res = report(made, tmp_path / "x.md", "--client-out", tmp_path / "x.md", "--corpus",
+                 made["corpus"])
+    assert res.exit_code == 2 and not (tmp_path / "x.md").exists()
+
+
 def test_the_html_client_readout_is_one_self_contained_file(made, tmp_path):
     assert res_ok(report(made, tmp_path / "c.html", "--audience", "client", "--corpus",
                          made["corpus"]))

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import assert_input_error, run_cli, write_jsonl
+from conftest import ROOT, assert_input_error, run_cli, write_jsonl
 
 pytest.importorskip("rank_bm25", reason="the retrieval extra is not installed")
 
@@ -471,3 +471,54 @@ def test_unreachable_qdrant_is_a_usage_error():
     with pytest.raises(UsageError, match="cannot use Qdrant at http://127.0.0.1:9"):
         QdrantIndex(np.ones((2, 4), dtype=np.float32), [{"doc_id": "a"}, {"doc_id": "b"}],
                     url="http://127.0.0.1:9")
+
+
+def test_framework_names_what_the_retriever_is(user_module):
+    """``--framework`` (the toolkit-rag-quality harness's flag): a named framework is required
+    of the object (exit 2 naming what it looks like), recorded in the report; ``auto`` tells
+    by its methods."""
+    tmp, corpus, evalset = user_module
+
+    def go(*extra):
+        return run_cli("run-retriever", "--corpus", corpus, "--eval-set", evalset,
+                       "--out", tmp / "run.jsonl", "--report", tmp / "r.json", *extra)
+
+    res = go("--retriever", "my_retrievers:spans", "--framework", "callable")
+    assert res.exit_code == 0, res.stderr
+    report = json.loads((tmp / "r.json").read_text())["predicate"]
+    assert report["parameters"]["framework"] == "callable"
+    assert go("--retriever", "my_retrievers:spans", "--framework", "auto").exit_code == 0
+    assert "framework" not in json.loads((tmp / "r.json").read_text())["predicate"]["parameters"]
+    res = go("--retriever", "my_retrievers:spans", "--framework", "langchain")
+    assert res.exit_code == 2
+    assert "--framework langchain: the retriever (function) has no invoke(); it looks like a " \
+        "callable retriever (--framework callable or auto)" in res.stderr
+    res = go("--retriever", "my_retrievers:spans", "--framework", "llamaindex")
+    assert res.exit_code == 2 and "has no retrieve()" in res.stderr
+    res = go("--config", str(ROOT / "examples/configs/bm25-corpus.toml"), "--framework", "callable")
+    assert res.exit_code == 2 and "--framework names what --retriever's object is" in res.stderr
+    res = go("--retriever", "my_retrievers:spans", "--framework", "haystack")
+    assert res.exit_code == 2 and "haystack" in res.stderr
+
+
+def test_framework_refuses_an_agent_of_the_other_framework(small):
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.runnables import RunnableLambda
+
+    from ragspan.base.errors import UsageError
+    from ragspan.retrieval.agents import is_agent
+    from ragspan.retrieval.user import framework_of
+
+    agent = RunnableLambda(lambda q: q)
+    assert is_agent(agent, "langchain") and is_agent(agent)
+    with pytest.raises(UsageError, match="the retriever is a langchain agent"):
+        is_agent(agent, "llamaindex")
+
+    class Both:  # a retrieve() and a __call__: auto takes LlamaIndex, a name decides
+        def retrieve(self, q):
+            return []
+
+        def __call__(self, q):
+            return []
+
+    assert framework_of(Both()) == "llamaindex" and framework_of(Both(), "callable") == "callable"

@@ -78,7 +78,8 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
           qrels: Source | None = None, relevance_level: int = 1,
           judged_only: bool = False, align: bool = False, on_ambiguous: str = "error",
           unplaced: str = "error", fuzzy_threshold: float = 0.9,
-          tokenizer: str = "cl100k_base", budget_grid: bool | None = None) -> Scored:
+          tokenizer: str = "cl100k_base", budget_grid: bool | None = None,
+          on_duplicate: str = "error") -> Scored:
     """``ragspan score``: ``run`` against ``eval_set`` (span level for a span run) or
     ``qrels`` (doc level); ``k`` defaults to 5 and 10 (``"2000c"`` a character budget,
     ``"512t"`` a token budget in ``tokenizer``'s tokens), ``tau`` is the grounding threshold;
@@ -86,7 +87,8 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
     ``budget_grid`` is False.
     A run whose items carry their text is checked or placed in ``corpus`` as ``score
     --align/--on-ambiguous/--unplaced/--fuzzy-threshold`` do (docs/formats.md).
-    docs/api.md has a worked example on in-memory rows."""
+    ``on_duplicate="first"`` keeps the first row of each repeated id, as ``score
+    --on-duplicate first`` does. docs/api.md has a worked example on in-memory rows."""
     with tempfile.TemporaryDirectory(prefix="ragspan-") as tmp:
         folder = Path(tmp)
         paths = {key: _materialize(value, f"{key}.jsonl", folder) for key, value in (
@@ -98,6 +100,7 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
                              tau=tau, relevance_level=relevance_level,
                              judged_only=judged_only, chunks=paths["chunks"],
                              tokenizer=tokenizer, budget_grid=budget_grid,
+                             on_duplicate=on_duplicate,
                              anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                         "unplaced": unplaced, "threshold": fuzzy_threshold})
     return Scored(*typed_report(result.report, "score"))

@@ -31,6 +31,10 @@ def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
                     "--exclude choose; the report lists every file)", docs, len(files["taken"]),
                     len(left), f": {', '.join(left[:5])}{' ...' if len(left) > 5 else ''}"
                     if left else "")
+    if build.counts.get("derived_ids"):
+        log.warning("%s: %d rows have no 'id'; each got one derived from its query and doc_id "
+                    "(q- and 12 hex digits of their sha256, the same in every run; the report "
+                    "lists them)", queries, build.counts["derived_ids"])
     return build_result("adapt", build, out=out, corpus_out=corpus_out,
                         inputs=[input_ref("queries", queries)],
                         parameters={"normalize_whitespace": normalize_whitespace,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.app.output import CommandResult
-from ragspan.app.score import DEFAULT_TOKENIZER, eval_set_body, qrels_body
+from ragspan.app.score import DEFAULT_TOKENIZER, eval_set_body, qrels_body, with_skipped_rows
 from ragspan.app.score_reports import ScoreReport, load_score_report
 from ragspan.app.settings import load_tool_config
 from ragspan.base.canonical import canonical_dumps
@@ -27,6 +27,7 @@ from ragspan.gate.budgets import Budget, parse_budget
 from ragspan.gate.migration import Migration, migration_of
 from ragspan.gate.options import GateOptions
 from ragspan.gate.result import GateResult, Verification
+from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.report.envelope import load_report, statement
 from ragspan.scoring.metrics.registry import parse_cutoff
 
@@ -145,18 +146,29 @@ def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,
         ks = tuple(parse_cutoff(k) for k in params["k"])
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"the report's parameters.k cannot be re-scored: {exc}", path) from None
+    rule = params.get("on_duplicate", "error")
+    if rule not in ON_DUPLICATE:
+        raise InputError(f"the report's parameters.on_duplicate must be one of "
+                         f"{', '.join(ON_DUPLICATE)}, got {rule!r}", path)
+    skipped = (Skipped(), Skipped()) if rule == "first" else None
     if by_qrels:
-        return qrels_body(present(sources.qrels, "--qrels"), run,
+        body = qrels_body(present(sources.qrels, "--qrels"), run,
                           params.get("qrels_format", "auto"), params.get("run_format", "auto"),
-                          ks, params.get("relevance_level", 1), params.get("judged_only", False))
-    return eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
-                         "span" if kind == "score.span" else "auto", ks,
-                         params.get("grounding_threshold", 0.5),
-                         params.get("relevance_level", 1), params.get("judged_only", False),
-                         chunks, params.get("anchoring"),
-                         bool(params.get("chroma_metrics", False)),
-                         tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER),
-                         budget_grid=False)  # the report's cutoffs are all of them
+                          ks, params.get("relevance_level", 1), params.get("judged_only", False),
+                          skipped=skipped)
+    else:
+        body = eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
+                             "span" if kind == "score.span" else "auto", ks,
+                             params.get("grounding_threshold", 0.5),
+                             params.get("relevance_level", 1), params.get("judged_only", False),
+                             chunks, params.get("anchoring"),
+                             bool(params.get("chroma_metrics", False)),
+                             tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER),
+                             budget_grid=False,  # the report's cutoffs are all of them
+                             skipped=skipped)
+    if skipped is None:
+        return body
+    return with_skipped_rows(body, skipped, "qrels" if by_qrels else "eval_set")
 
 
 def _same(a: Any, b: Any) -> bool:

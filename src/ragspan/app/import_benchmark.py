@@ -6,8 +6,9 @@ from typing import Any
 
 from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
-from ragspan.base.errors import UsageError
+from ragspan.base.errors import InputError, UsageError
 from ragspan.base.records import InputRef
+from ragspan.evalsets.build import EvalBuild
 from ragspan.evalsets.importers.beir import import_beir
 from ragspan.evalsets.importers.chroma import import_chroma
 from ragspan.evalsets.importers.cuad import import_cuad_csv, import_cuad_squad
@@ -17,32 +18,58 @@ from ragspan.io.corpus import read_corpus
 from ragspan.io.serialize import jsonl
 
 
+def check_release(ref: InputRef, expected: str | None) -> None:
+    """``import cuad --expect-sha256``: the release file (the SQuAD JSON, or
+    master_clauses.csv) must have the sha256 its publisher gives, else an InputError naming
+    both digests; nothing is imported from a file that is not the release it claims to be."""
+    if expected is None:
+        return
+    if not (len(expected) == 64 and all(c in "0123456789abcdef" for c in expected.lower())):
+        raise UsageError(f"--expect-sha256 {expected!r}: expected 64 hexadecimal digits")
+    if ref.sha256 != expected.lower():
+        raise InputError(f"sha256 {ref.sha256} is not the release's published "
+                         f"{expected.lower()}: a different or altered file", ref.name)
+
+
+def _cuad(opts: dict[str, Any]) -> tuple[EvalBuild, list[InputRef], dict[str, Any]]:
+    """The CUAD build, its input references and its parameters (``--squad-json`` or the
+    master-clauses CSV; ``--expect-sha256`` checked before a byte of the release is parsed)."""
+    common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
+              "queries": opts.get("sample_queries"),
+              "exclude_metadata": opts["exclude_metadata"],
+              "exclude_cross_references": opts["exclude_cross_references"]}
+    expected = opts.get("expect_sha256")
+    if opts.get("squad_json"):
+        if opts.get("csv"):
+            raise UsageError("give --squad-json or --csv, not both")
+        release = input_ref("squad_json", opts["squad_json"])
+        check_release(release, expected)  # before a byte of it is parsed
+        build = import_cuad_squad(opts["squad_json"], **common)
+        inputs = [release]
+    else:
+        missing = [f"--{k}" for k in ("csv", "contracts", "categories") if not opts.get(k)]
+        if missing:
+            raise UsageError(f"import cuad needs --squad-json, or {', '.join(missing)}")
+        release = input_ref("master_clauses", opts["csv"])
+        check_release(release, expected)
+        build = import_cuad_csv(opts["csv"], opts["contracts"], opts["categories"],
+                                allow_missing_contracts=opts["allow_missing_contracts"],
+                                **common)
+        inputs = [release, input_ref("categories", opts["categories"])]
+    params = {"sample_docs": common["sample_docs"], "seed": common["seed"],
+              "exclude_metadata_clauses": common["exclude_metadata"],
+              "exclude_cross_references": common["exclude_cross_references"]}
+    if expected is not None:
+        params["expect_sha256"] = expected.lower()
+    if common["queries"] is not None:
+        params["sample_queries"] = common["queries"]
+    return build, inputs, params
+
+
 def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> CommandResult:
     """Import ``source`` with its options (the click options of ``import <source>``)."""
     if source == "cuad":
-        common = {"sample_docs": opts["sample_docs"], "seed": opts["seed"],
-                  "queries": opts.get("sample_queries"),
-                  "exclude_metadata": opts["exclude_metadata"],
-                  "exclude_cross_references": opts["exclude_cross_references"]}
-        if opts.get("squad_json"):
-            if opts.get("csv"):
-                raise UsageError("give --squad-json or --csv, not both")
-            build = import_cuad_squad(opts["squad_json"], **common)
-            inputs = [input_ref("squad_json", opts["squad_json"])]
-        else:
-            missing = [f"--{k}" for k in ("csv", "contracts", "categories") if not opts.get(k)]
-            if missing:
-                raise UsageError(f"import cuad needs --squad-json, or {', '.join(missing)}")
-            build = import_cuad_csv(opts["csv"], opts["contracts"], opts["categories"],
-                                    allow_missing_contracts=opts["allow_missing_contracts"],
-                                    **common)
-            inputs = [input_ref("master_clauses", opts["csv"]),
-                      input_ref("categories", opts["categories"])]
-        params = {"sample_docs": common["sample_docs"], "seed": common["seed"],
-                  "exclude_metadata_clauses": common["exclude_metadata"],
-                  "exclude_cross_references": common["exclude_cross_references"]}
-        if common["queries"] is not None:
-            params["sample_queries"] = common["queries"]
+        build, inputs, params = _cuad(opts)
     elif source == "legalbench-rag":
         build = import_legalbench(opts["root"], tuple(opts["subsets"]),
                                   paper_sampling=opts["paper_sampling"],

@@ -3,14 +3,20 @@ together or not at all, the chosen format on stdout, the exit code from the repo
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.argv import redacted
+from ragspan.base.errors import ExitCode, InputError
+from ragspan.base.records import InputRef
+from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
-from ragspan.report.envelope import report_text
+from ragspan.report.envelope import report_text, statement
 from ragspan.report.render import render
 from ragspan.report.render.text import for_terminal
 
@@ -56,3 +62,31 @@ def deliver(result: CommandResult, out: str | None, fmt: str,
     write_files(staged)
     sys.stdout.write(shown)
     return result.exit_code
+
+
+def error_report(command: str, exc: InputError, argv: Sequence[str]) -> dict[str, Any]:
+    """The envelope ``--error-report`` writes when ``command`` stops on an input error:
+    kind ``error``, verdict ``error``, exit code 3, and in its summary the command, the
+    message, and the file and line it names (null where it names none). No reader takes it
+    for a result: ``compare`` and ``report`` refuse any kind but a score report. Its subject
+    is the file the error names, with the sha256 of its bytes (the message's, named
+    ``<error>``, where the error names no readable file)."""
+    subject = InputRef("error", "<error>", sha256_hex(str(exc).encode("utf-8")))
+    if exc.path is not None and os.path.isfile(exc.path):
+        try:
+            with open(exc.path, "rb") as fh:
+                subject = InputRef("error", exc.path, hashlib.sha256(fh.read()).hexdigest())
+        except OSError:
+            pass  # unreadable: the message stands for it
+    return statement(kind="error", subject=[subject], inputs=[],
+                     parameters={"command": command, "argv": redacted(argv)},
+                     summary={"command": command, "error": exc.reason, "file": exc.path,
+                              "line": exc.line, "message": str(exc)},
+                     details={}, verdict="error", exit_code=ExitCode.INPUT)
+
+
+def write_error_report(path: str, command: str, exc: InputError, argv: Sequence[str]) -> None:
+    """Write ``error_report`` to ``path`` (atomically, as every output); a failure to write
+    it leaves the input error to speak for itself."""
+    with contextlib.suppress(OSError, InputError):
+        write_files({path: report_text(error_report(command, exc, argv))})

@@ -99,29 +99,42 @@ def summary_of(readout: Any) -> dict[str, Any]:
 
 def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int | None = None,
         audience: str = "developer", corpus: str | None = None,
-        all_pairs: bool = False, csv_out: str | None = None) -> CommandResult:
+        all_pairs: bool = False, csv_out: str | None = None,
+        client_out: str | None = None) -> CommandResult:
     """The readout written to ``out`` and, with ``csv_out``, the per-query table
-    (``readout.query_csv``) beside it, all or nothing."""
+    (``readout.query_csv``) beside it; with ``client_out``, the client readout too, from the
+    same readout (the developer report at ``out``, one command for both audiences); all or
+    nothing."""
     if audience not in AUDIENCES:
         raise UsageError(f"--audience {audience}: expected one of {', '.join(AUDIENCES)}")
     if not reports:
         raise UsageError("give at least one score report")
+    if client_out is not None and audience != "developer":
+        raise UsageError("--client-out writes the client readout beside the developer report "
+                         "at --out: leave --audience at developer")
+    named = [p for p in (out, csv_out, client_out) if p is not None]
+    if len(set(named)) < len(named):
+        raise UsageError("--out, --csv and --client-out must name different files")
     fmt = format_of(out)
+    client_fmt = format_of(client_out) if client_out is not None else None
     readout = build(read_configs(reports), baseline, k, all_pairs)
-    corp = corpus_for(readout, corpus) if audience == "client" else None
-    text = render(readout, fmt, audience, corp)
+    corp = corpus_for(readout, corpus) if audience == "client" or client_out else None
+    files = {out: render(readout, fmt, audience, corp)}
+    subject = [InputRef("report", out, sha256_hex(files[out].encode("utf-8")))]
+    if client_out is not None and client_fmt is not None:
+        files[client_out] = render(readout, client_fmt, "client", corp)
+        subject.append(InputRef("client_readout", client_out,
+                                sha256_hex(files[client_out].encode("utf-8"))))
     inputs = [InputRef("score", c.report.path, c.report.sha256) for c in readout.configs]
     if corp is not None:
         inputs.append(InputRef("corpus", corp.path, corp.sha256))
     doc = statement(
-        kind="report", subject=[InputRef("report", out, sha256_hex(text.encode("utf-8")))],
+        kind="report", subject=subject,
         inputs=inputs, parameters={"k": readout.k, "audience": audience, "format": fmt,
                                    "baseline": readout.base.name,
-                                   **({"all_pairs": True} if all_pairs else {})},
+                                   **({"all_pairs": True} if all_pairs else {}),
+                                   **({"client_format": client_fmt} if client_fmt else {})},
         summary=summary_of(readout), details={})
-    files = {out: text}
     if csv_out is not None:
-        if csv_out == out:
-            raise UsageError("--csv and --out name the same file")
         files[csv_out] = query_csv(readout.configs)
     return CommandResult(doc, files)

@@ -103,7 +103,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         retriever: str | None = None, chunks_out: str | None = None,
         cache_dir: str | None = None, no_cache: bool = False, qdrant_path: str | None = None,
         qdrant_url: str | None = None, depth: int | None = None, id_key: str | None = None,
-        qrels: str | None = None, to: str | None = None, tag: str | None = None,
+        framework: str | None = None, qrels: str | None = None, to: str | None = None, tag: str | None = None,
         collection: str | None = None, edge_shard: str | None = None,
         snapshot: str | None = None, vector_name: str | None = None,
         hnsw_ef: int | None = None, doc_key: str | None = None, start_key: str | None = None,
@@ -124,6 +124,10 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
             "--model": model, "--scope": scope},
         keep_collection=keep_collection, on_qdrant=bool(qdrant_url or qdrant_path),
         chunks_out=chunks_out, id_key=id_key, to=to, tag=tag)
+    framework = framework or "auto"  # the declared default (the command line passes None)
+    if framework != "auto" and retriever is None:
+        raise UsageError("--framework names what --retriever's object is: give it with "
+                         "--retriever")
     t0 = time.perf_counter()
     bar = Progress(progress)
     corp = read.corpus if read is not None else read_corpus(corpus)
@@ -164,7 +168,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         got = _by_collection(spec, queries, corp, eval_set, embedder, bar)
     else:
         got = _by_user(present(retriever, "--retriever"), queries, corp, bar, depth=depth,
-                       id_key=id_key, to=to, tag=tag, out=out)
+                       id_key=id_key, to=to, tag=tag, out=out, framework=framework)
     summary.update(got.summary)
     header = {"corpus_sha256": corp.sha256, "eval_set_sha256": evalset.sha256,
               "queries": {q: d for q, d in query_digests(evalset).items()
@@ -331,16 +335,19 @@ def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
 
 def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progress, *,
              depth: int | None, id_key: str | None, to: str | None, tag: str | None,
-             out: str) -> Retrieved:
+             out: str, framework: str = "auto") -> Retrieved:
     """``--retriever``: the user's own retriever; a doc-level one writes ``out`` as a doc
-    run (``to``: its format, ``tag``: a TREC run's name)."""
+    run (``to``: its format, ``tag``: a TREC run's name). ``framework``: what the object
+    must be (``auto``: told by its methods); recorded when named."""
     obj = load_retriever(retriever)
-    result = run_agent(obj, queries, corp, bar, depth, id_key) if is_agent(obj) else \
-        run_user_retriever(obj, queries, corp, bar, depth, id_key)
+    result = run_agent(obj, queries, corp, bar, depth, id_key) if is_agent(obj, framework) \
+        else run_user_retriever(obj, queries, corp, bar, depth, id_key, framework)
     summary: dict[str, Any] = {}
     if result.placement:
         summary["placement"] = result.placement
     parameters: dict[str, Any] = {"retriever": retriever}
+    if framework != "auto":
+        parameters["framework"] = framework
     outputs: dict[str, str] = {}
     if result.level == "doc":
         fmt = to or "jsonl"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ragspan.app.output import CommandResult
@@ -17,6 +18,7 @@ from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.files import read_head
+from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.docs import detect_run_format, read_doc_run
 from ragspan.io.runs.spans import read_span_run, run_header
@@ -85,7 +87,7 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         chunks: str | None = None, anchoring: dict[str, Any] | None = None,
         budget_grid: bool | None = None, chroma_metrics: bool = False,
         min_coverage: float = DEFAULT_MIN_COVERAGE,
-        tokenizer: str = DEFAULT_TOKENIZER) -> CommandResult:
+        tokenizer: str = DEFAULT_TOKENIZER, on_duplicate: str = "error") -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
     a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
     ``chunks``: the run's chunk manifest, which lets the failure labels that need the
@@ -95,8 +97,14 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     ``budget_grid``: the character cutoffs ``BUDGET_GRID`` beside ``ks``; None (the default)
     adds them to every span-level score, so that ``compare`` can decide any change of the
     retrieval budget at equal budget; False leaves them out; True asks for them (an error at
-    doc level)."""
+    doc level). ``on_duplicate``: ``error`` refuses a JSON-lines row of the judgments or the
+    run that has no ``id`` or repeats one; ``first`` keeps the first row of each id, skips
+    the rest, and the report counts them (``summary.skipped_rows``, ``skipped_rows``)."""
     ks = tuple(ks) or DEFAULT_KS
+    if on_duplicate not in ON_DUPLICATE:
+        raise UsageError(f"--on-duplicate {on_duplicate}: expected one of "
+                         f"{', '.join(ON_DUPLICATE)}")
+    skipped = (Skipped(), Skipped()) if on_duplicate == "first" else None
     if chroma_metrics and qrels is not None:
         raise UsageError("--chroma-metrics are span metrics: give it with --eval-set and a "
                          "span run")
@@ -111,19 +119,39 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
     if qrels is not None:
         refuse_budgets(ks, "--qrels scores documents")
         body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
-                           judged_only, min_coverage)
+                           judged_only, min_coverage, skipped)
     else:
         body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
                              relevance_level, judged_only, chunks, anchoring, chroma_metrics,
-                             min_coverage, tokenizer=tokenizer, budget_grid=budget_grid)
+                             min_coverage, tokenizer=tokenizer, budget_grid=budget_grid,
+                             skipped=skipped)
+    if skipped is not None:
+        body = with_skipped_rows(body, skipped, "qrels" if qrels is not None else "eval_set")
     return CommandResult(statement_of(body))
+
+
+def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
+                      judgments: str) -> ReportBody:
+    """``--on-duplicate first`` stated: ``parameters.on_duplicate``, the rows skipped per
+    file in ``summary.skipped_rows`` (``judgments``: ``eval_set`` or ``qrels``), and one
+    stderr line per file that had any."""
+    files = {judgments: skipped[0], "run": skipped[1]}
+    for role, tally in files.items():
+        if tally.total:
+            log.warning("--on-duplicate first: %s: %d rows skipped (%d repeating an earlier "
+                        "row's id, %d without id; the first row of each id kept)",
+                        role.replace("_", " "), tally.total, tally.repeated, tally.without_id)
+    return replace(body, parameters={**body.parameters, "on_duplicate": "first"},
+                   summary={**body.summary,
+                            "skipped_rows": {r: t.as_json() for r, t in files.items()}})
 
 
 def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
                 relevance_level: int, judged_only: bool,
-                min_coverage: float = 0.0) -> ReportBody:
+                min_coverage: float = 0.0,
+                skipped: tuple[Skipped, Skipped] | None = None) -> ReportBody:
     q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
-                                  judged_only)
+                                  judged_only, skipped)
     judged = len(scores.in_run) if not judged_only else \
         len(scores.in_run) + scores.counts.judged_queries_without_run_row
     check_coverage(judged - scores.counts.judged_queries_without_run_row, judged, r.path,
@@ -147,12 +175,12 @@ def warn_saturation(saturation: Saturation | None) -> None:
 
 def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int],
                   relevance_level: int, judged_only: bool, min_coverage: float,
-                  doc_only: bool) -> ReportBody:
+                  doc_only: bool, skipped: Skipped | None = None) -> ReportBody:
     """The doc-level report of a doc run (or of a span run's documents, ``doc_only``: the
     eval set judges documents only) against the eval set's judgments."""
     refuse_budgets(ks, "this is a doc-level run" if not doc_only
                    else "this eval set has doc-level judgments only")
-    r = read_doc_run(run, run_format, top=max(ks))
+    r = read_doc_run(run, run_format, top=max(ks), skipped=skipped)
     scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
     missing = scores.counts.judged_queries_without_run_row
     total = len(scores.in_run) + (missing if judged_only else 0)
@@ -168,12 +196,16 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
                   chroma_metrics: bool = False, min_coverage: float = 0.0,
                   read: tuple[EvalSet, Corpus | None] | None = None,
                   tokenizer: str = DEFAULT_TOKENIZER,
-                  budget_grid: bool | None = None) -> ReportBody:
+                  budget_grid: bool | None = None,
+                  skipped: tuple[Skipped, Skipped] | None = None) -> ReportBody:
     """The report body of ``score --eval-set``: span level for a span run (with the
     doc-level view and, given ``chunks``, every failure label; ``budget_grid`` as ``run``
     says), doc level otherwise (``sweep`` scores its configurations through this too, with
-    ``read``: the eval set and corpus it read once from those paths)."""
-    evalset = read[0] if read is not None else read_eval_set(eval_set)
+    ``read``: the eval set and corpus it read once from those paths). ``skipped``: the eval
+    set's and the run's tallies under ``--on-duplicate first``."""
+    evalset = read[0] if read is not None else \
+        read_eval_set(eval_set, None if skipped is None else skipped[0])
+    run_skipped = None if skipped is None else skipped[1]
     # what validate calls an error about the gold itself (spans listed twice, overlapping):
     # the rest (inside the documents, texts, provenance) is checked against the corpus
     refuse_errors(evalset, None)
@@ -194,7 +226,8 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
             raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
                              "this is a doc-level run")
         return _doc_run_body(evalset, run, "span" if doc_only else run_format, ks,
-                             relevance_level, judged_only, min_coverage, doc_only)
+                             relevance_level, judged_only, min_coverage, doc_only,
+                             run_skipped)
     if judged_only:
         raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
                          "span report scores every query of the eval set, so its doc-level "
@@ -203,13 +236,14 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
         ks = tuple(dict.fromkeys((*ks, *BUDGET_GRID)))
     corp = read[1] if read is not None else read_corpus(corpus) if corpus else None
     return _span_run_body(evalset, run, corp, ks, tau, relevance_level, chunks, anchoring,
-                          chroma_metrics, min_coverage, tokenizer)
+                          chroma_metrics, min_coverage, tokenizer, run_skipped)
 
 
 def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence[int],
                    tau: float, relevance_level: int, chunks: str | None,
                    anchoring: dict[str, Any] | None, chroma_metrics: bool,
-                   min_coverage: float, tokenizer: str) -> ReportBody:
+                   min_coverage: float, tokenizer: str,
+                   skipped: Skipped | None = None) -> ReportBody:
     """The span-level report of a span run: what the run was made from checked, its texts
     placed, scored at ``ks`` (with the doc-level view at the count cutoffs)."""
     # a text without doc_id is placed in its query's scope document (never its gold's)
@@ -217,7 +251,7 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence
     # what the run says it was made from, checked before its texts are placed
     for said in check_run_made_for(evalset, run_header(run), run, corp):
         log.warning("%s", said)
-    span_run = read_span_run(run, anchor)
+    span_run = read_span_run(run, anchor, skipped=skipped)
     manifest = read_chunks(chunks) if chunks else None
     tokens = (load_tokenizer(tokenizer) if corp is not None
               and any(isinstance(k, Tokens) for k in ks) else None)

@@ -9,6 +9,7 @@ from ragspan.base.errors import UsageError
 from ragspan.base.records import InputRef
 from ragspan.base.verdicts import findings_verdict
 from ragspan.evalsets.checks import check_eval_set, chunk_findings, tally
+from ragspan.evalsets.crossref import crossref_findings, read_facts
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
@@ -23,38 +24,33 @@ MAX_LISTED = 200
 
 def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0.5,
         min_span_integrity: float | None = None, run: str | None = None,
-        ks: tuple[int, ...] = ()) -> CommandResult:
+        ks: tuple[int, ...] = (), facts: str | None = None) -> CommandResult:
     """The checks of ``ragspan.evalsets.checks``; any error finding makes the verdict ``error``
     (exit 3), with one stderr line counting the findings by check. With ``chunks``, the
     chunking diagnostics at each of ``ks`` (default 5 and 10), and with ``run`` (a span run
-    over that chunking) the precision it attained as a share of the chunking's ceiling."""
+    over that chunking) the precision it attained as a share of the chunking's ceiling. The
+    cross-reference checks of ``ragspan.evalsets.crossref`` run too, with ``facts`` (a
+    planted-facts sidecar) those of its facts."""
     if run and not chunks:
         raise UsageError("--run needs --chunks: the precision ceiling is the chunking's")
     ks = tuple(sorted(set(ks))) or (5, 10)
 
     evalset = read_eval_set(eval_set)
     corp = read_corpus(corpus)
-    findings = check_eval_set(evalset, corp)
     inputs = [InputRef("eval_set", eval_set, evalset.sha256),
               InputRef("corpus", corpus, corp.sha256)]
+    planted = None
+    if facts:
+        planted, digest = read_facts(facts, corp)
+        inputs.append(InputRef("facts", facts, digest))
+    findings = check_eval_set(evalset, corp) + crossref_findings(evalset, corp, planted)
     summary: dict[str, Any] = {"queries": len(evalset.queries),
                                "gold_spans": sum(len(q.gold_spans) for q in evalset.queries)}
+    if planted is not None:
+        summary["facts"] = len(planted)
     if chunks:
-        manifest = read_chunks(chunks)
-        inputs.append(InputRef("chunks", chunks, manifest.sha256))
-        found, summary["coverage"] = chunk_findings(manifest, evalset, corp, tau,
-                                                    min_span_integrity)
-        findings += found
-        attained = None
-        if run:
-            span_run = read_span_run(run)
-            inputs.append(InputRef("run", run, span_run.sha256))
-            scored = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
-            attained = {k: float(scored.scores.values[f"precision@{k}"].mean()) for k in ks}
-        summary["chunking"] = chunking_diagnostics(evalset, manifest, ks, attained)
-        model = _model_of(manifest)
-        if model is not None:
-            summary["chunking"]["tokens"] = _token_check(model, manifest, corp)
+        findings += _chunking(chunks, run, evalset, corp, ks, tau, min_span_integrity,
+                              inputs, summary)
     counts = tally(findings)
     summary.update(counts)
     verdict = findings_verdict(counts["errors"], 0, "error")
@@ -74,6 +70,29 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
                   + ", ".join(f"{k}: {v}" for k, v in counts["findings_by_check"].items())
                   + ")")
     return CommandResult(doc, notice=notice)
+
+
+def _chunking(chunks: str, run: str | None, evalset: Any, corp: Any, ks: tuple[int, ...],
+              tau: float, min_span_integrity: float | None, inputs: list[InputRef],
+              summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The chunk manifest's findings (the coverage gate), with ``summary.coverage`` and
+    ``summary.chunking`` (and, with ``run``, the precision it attained) filled in and the
+    files read appended to ``inputs``."""
+    manifest = read_chunks(chunks)
+    inputs.append(InputRef("chunks", chunks, manifest.sha256))
+    found, summary["coverage"] = chunk_findings(manifest, evalset, corp, tau,
+                                                min_span_integrity)
+    attained = None
+    if run:
+        span_run = read_span_run(run)
+        inputs.append(InputRef("run", run, span_run.sha256))
+        scored = compute_span_report(evalset, span_run, corp, ks, tau, manifest)
+        attained = {k: float(scored.scores.values[f"precision@{k}"].mean()) for k in ks}
+    summary["chunking"] = chunking_diagnostics(evalset, manifest, ks, attained)
+    model = _model_of(manifest)
+    if model is not None:
+        summary["chunking"]["tokens"] = _token_check(model, manifest, corp)
+    return found
 
 
 def _model_of(manifest: Any) -> str | None:

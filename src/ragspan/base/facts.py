@@ -67,23 +67,34 @@ class OffScope:
 @dataclass(frozen=True)
 class ChunkRecallAt:
     """At one count cutoff: the mean chunk-level recall over the queries with a relevant
-    chunk, and the mean of its ceiling ``min(1, k / relevant chunks)``."""
+    chunk, the mean of its ceiling ``min(1, k / relevant chunks)``, and the mean chunk-level
+    nDCG (binary gain, trec_eval's ``ndcg_cut``: a relevant chunk at 0-based position ``p``
+    adds ``1 / log2(p + 2)``, divided by the ideal ranking's DCG at k)."""
 
     recall: float
     ceiling: float
+    ndcg: float
+
+    def as_json(self) -> dict[str, float]:
+        return {"recall": self.recall, "ceiling": self.ceiling, "ndcg": self.ndcg}
 
 
 @dataclass(frozen=True)
 class ChunkRecall:
     """``summary.chunking.chunk_recall``: the queries with a relevant chunk and, per count
-    cutoff (none when no query has one), ``ChunkRecallAt``."""
+    cutoff (none when no query has one), ``ChunkRecallAt``; for a run that records its
+    first stage (before a rerank or fusion), the same of that ranking (``first_stage``)."""
 
     queries: int
     by_k: Mapping[str, ChunkRecallAt]
+    first_stage: Mapping[str, ChunkRecallAt] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"queries": self.queries, "by_k": {
-            k: {"recall": v.recall, "ceiling": v.ceiling} for k, v in self.by_k.items()}}
+        out: dict[str, Any] = {"queries": self.queries,
+                               "by_k": {k: v.as_json() for k, v in self.by_k.items()}}
+        if self.first_stage is not None:
+            out["first_stage"] = {k: v.as_json() for k, v in self.first_stage.items()}
+        return out
 
 
 @dataclass(frozen=True)

@@ -300,6 +300,10 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
     Option("id-key", "str", None, "With --retriever: the metadata (or result) key that holds "
            "the doc id (default doc_id, source, id, then Document.id / ref_doc_id / node_id).",
            nullable=True),
+    Option("framework", "enum", "auto", "With --retriever: what your object is; auto "
+           "tells by its methods (retrieve(): LlamaIndex, invoke(): LangChain, else a "
+           "callable); a named one is required of the object, so a wrong object is refused.",
+           choices=("auto", "langchain", "llamaindex", "callable")),
     Option("qrels", "str", None, "Run only the queries these judgments judge (TREC, BEIR TSV "
            "or JSONL qrels).", nullable=True),
     Option("to", "enum", None, "The format of a doc-level run (a --retriever returning doc "

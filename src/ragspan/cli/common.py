@@ -95,15 +95,21 @@ class RagspanGroup(click.Group):
 
 
 def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
-          implicit: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+          implicit: tuple[str, ...] = (),
+          report: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Before the command runs, refuse outputs that would overwrite an input or cannot be
     written (``ragspan.io.outputs.check_outputs``). ``inputs``/``outputs`` name parameters;
-    ``implicit`` are files read when they exist (./pyproject.toml)."""
+    ``implicit`` are files read when they exist (./pyproject.toml). ``report``: the parameter
+    holding the command's JSON report path; the command then takes ``--error-report``, which
+    on an input error writes an error envelope there (``app.output.error_report``) before
+    the error ends the command."""
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kw: Any) -> Any:
-            from ragspan.app.output import refuse_clobbering
+            from ragspan.app.output import refuse_clobbering, write_error_report
+            from ragspan.base.errors import InputError
 
+            error_report = kw.pop("error_report", False)
             paths: list[str | None] = []
             for name in inputs:
                 value = kw.get(name)
@@ -116,8 +122,26 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
             ctx = click.get_current_context()  # where outputs go is no part of what was run
             ctx.meta["output_flags"] = [flag for p in ctx.command.params if p.name in outputs
                                         for flag in p.opts]
-            return func(*args, **kw)
+            target = kw.get(report) if report is not None else None
+            if error_report and not target:
+                flag = "--" + (report or "out").replace("_json", "").replace("_", "-")
+                raise click.UsageError(f"--error-report writes the error envelope where the "
+                                       f"JSON report goes: give {flag}")
+            try:
+                return func(*args, **kw)
+            except InputError as exc:
+                if error_report and target:
+                    write_error_report(target, ctx.command_path.split(" ", 1)[-1], exc,
+                                       outputs_elided(ctx.meta.get("argv", []),
+                                                      ctx.meta["output_flags"]))
+                raise
 
+        if report is not None:
+            wrapper = click.option(
+                "--error-report", "error_report", is_flag=True,
+                help="On an input error (exit 3), write an error report (verdict error, the "
+                     "message, file and line) where the JSON report goes, replacing what is "
+                     "there, so a CI step that reads or uploads it finds one.")(wrapper)
         return wrapper
 
     return decorate

@@ -42,7 +42,7 @@ from ragspan.cli.common import (
               help="A PDF whose text exceeds this many characters is refused.")
 @output_options
 @common_options
-@guard(inputs=("docs", "queries"), outputs=("out", "corpus_out", "report"))
+@guard(inputs=("docs", "queries"), outputs=("out", "corpus_out", "report"), report="report")
 def adapt(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Build an eval set with verified offsets from documents and questions."""
     from ragspan.app import adapt as command
@@ -74,10 +74,13 @@ def import_group() -> None:
                    "another clause), as the reference harness does.")
 @click.option("--allow-missing-contracts", is_flag=True,
               help="List and skip CSV rows without a contract file (default: error).")
+@click.option("--expect-sha256", type=str, default=None,
+              help="The published sha256 of the release file (--squad-json, else --csv): "
+                   "checked before anything is read from it; another digest is refused.")
 @output_options
 @common_options
 @guard(inputs=("csv", "contracts", "categories", "squad_json"),
-       outputs=("out", "corpus_out", "report"))
+       outputs=("out", "corpus_out", "report"), report="report")
 def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """CUAD: master_clauses.csv + contracts, or the SQuAD-style JSON."""
     from ragspan.app import import_benchmark as command
@@ -96,7 +99,7 @@ def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, 
                    "become LF, its offsets' text); keep: as they are.")
 @output_options
 @common_options
-@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"), report="report")
 def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | None,
                       **opts: Any) -> None:
     """LegalBench-RAG: snippets with file_path and span."""
@@ -111,7 +114,7 @@ def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | 
 @click.option("--split", default="test", show_default=True)
 @output_options
 @common_options
-@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"), report="report")
 def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, **opts: Any) -> None:
     """BEIR: a doc-level eval set with graded judgments."""
     from ragspan.app import import_benchmark as command
@@ -134,7 +137,7 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("rows", "corpus"), outputs=("out", "run_out", "report"))
+@guard(inputs=("rows", "corpus"), outputs=("out", "run_out", "report"), report="report")
 def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
     """Ragas rows: reference contexts placed as gold spans, retrieved contexts as a run."""
     from ragspan.app import import_benchmark as command
@@ -162,7 +165,7 @@ def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("otlp", "eval_set", "corpus"), outputs=("out", "report"))
+@guard(inputs=("otlp", "eval_set", "corpus"), outputs=("out", "report"), report="report")
 def import_traces(report: str | None, fmt: str, **opts: Any) -> None:
     """OpenTelemetry traces of your application: each question's retriever calls, placed in
     the corpus, as a run with steps."""
@@ -176,7 +179,7 @@ def import_traces(report: str | None, fmt: str, **opts: Any) -> None:
               help="Folder with questions_df.csv and corpora/<corpus_id>.md.")
 @output_options
 @common_options
-@guard(inputs=("root",), outputs=("out", "corpus_out", "report"))
+@guard(inputs=("root",), outputs=("out", "corpus_out", "report"), report="report")
 def import_chroma(report: str | None, fmt: str, out: str, corpus_out: str | None,
                   **opts: Any) -> None:
     """Chroma's chunking evaluation: questions with references, every one checked."""
@@ -204,7 +207,7 @@ def import_chroma(report: str | None, fmt: str, out: str, corpus_out: str | None
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("eval_set", "corpus", "to_corpus"), outputs=("out", "report"))
+@guard(inputs=("eval_set", "corpus", "to_corpus"), outputs=("out", "report"), report="report")
 def migrate(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Carry an eval set's gold spans over to an edited corpus: each span unchanged, moved,
     edited, deleted or ambiguous; questions that cannot follow are set aside or dropped."""
@@ -225,10 +228,13 @@ def migrate(report: str | None, fmt: str, **kwargs: Any) -> None:
               help="A span run over this chunking: the precision it attained against the "
                    "chunking's ceiling (needs --chunks).")
 @k_option
+@click.option("--facts", type=str,
+              help="A planted-facts sidecar (JSON list or JSONL of id, text, doc_id): each "
+                   "fact placed once, and inside the gold spans of the questions naming it.")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("eval_set", "corpus", "chunks", "run"), outputs=("out",))
+@guard(inputs=("eval_set", "corpus", "chunks", "run", "facts"), outputs=("out",), report="out")
 def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Check an eval set against its corpus (and chunking): exit 0 valid, 3 findings."""
     from ragspan.app import validate as command
@@ -260,7 +266,7 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("eval_set", "corpus"), outputs=("out",))
+@guard(inputs=("eval_set", "corpus"), outputs=("out",), report="out")
 def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find eval items contained in corpus documents: exit 0 clean, 4 leaks, 3 bad input."""
     from ragspan.app import leakage as command
@@ -283,7 +289,7 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("a", "b"), outputs=("out",))
+@guard(inputs=("a", "b"), outputs=("out",), report="out")
 def overlap(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Find documents shared by two corpora: exit 0 none, 4 duplicates, 3 bad input."""
     from ragspan.app import overlap as command

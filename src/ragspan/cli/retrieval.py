@@ -31,7 +31,7 @@ from ragspan.cli.common import (
 @format_option
 @common_options
 @guard(inputs=("corpus", "eval_set", "config", "qdrant_path", "qrels", "edge_shard", "snapshot"),
-       outputs=("out", "chunks_out", "report"))
+       outputs=("out", "chunks_out", "report"), report="report")
 def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
     """Run a retrieval pipeline (or your retriever) over an eval set's queries -> span run."""
     from ragspan.app import run_retriever as command
@@ -62,7 +62,7 @@ def run_retriever(report: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--out", type=str, help="Write the sweep's JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("eval_set", "corpus", "configs"), outputs=("out",))
+@guard(inputs=("eval_set", "corpus", "configs"), outputs=("out",), report="out")
 def sweep(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Run and score several pipeline configurations on one eval set, side by side."""
     from ragspan.app import sweep as command

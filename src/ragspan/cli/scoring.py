@@ -64,17 +64,22 @@ from ragspan.cli.common import (
                                       "score it as retrieving nothing (counted).")
 @click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
               show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@click.option("--on-duplicate", type=click.Choice(["error", "first"]), default="error",
+              show_default=True,
+              help="A JSON-lines row of the eval set, qrels or run that repeats an earlier "
+                   "row's id or has none: refuse it, or keep each id's first row and skip "
+                   "the rest (counted in the report).")
 @click.option("--out", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",))
+@guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",), report="out")
 def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None,
           qrels: str | None, qrels_format: str, run_format: str, ks: tuple[int, ...],
           tau: float, relevance_level: int, judged_only: bool, min_coverage: float,
           chroma_metrics: bool,
           budget_grid: bool | None, tokenizer: str, align: bool,
-          on_ambiguous: str, unplaced: str, fuzzy_threshold: float, out: str | None,
-          fmt: str) -> None:
+          on_ambiguous: str, unplaced: str, fuzzy_threshold: float, on_duplicate: str,
+          out: str | None, fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
     from ragspan.app import score as command
 
@@ -83,7 +88,7 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
                      relevance_level=relevance_level, judged_only=judged_only,
                      chunks=chunks, budget_grid=budget_grid, chroma_metrics=chroma_metrics,
                      min_coverage=min_coverage, tokenizer=tokenizer,
-                     anchoring={"align": align, "on_ambiguous": on_ambiguous,
+                     on_duplicate=on_duplicate, anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                                "unplaced": unplaced,
                                                "threshold": fuzzy_threshold}), out, fmt)
 
@@ -172,7 +177,7 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
 @guard(inputs=("baseline", "candidate", "anchor", "noise", "config", "eval_set", "qrels",
                "corpus", "baseline_run", "candidate_run", "baseline_chunks", "candidate_chunks",
                "migration", "candidate_eval_set", "candidate_corpus"),
-       outputs=("out",), implicit=("pyproject.toml",))
+       outputs=("out",), implicit=("pyproject.toml",), report="out")
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
     from ragspan.app import compare as command
@@ -221,11 +226,15 @@ def plan(fmt: str, **kwargs: Any) -> None:
                    "the baseline.")
 @click.option("--csv", "csv_out", type=str,
               help="Also write one row per query and configuration here (CSV).")
+@click.option("--client-out", "client_out", type=str,
+              help="Also write the client readout here (.md or .html; needs --corpus): both "
+                   "audiences from one command.")
 @click.option("--report", "report_json", type=str,
               help="Also write the command's JSON report here.")
 @format_option
 @common_options
-@guard(inputs=("reports", "corpus"), outputs=("out", "csv_out", "report_json"))
+@guard(inputs=("reports", "corpus"), outputs=("out", "csv_out", "client_out", "report_json"),
+       report="report_json")
 def report(out: str, report_json: str | None, fmt: str, **kwargs: Any) -> None:
     """Several configurations' score reports side by side: one Markdown or HTML report."""
     from ragspan.app import report as command

@@ -21,6 +21,8 @@ offsets were made on, so ``ragspan validate`` can tell when a document changed u
 
 from __future__ import annotations
 
+import hashlib
+import json
 import platform
 from pathlib import Path
 from typing import Any
@@ -42,11 +44,21 @@ KNOWN = ("id", "query", "question", "doc_id", "gold_spans", "gold_texts", "expec
          "expected_sources", "match", *PASSTHROUGH)
 
 
+def derived_id(obj: dict[str, Any], path: str, line: int) -> str:
+    """The id of a row that has none (the CUAD harness writes its questions so): ``q-`` and
+    the first 12 hex digits of the sha256 of its question and its ``doc_id`` (canonical
+    JSON), so the same question on the same document gets the same id in every run, whatever
+    its line. A row without a question string is an InputError."""
+    query = obj.get("query", obj.get("question"))
+    if not isinstance(query, str):
+        raise InputError("missing 'id' (and no 'query' string to derive one from)", path, line)
+    key = json.dumps([query, obj.get("doc_id")], ensure_ascii=False, separators=(",", ":"))
+    return "q-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+
+
 def flatten_tags(obj: dict[str, Any], prefix: str = "") -> dict[str, str]:
     """``{"dimensions": {"requires_crossref": True}}`` -> ``{"dimensions.requires_crossref":
     "true"}``: nested objects joined with dots, a string as is, any other value as JSON."""
-    import json
-
     out: dict[str, str] = {}
     for key, value in obj.items():
         name = f"{prefix}{key}"
@@ -252,15 +264,27 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     merges = OverlapMerges()
     rows: list[dict[str, Any]] = []
     seen: dict[Any, Any] = {}
+    derived: list[dict[str, Any]] = []
     for line, obj in iter_json_records(qtext, qpath):
-        unique_row_id(obj, seen, qpath, line)
+        if "id" not in obj:
+            obj = {**obj, "id": derived_id(obj, qpath, line)}
+            derived.append({"line": line, "id": obj["id"]})
+        try:
+            unique_row_id(obj, seen, qpath, line)
+        except InputError:
+            if derived and derived[-1]["line"] == line:
+                raise InputError(f"the id derived from this row's query and doc_id, "
+                                 f"'{obj['id']}', is that of line {seen[obj['id']]}: give "
+                                 "the rows ids", qpath, line) from None
+            raise
         rows.append(adapt_row(obj, corpus, qpath, line, normalize_whitespace, counts, merges))
     if not rows:
         raise InputError("the query file holds no queries", qpath)
     counts["queries"] = len(rows)
+    counts["derived_ids"] = len(derived)
     counts["overlapping_merged"] = merges.count
     counts["documents"] = len(corpus)
-    details: dict[str, Any] = {"overlapping_merged": merges.listed}
+    details: dict[str, Any] = {"overlapping_merged": merges.listed, "derived_ids": derived}
     if Path(docs).is_dir():
         details["files"] = {"taken": sorted(str(d.metadata.get("source", d.id))
                                             for d in corpus.documents.values()),

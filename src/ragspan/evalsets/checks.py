@@ -9,7 +9,8 @@ Checks, each finding naming the query (and the span):
   spans of a query that overlap (an error too: their shared characters count twice in those
   metrics; every importer merges them into their union, spans that only touch stay two);
 - no gold answer text that appears verbatim in its own query (a warning: the question holds
-  its answer, so retrieval by the question's words finds it trivially);
+  its answer, so retrieval by the question's words finds it trivially); an answer under 20
+  characters counts when it stands as whole words ("$45" in "Was it $45?");
 - the provenance digests in the eval set's ``_header`` match the corpus texts;
 - with a chunk manifest, the **coverage gate**: gold spans that no single chunk contains whole
   (severed by the chunker; the contained share is the chunker's *span integrity*), and gold
@@ -21,6 +22,7 @@ Errors make the report's verdict ``error`` (exit 3); severed spans are warnings 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ragspan.base.errors import InputError
@@ -61,6 +63,18 @@ def gold_findings(evalset: EvalSet) -> list[dict[str, Any]]:
     return findings
 
 
+def _leaked(answer: str, query: str) -> bool:
+    """Whether a gold answer is written in its query: verbatim (case-folded) for an answer of
+    20 characters or more; a shorter one of at least 3 characters ("$45", "12 patents") as a
+    whole word sequence, so "12" in "2012" or "net" in "network" is no leak."""
+    if len(answer) >= 20:
+        return answer.casefold() in query.casefold()
+    if len(answer) < 3:
+        return False
+    return re.search(r"(?<!\w)" + re.escape(answer.casefold()) + r"(?!\w)",
+                     query.casefold()) is not None
+
+
 def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
     findings = gold_findings(evalset)
 
@@ -83,7 +97,7 @@ def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
             doc = corpus.documents.get(s.doc_id)
             answer = (s.text if s.text is not None else
                       doc.text[s.start:s.end] if doc is not None else "").strip()
-            if len(answer) >= 20 and answer.casefold() in q.query.casefold():
+            if _leaked(answer, q.query):
                 add("gold_in_query", "warning", q.id,
                     f"gold_spans[{i}]'s text appears verbatim in the query: {answer[:40]!r}")
         for d in q.relevance:

@@ -42,6 +42,22 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
     return out
 
 
+def per_query_diff(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, Any]:
+    """Every query's baseline, candidate and delta (candidate - baseline) of every gated
+    metric, in the baseline's query order: ``{"metrics": [names], "queries": [{"id",
+    "baseline": [...], "candidate": [...], "delta": [...]}]}``, each list in the order of
+    ``metrics``. Ungated metrics are left out (a span report carries dozens of columns;
+    the score reports hold them all)."""
+    names = [n for n in cmp.names if n in gated]
+    cols = [cmp.names.index(n) for n in names]
+    base = cmp.base[:, cols].tolist()
+    cand = cmp.cand[:, cols].tolist()
+    return {"metrics": names,
+            "queries": [{"id": qid, "baseline": b, "candidate": c,
+                         "delta": [y - x for x, y in zip(b, c)]}
+                        for qid, b, c in zip(cmp.ids, base, cand)]}
+
+
 UNLABELLED = "unlabelled"  # a report made before the labels, or a query without its row
 
 

@@ -44,7 +44,7 @@ from ragspan.gate.budget_match import (
     equal_budget_plan,
 )
 from ragspan.gate.budgets import budget_for
-from ragspan.gate.changes import grounding_changes, most_regressed, why_line
+from ragspan.gate.changes import grounding_changes, most_regressed, per_query_diff, why_line
 from ragspan.gate.decision import decide
 from ragspan.gate.drift import anchor_check, noise_check
 from ragspan.gate.evaluate import evaluate, family, slice_groups, slice_outcomes
@@ -168,7 +168,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                       changes=changes, changed_queries=changed, why=why, interval=interval,
                       power=power, warnings=tuple(warnings), anchor=anchor_part,
                       noise=noise_part, clusters=plan.as_json(cmp.ids),
-                      placement=_placement(base, cand), migration=moved)
+                      placement=_placement(base, cand), migration=moved,
+                      per_query=per_query_diff(cmp, gated))
 
 
 def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]] | None:

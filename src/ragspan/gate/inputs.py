@@ -134,6 +134,11 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     (see the module docstring); ``name`` is its file, ``role`` (``baseline``, ``candidate``)
     names it in messages, ``sha`` is the sha256 of its bytes."""
     pred = doc["predicate"]
+    if pred["kind"] == "error":  # what --error-report writes when a command stopped
+        said = pred["summary"].get("message") if isinstance(pred["summary"], dict) else None
+        raise InputError(f"the {role} is an error report, not a score report: "
+                         f"{pred['parameters'].get('command', 'the command')} stopped on "
+                         f"{said!r}", name)
     if pred["kind"] not in SCORE_KINDS:
         raise InputError(f"the {role} is a '{pred['kind']}' report, not a score report", name)
     if pred["verdict"] == "error":

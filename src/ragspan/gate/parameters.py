@@ -37,7 +37,7 @@ NEVER_ACCEPTED = ("k",)
 # the compared fields a score report may hold (tests/test_parameters.py walks every field
 # the scorers write and fails on one that is neither here nor in NOT_COMPARED)
 COMPARED = ("k", "grounding_threshold", "relevance_level", "judged_only", "tokenizer",
-            "anchoring", "qrels_format")
+            "anchoring", "qrels_format", "on_duplicate")
 
 
 class ParameterDifference(Exception):  # noqa: N818 - a finding, raised to the caller that names the file

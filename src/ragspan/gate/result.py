@@ -55,6 +55,8 @@ class GateResult:
     # across a corpus change: the questions that survived the edit and those left out
     # (``gate.migration.across``)
     migration: dict[str, Any] | None = None
+    # every query's gated metrics on both sides (``gate.changes.per_query_diff``)
+    per_query: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -108,4 +110,6 @@ class GateResult:
         out = {"most_regressed": list(self.most_regressed), "slices": self.slices}
         if self.changed_queries:
             out["grounding_changes"] = self.changed_queries
+        if self.per_query is not None:
+            out["per_query_diff"] = self.per_query
         return out

@@ -12,13 +12,14 @@ from ragspan.base.errors import InputError
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 from ragspan.io.rows import (
     HEADER_KEY,
+    Skipped,
     check_offsets,
     header_record,
     is_offset,
     out_of_range,
     parse_id,
     refuse_other_kind,
-    unique_row_id,
+    row_id,
 )
 from ragspan.io.span_anchors import Drift, SpanAnchor, drift, parse_anchor
 
@@ -216,9 +217,10 @@ def parse_query(obj: dict[str, Any], path: str, line: int) -> EvalQuery:
     )
 
 
-def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
+def read_eval_set(path: str | os.PathLike[str], skipped: Skipped | None = None) -> EvalSet:
     """Read an eval set (JSONL, or a JSON array). An optional first record ``{"_header": {...}}``
-    carries provenance. Query ids must be unique."""
+    carries provenance. Query ids must be unique; with ``skipped`` (``--on-duplicate
+    first``) a row without id or repeating one is counted there and skipped."""
     name = str(path)
     data = read_bytes(path)
     text = decode_records(data, name)
@@ -236,7 +238,8 @@ def read_eval_set(path: str | os.PathLike[str]) -> EvalSet:
             continue
         if not queries:
             refuse_other_kind(obj, "an eval set", name, line, SWAPPED)
-        unique_row_id(obj, seen, name, line)
+        if row_id(obj, seen, name, line, skipped) is None:
+            continue
         queries.append(parse_query(obj, name, line))
     if not queries:
         raise InputError("the eval set holds no queries", name)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ragspan.base.errors import InputError
 from ragspan.io.evalset import parse_relevance
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, sha256_hex, split_rows
-from ragspan.io.rows import HEADER_KEY, INT64_MAX, header_record, out_of_range, parse_id
+from ragspan.io.rows import HEADER_KEY, INT64_MAX, Skipped, header_record, out_of_range, row_id
 
 QRELS_FORMATS = ("trec", "beir", "jsonl")
 
@@ -92,8 +92,11 @@ def _read_columns(text: str, fmt: str) -> dict[str, dict[str, int]] | None:
     return judgments
 
 
-def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
-    """Read judgments; ``fmt`` is ``auto`` (from the first line) or one of QRELS_FORMATS."""
+def read_qrels(path: str | os.PathLike[str], fmt: str = "auto",
+               skipped: Skipped | None = None) -> Qrels:
+    """Read judgments; ``fmt`` is ``auto`` (from the first line) or one of QRELS_FORMATS.
+    ``skipped`` (``--on-duplicate first``): a JSON-lines row without id or repeating one is
+    counted there and skipped (TREC and BEIR lines are judgments, not rows of a query)."""
     name = str(path)
     data = read_bytes(path)
     text = decode_records(data, name)
@@ -103,16 +106,15 @@ def read_qrels(path: str | os.PathLike[str], fmt: str = "auto") -> Qrels:
     seen: dict[tuple[str, str], int] = {}
     if fmt == "jsonl":
         rows = 0
+        first: dict[str, int] = {}
         for line, obj in iter_json_lines(text, name):
             if HEADER_KEY in obj:  # an eval set's provenance header (import beir writes one)
                 header_record(obj, rows, name, line)
                 continue
             rows += 1
-            if "id" not in obj:
-                raise InputError("missing 'id'", name, line)
-            qid = parse_id(obj["id"], name, line)
-            if qid in judgments:
-                raise InputError(f"repeated query id '{qid}'", name, line)
+            qid = row_id(obj, first, name, line, skipped)
+            if qid is None:
+                continue
             judgments[qid] = {}
             for doc, grade in parse_relevance(obj, name, line).items():
                 _add(judgments, qid, doc, grade, name, line, seen)

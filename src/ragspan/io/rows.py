@@ -3,11 +3,41 @@ importers): ids, the ``_header`` record, and offsets (code-point indices, end ex
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import InputError
 
 HEADER_KEY = "_header"
+ON_DUPLICATE = ("error", "first")
+LISTED_SKIPS = 20  # skipped rows' lines listed per file (all are counted)
+
+
+@dataclass
+class Skipped:
+    """``--on-duplicate first``: the rows of one JSON-lines file that were skipped, counted
+    (``repeated``: an id an earlier row has, that row kept; ``without_id``: no ``id``) with
+    the first ``LISTED_SKIPS`` lines. The default rule (no ``Skipped``) refuses both."""
+
+    repeated: int = 0
+    without_id: int = 0
+    lines: list[int] = field(default_factory=list)
+
+    def skip(self, line: int, repeated: bool) -> None:
+        if repeated:
+            self.repeated += 1
+        else:
+            self.without_id += 1
+        if len(self.lines) < LISTED_SKIPS:
+            self.lines.append(line)
+
+    @property
+    def total(self) -> int:
+        return self.repeated + self.without_id
+
+    def as_json(self) -> dict[str, Any]:
+        return {"repeated": self.repeated, "without_id": self.without_id,
+                "lines": list(self.lines)}
 
 
 def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
@@ -22,10 +52,26 @@ def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
 
 def unique_row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: int) -> str:
     """The row's ``id``: present, a valid id, not seen before (``seen`` maps id -> line)."""
+    qid = row_id(obj, seen, path, line)
+    assert qid is not None  # without ``skipped`` every row has its id or is refused
+    return qid
+
+
+def row_id(obj: dict[str, Any], seen: dict[str, int], path: str, line: int,
+           skipped: Skipped | None = None) -> str | None:
+    """``unique_row_id``; with ``skipped`` (``--on-duplicate first``) a row without ``id``
+    or repeating an earlier row's is counted there and None returned (the caller skips it)
+    instead of refused. An id of the wrong type or empty is refused either way."""
     if "id" not in obj:
+        if skipped is not None:
+            skipped.skip(line, repeated=False)
+            return None
         raise InputError("missing 'id'", path, line)
     qid = parse_id(obj["id"], path, line)
     if qid in seen:
+        if skipped is not None:
+            skipped.skip(line, repeated=True)
+            return None
         raise InputError(f"repeated query id '{qid}' (first on line {seen[qid]})", path, line)
     seen[qid] = line
     return qid

@@ -43,9 +43,15 @@ def _llamaindex_agent(obj: Any) -> bool:
     return callable(getattr(obj, "query", None)) or callable(getattr(obj, "chat", None))
 
 
-def is_agent(obj: Any) -> bool:
-    """Whether ``obj`` is an agent whose retriever calls are recorded as steps."""
-    return _langchain_agent(obj) or _llamaindex_agent(obj)
+def is_agent(obj: Any, framework: str = "auto") -> bool:
+    """Whether ``obj`` is an agent whose retriever calls are recorded as steps. With a named
+    ``framework`` (``--framework``), an agent of the other framework is a UsageError."""
+    kind = "langchain" if _langchain_agent(obj) else \
+        "llamaindex" if _llamaindex_agent(obj) else None
+    if kind is not None and framework not in ("auto", kind):
+        raise UsageError(f"--framework {framework}: the retriever is a {kind} agent "
+                         f"({type(obj).__name__}); give --framework {kind} or auto")
+    return kind is not None
 
 
 def agent_calls(obj: Any, query: EvalQuery, id_key: str | None = None) -> list[Call]:

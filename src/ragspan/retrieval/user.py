@@ -100,16 +100,50 @@ def llamaindex_raw(nodes: Any, id_key: str | None = None) -> list[Raw]:
     return out
 
 
-def _spans_from(obj: Any, query: EvalQuery, id_key: str | None = None) -> list[Raw]:
+FRAMEWORK_METHODS = {"langchain": "invoke()", "llamaindex": "retrieve()",
+                     "callable": "__call__"}
+
+
+def _offers(obj: Any, framework: str) -> bool:
+    if framework == "langchain":
+        return hasattr(obj, "invoke")
+    if framework == "llamaindex":
+        return callable(getattr(obj, "retrieve", None))
+    return callable(obj)
+
+
+def framework_of(obj: Any, framework: str = "auto") -> str:
+    """Which interface ``run_user_retriever`` calls on ``obj``: ``framework`` when named
+    (``--framework``; a UsageError when ``obj`` lacks its method, naming what it is), else
+    told by its methods: a callable ``retrieve`` is LlamaIndex, an ``invoke`` LangChain,
+    anything else callable a callable."""
+    if framework != "auto":
+        if not _offers(obj, framework):
+            found = framework_of(obj) if any(_offers(obj, f) for f in FRAMEWORK_METHODS) \
+                else None
+            raise UsageError(
+                f"--framework {framework}: the retriever ({type(obj).__name__}) has no "
+                f"{FRAMEWORK_METHODS[framework]}"
+                + (f"; it looks like a {found} retriever (--framework {found} or auto)"
+                   if found else ""))
+        return framework
+    for name in ("llamaindex", "langchain", "callable"):
+        if _offers(obj, name):
+            return name
+    raise UsageError("the retriever is neither callable nor a LangChain/LlamaIndex retriever")
+
+
+def _spans_from(obj: Any, query: EvalQuery, id_key: str | None = None,
+                framework: str = "auto") -> list[Raw]:
     """The retriever's results for ``query`` as ``(doc_id, start, end, score, text)``; any of
-    them may be None (placement and the checks in ``run_user_retriever`` decide)."""
+    them may be None (placement and the checks in ``run_user_retriever`` decide).
+    ``framework``: as ``framework_of`` resolves it."""
     row = {"id": query.id, "doc_id": query.doc_id, "filters": query.filters}
-    if hasattr(obj, "invoke") and not callable(getattr(obj, "retrieve", None)):
+    kind = framework_of(obj, framework)
+    if kind == "langchain":
         return langchain_raw(obj.invoke(query.query), id_key)
-    if callable(getattr(obj, "retrieve", None)):
+    if kind == "llamaindex":
         return llamaindex_raw(obj.retrieve(query.query), id_key)
-    if not callable(obj):
-        raise UsageError("the retriever is neither callable nor a LangChain/LlamaIndex retriever")
     try:
         takes_row = len(inspect.signature(obj).parameters) >= 2
     except (TypeError, ValueError):
@@ -153,18 +187,20 @@ def _id_only(r: Raw) -> bool:
 
 def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
                        progress: Any = None, depth: int | None = None,
-                       id_key: str | None = None) -> UserRun:
+                       id_key: str | None = None, framework: str = "auto") -> UserRun:
     """Run ``obj`` on every query. A result's text is checked against the corpus at its
     offsets, and placed by its text where they disagree (a page-relative ``start_index``) or
     are missing (recorded in the row's ``placed``), never taken as is. The same span (or, at
     doc level, the same document) twice keeps its first rank; ``depth`` then keeps the first
     ``depth``. Results that are doc ids alone, for every query, give a doc-level run; ids
-    alone mixed with spans are an error naming the first."""
+    alone mixed with spans are an error naming the first. ``framework``: which interface
+    is called (``framework_of``), checked before the first query."""
+    framework = framework_of(obj, framework)
     results = []
     for n, q in enumerate(queries, start=1):
         t0 = time.perf_counter()
         try:
-            raw = _spans_from(obj, q, id_key)
+            raw = _spans_from(obj, q, id_key, framework)
         except (InputError, UsageError):
             raise
         except Exception as exc:  # the user's code failed: say where, not a traceback

@@ -21,6 +21,7 @@ import numpy as np
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.io.qrels import read_qrels
+from ragspan.io.rows import Skipped
 from ragspan.io.runs.columns import DocRun, text_keys
 from ragspan.io.runs.docs import read_doc_run
 from ragspan.scoring.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
@@ -234,17 +235,21 @@ def first_occurrences(offsets: np.ndarray, codes: np.ndarray
 
 
 def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,
-                   ks: Sequence[int], relevance_level: int, judged_only: bool
+                   ks: Sequence[int], relevance_level: int, judged_only: bool,
+                   skipped: tuple[Skipped, Skipped] | None = None
                    ) -> tuple[Any, DocRun, DocScores]:
     """Read qrels and run (the run's top ``max(ks)`` per query) and score them. The run is
     read on a worker thread (its parsers spend their time in pyarrow and numpy, outside the
-    GIL) while this thread reads the qrels; an error in the qrels is reported first."""
+    GIL) while this thread reads the qrels; an error in the qrels is reported first.
+    ``skipped`` (``--on-duplicate first``): the qrels' and the run's tallies of the rows
+    skipped (``io.rows.row_id``)."""
     from concurrent.futures import ThreadPoolExecutor
 
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(read_doc_run, run, run_format, top=max(ks))
-        q = read_qrels(qrels, qrels_format)
+        pending = pool.submit(read_doc_run, run, run_format, top=max(ks),
+                              skipped=None if skipped is None else skipped[1])
+        q = read_qrels(qrels, qrels_format, None if skipped is None else skipped[0])
         judged = JudgedDocs.of(q.judgments)
         if not judged.judged:
             raise InputError(f"none of the {judged.listed} queries the qrels list has a "

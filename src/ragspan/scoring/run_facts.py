@@ -40,36 +40,62 @@ Code = Callable[[str], int]
 
 
 def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
-                 pairs: tuple[np.ndarray, np.ndarray], ks: Sequence[int]) -> ChunkRecall:
-    """Chunk-level recall per count cutoff: of a query's relevant chunks (the manifest's
-    chunks that overlap one of its gold spans), the share among its top k results (a result
-    counts as the chunk with its document and offsets; repeats once), averaged over the
-    queries with a relevant chunk; and its ceiling, ``min(1, k / relevant chunks)``, averaged
-    alike: below it no ranking can go higher, so a low chunk recall at a small k can be the
-    chunking's, not the ranking's."""
+                 pairs: tuple[np.ndarray, np.ndarray], ks: Sequence[int],
+                 first: RankedColumns | None = None) -> ChunkRecall:
+    """Chunk-level recall and nDCG per count cutoff: of a query's relevant chunks (the
+    manifest's chunks that overlap one of its gold spans), the share among its top k results
+    (a result counts as the chunk with its document and offsets; repeats once, at their
+    first position), averaged over the queries with a relevant chunk; its ceiling,
+    ``min(1, k / relevant chunks)``, averaged alike: below it no ranking can go higher, so a
+    low chunk recall at a small k can be the chunking's, not the ranking's; and nDCG@k with
+    binary gains (trec_eval's ``ndcg_cut``). With ``first`` (the run's first-stage ranking,
+    before a rerank or fusion), the same of that ranking, so a reranker's gain is read at
+    chunk level."""
     g, c = pairs
-    n = gold.n_queries
-    rel = np.unique(gold.query[g] * np.int64(len(chunks.ids) + 1) + c)
-    rel_q = rel // (len(chunks.ids) + 1)
-    relevant = np.bincount(rel_q, minlength=n)
+    width = np.int64(len(chunks.ids) + 1)
+    rel = np.unique(gold.query[g] * width + c)
+    relevant = np.bincount(rel // width, minlength=gold.n_queries)
     key = {(int(d), int(s), int(e)): i for i, (d, s, e) in enumerate(
         zip(chunks.doc.tolist(), chunks.start.tolist(), chunks.end.tolist()))}
+    final = _chunk_ranking(ranked, key, rel, width, relevant, ks)
+    before = None if first is None else _chunk_ranking(first, key, rel, width, relevant, ks)
+    return ChunkRecall(int((relevant > 0).sum()), final, before)
+
+
+def _chunk_ranking(ranked: RankedColumns, key: dict[tuple[int, int, int], int],
+                   rel: np.ndarray, width: np.int64, relevant: np.ndarray,
+                   ks: Sequence[int]) -> dict[str, ChunkRecallAt]:
+    """``chunk_recall``'s figures of one ranking, per count cutoff."""
+    n = relevant.size
     hit = np.fromiter((key.get(t, -1) for t in zip(ranked.doc.tolist(), ranked.start.tolist(),
                                                    ranked.end.tolist())),
                       dtype=np.int64, count=ranked.doc.size)
     asked = relevant > 0
     by_k: dict[str, ChunkRecallAt] = {}
+    if not asked.any():
+        return by_k
     for k in ks:
         if is_budget(k):
             continue
-        sel = (hit >= 0) & (ranked.within(k))
-        got = np.unique(ranked.query[sel] * np.int64(len(chunks.ids) + 1) + hit[sel])
-        found = np.bincount(got[np.isin(got, rel)] // (len(chunks.ids) + 1), minlength=n)
-        if asked.any():
-            by_k[str(k)] = ChunkRecallAt(
-                recall=float((found[asked] / relevant[asked]).mean()),
-                ceiling=float(np.minimum(1.0, k / relevant[asked]).mean()))
-    return ChunkRecall(int(asked.sum()), by_k)
+        sel = np.flatnonzero((hit >= 0) & ranked.within(k))
+        pair = ranked.query[sel] * width + hit[sel]
+        pos = ranked.positions(k)[sel]
+        order = np.lexsort((pos, pair))  # each (query, chunk) at its first position
+        pair, pos = pair[order], pos[order]
+        first_seen = np.ones(pair.size, dtype=bool)
+        first_seen[1:] = pair[1:] != pair[:-1]
+        pair, pos = pair[first_seen], pos[first_seen]
+        good = np.isin(pair, rel)
+        owner = pair[good] // width
+        found = np.bincount(owner, minlength=n)
+        dcg = np.bincount(owner, weights=1.0 / np.log2(pos[good] + 2.0), minlength=n)
+        discounts = np.cumsum(1.0 / np.log2(np.arange(k, dtype=np.float64) + 2.0))
+        ideal = discounts[np.minimum(relevant[asked], k) - 1]
+        by_k[str(k)] = ChunkRecallAt(
+            recall=float((found[asked] / relevant[asked]).mean()),
+            ceiling=float(np.minimum(1.0, k / relevant[asked]).mean()),
+            ndcg=float((dcg[asked] / ideal).mean()))
+    return by_k
 
 
 def fusion_sources(ranked: RankedColumns, spans: SpanList, pairs: tuple[np.ndarray, np.ndarray],

@@ -313,7 +313,7 @@ def compute_span_report(
     labels = label_failures(gold, facts, scores.gold_fraction, grounded, tau, scores.slots)
     omega = precision_omega(gold, chunks) if chroma and chunks is not None else None
     sat = saturation(evalset, corpus, ranked, codes.code, ks) if corpus is not None else None
-    c_recall = chunk_recall(gold, ranked, chunks, facts.chunk_pairs, ks) \
+    c_recall = chunk_recall(gold, ranked, chunks, facts.chunk_pairs, ks, first_ranked) \
         if chunks is not None and facts.chunk_pairs is not None else None
     return SpanReport(evalset, run, corpus, ks, tau, scores, first, in_run, unmatched, labels,
                       ranked, manifest, chroma, omega, sat, off_scope(evalset, ranked, codes.code, ks),

@@ -22,7 +22,7 @@ from ragspan.io.files import (
     sha256_hex,
     split_rows,
 )
-from ragspan.io.rows import header_record, parse_id, unique_row_id
+from ragspan.io.rows import Skipped, header_record, parse_id, row_id
 from ragspan.io.runs import fast_docs
 from ragspan.io.runs.columns import (
     DocRun,
@@ -110,7 +110,7 @@ def _raw_of_parts(parts: list[tuple[Any, ...]], name: str, sha: str, fmt: str, r
 
 
 def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | None = None,
-                 top: int | None = None) -> DocRun:
+                 top: int | None = None, skipped: Skipped | None = None) -> DocRun:
     """Read a TREC or JSONL doc run (``fmt``: ``auto``, ``trec``, ``jsonl``), or the doc-level
     view of a span run (``span``: each document ranked at its first occurrence).
 
@@ -118,9 +118,12 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     reader and clean JSONL runs with its JSON reader; both paths give identical runs
     (tested), and any file the fast path does not accept is read by the plain parser.
     ``top`` keeps each query's first ``top`` entries (scoring at cutoffs up to ``top`` needs
-    no more); repeated documents are still checked over the whole run."""
+    no more); repeated documents are still checked over the whole run. ``skipped``
+    (``--on-duplicate first``): JSON-lines rows without id or repeating one are counted
+    there and skipped (``io.rows.row_id``), read by the plain parser; a TREC run's lines are
+    not rows of a query, so nothing is skipped there."""
     name = str(path)
-    if name == "-":
+    if name == "-" or skipped is not None:
         fast = False  # standard input: the plain parser reads the bytes already read
     if fmt in ("auto", "trec") and (fast_docs.fast_available() if fast is None else fast):
         run = fast_docs.fast_read(name, fmt, top)
@@ -145,19 +148,29 @@ def read_doc_run(path: str | os.PathLike[str], fmt: str = "auto", fast: bool | N
     del data  # keep one copy of a large run in memory
     if fmt == "auto":
         fmt = detect_run_format(text, name)
-    parts: list[tuple[Any, ...]] = []
     if fmt == "trec":
+        parts: list[tuple[Any, ...]] = []
         for first_line, block in _blocks(text):
             _parse_trec_block(block, first_line, name, parts)
         if not parts:
             raise InputError("the run holds no rows", name)
         return assemble(_raw_of_parts(parts, name, sha, fmt, "score"), top)
+    return _read_json_lines(text, name, sha, fmt, top, skipped)
+
+
+def _read_json_lines(text: str, name: str, sha: str, fmt: str, top: int | None,
+                     skipped: Skipped | None) -> DocRun:
+    """The plain parser's JSON-lines path of ``read_doc_run`` (``fmt``: ``jsonl`` or
+    ``span``)."""
+    parts: list[tuple[Any, ...]] = []
     seen: dict[str, int] = {}
     for line, obj in iter_json_lines(text, name):
         if "_header" in obj:
             header_record(obj, len(seen), name, line)
             continue
-        qid = unique_row_id(obj, seen, name, line)
+        qid = row_id(obj, seen, name, line, skipped)
+        if qid is None:
+            continue
         docs, scores = _json_row(obj, fmt, qid, name, line)
         if top is not None:  # the listed order is the ranking: the rest is never scored
             docs, scores = docs[:top], scores[:top]

@@ -19,12 +19,13 @@ from ragspan.base.progress import Progress
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes, read_head, sha256_hex
 from ragspan.io.rows import (
     MAX_OFFSET,
+    Skipped,
     header_record,
     is_offset,
     out_of_range,
     parse_id,
     refuse_other_kind,
-    unique_row_id,
+    row_id,
 )
 from ragspan.io.runs import fast_docs
 from ragspan.io.runs.anchoring import Anchor
@@ -273,22 +274,24 @@ def run_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 
 def read_span_run(path: str | os.PathLike[str], anchor: Anchor | None = None,
-                  fast: bool | None = None) -> SpanRun:
+                  fast: bool | None = None, skipped: Skipped | None = None) -> SpanRun:
     """Read a span run (JSONL). Query ids must be unique; offsets ``0 <= start < end``;
     scores, where given, finite. A row may carry ``retrieved_first_stage`` and ``latency_ms``.
     An item may carry its ``text``, with or without offsets: ``anchor`` checks it against the
     corpus or places it there (``io.runs.anchoring``); without ``anchor`` a text is refused.
     Fields of an item other than ``doc_id``, ``start``, ``end``, ``score``, ``chunk_id`` and
     ``text`` are not kept. ``fast`` (default: when pyarrow is installed) reads the file
-    through pyarrow where that is certain to give the same run (``io.runs.fast_spans``)."""
+    through pyarrow where that is certain to give the same run (``io.runs.fast_spans``).
+    ``skipped`` (``--on-duplicate first``): rows without id or repeating one are counted
+    there and skipped (``io.rows.row_id``), read by the plain reader."""
     name = str(path)
     data = read_bytes(path)
-    if fast_docs.fast_available() if fast is None else fast:
+    if skipped is None and (fast_docs.fast_available() if fast is None else fast):
         columns = read_arrow_spans(data)
         if columns is not None:
             return _span_run_of(columns, name, data, anchor)
     text = decode_records(data, name)
-    rows = _RunRows(name, anchor)
+    rows = _RunRows(name, anchor, skipped)
     placing = anchor is not None and anchor.corpus is not None and '"text"' in text
     progress = Progress() if placing else None
     lines_total = text.count("\n") + 1
@@ -321,8 +324,9 @@ class _RunRows:
     """The plain reader's rows as they are read: the ``_header``, each row's id, line,
     results (both stages, checked or placed by ``anchor``), latency and stage times."""
 
-    def __init__(self, name: str, anchor: Anchor | None):
+    def __init__(self, name: str, anchor: Anchor | None, skipped: Skipped | None = None):
         self.name = name
+        self.skipped = skipped
         self.main = _Columns("retrieved", anchor)
         self.first = _Columns("retrieved_first_stage", anchor)
         self.ids: list[str] = []
@@ -343,7 +347,9 @@ class _RunRows:
             refuse_other_kind(obj, "a span run", name, line,
                               ": give the run it was scored from" if "predicate" in obj
                               else " (are --eval-set and --run swapped?)")
-        qid = unique_row_id(obj, self.seen, name, line)
+        qid = row_id(obj, self.seen, name, line, self.skipped)
+        if qid is None:
+            return
         if "steps" in obj:
             if "retrieved" in obj or "retrieved_first_stage" in obj:
                 raise InputError("a row gives 'steps' or 'retrieved', not both (a row with "

@@ -71,14 +71,36 @@ def _budget_cell(e: Effect, k: int) -> str:
     return text + " (budget changed)" if at["changed"] else text
 
 
+TEST_WORDS = {
+    "exact-mcnemar": "exact McNemar",
+    "randomization-exact": "the paired sign-flip test (every pattern enumerated)",
+    "randomization-monte-carlo": "the paired sign-flip test (seeded draws)",
+    "cluster-randomization-exact": "the sign-flip test over whole documents (every pattern "
+                                   "enumerated; questions that share a document move together)",
+    "cluster-randomization-monte-carlo": "the sign-flip test over whole documents (seeded "
+                                         "draws; questions that share a document move "
+                                         "together)",
+    "cluster-t": "the cluster-robust t test over documents",
+}
+
+
+def test_words(names: set[str]) -> str:
+    """The tests whose p-values a column shows, in words (``gate.evaluate``'s names), so the
+    caption says what computed them rather than what usually does."""
+    return " or ".join(TEST_WORDS.get(n, n) for n in sorted(names)) or "none"
+
+
 def against(r: Readout) -> Section:
     k, cg = r.k, r.cg
     header = ["configuration", "what changed", f"Δ complete grounding@{k}", "95% CI of Δ",
               "p", "fixed", "broken", f"Δ span recall@{k}", "p",
               f"chars / query vs baseline @{k}", "gate", "in the family"]
     rows, plot_rows = [], []
+    tests: dict[str, set[str]] = {"cg": set(), "sr": set()}
     for i, e in sorted(r.against.items()):
         o, sr = e.outcome(cg), e.outcome(f"span_recall@{k}")
+        tests["cg"].add(o.test)
+        tests["sr"].add(sr.test)
         rows.append([r.configs[i].name, change_of(r.base, r.configs[i]), signed(o.delta),
                      f"[{signed(o.ci_low)}, {signed(o.ci_high)}]", pval(o.p_value),
                      str(o.fixed), str(o.broken), signed(sr.delta), pval(sr.p_value),
@@ -94,10 +116,11 @@ def against(r: Readout) -> Section:
     budgets = ", ".join(f"{name} {b}" for name, b in first.budgets.items() if b.gated)
     return Section(f"Against the baseline ({r.base.name})", [
         Table(header, rows, left=2, wide=(1,), caption=(
-              "Paired over the same queries, as ragspan compare computes them (p: exact "
-              "McNemar for complete grounding, the paired sign-flip test for span recall; the "
-              "interval a percentile bootstrap of the per-query deltas): fixed = grounded only "
-              "in this configuration, broken = grounded only in the baseline."
+              "Paired over the same queries, as ragspan compare computes them (p: "
+              f"{test_words(tests['cg'])} for complete grounding, {test_words(tests['sr'])} "
+              "for span recall; the interval a percentile bootstrap of the per-query deltas): "
+              "fixed = grounded only in this configuration, broken = grounded only in the "
+              "baseline."
               f" A retrieval budget more than {pct(tol)} away from the "
               "baseline's is marked 'budget changed': a recall gain bought with more "
               "characters is not a ranking gain. gate = the verdict of ragspan compare with its default "

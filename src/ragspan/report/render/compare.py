@@ -169,10 +169,14 @@ def _regressed_block(worst: list[dict[str, Any]], s: dict[str, Any]) -> list[str
         query = q["query"] if len(q["query"]) <= 80 else q["query"][:77] + "..."
         body.append([q["id"], query, f"{q['baseline']:.2f} → {q['candidate']:.2f}",
                      q.get("label", "-"), lost or "-"])
-    lines.append(md_table(["query id", "query", "change", "why",
-                           "gold spans no longer covered (chunks: rank)"],
-                          body, right_from=9).rstrip("\n"))
-    return lines + ["", CHUNK_LEGEND, ""]
+    head = ["query id", "query", "change", "why", "gold spans no longer covered (chunks: rank)"]
+    # a column no row fills (the query text of a TREC run, the spans of a doc-level report)
+    # is left out rather than shown empty
+    keep = [j for j in range(len(head))
+            if j in (0, 2) or any(row[j] not in ("", "-") for row in body)]
+    lines.append(md_table([head[j] for j in keep], [[row[j] for j in keep] for row in body],
+                          right_from=9).rstrip("\n"))
+    return lines + (["", CHUNK_LEGEND, ""] if 4 in keep else [""])
 
 
 def _folded_block(rows: dict[str, list[str]], s: dict[str, Any]) -> list[str]:

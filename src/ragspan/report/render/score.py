@@ -49,14 +49,39 @@ def table(doc: dict[str, Any]) -> str:
         text += "\n" + macro + "\n"
     for line in _fusion(s):
         text += "\n" + line + "\n"
+    for line in chunk_level_lines(s):
+        text += "\n" + line + "\n"
     return text
+
+
+def chunk_level_lines(summary: dict[str, Any]) -> list[str]:
+    """Per count cutoff, one line of chunk-level figures (``summary.chunking.chunk_recall``,
+    a score with a chunk manifest): recall with its ceiling and nDCG, and, for a run that
+    records its first stage, the same before the rerank or fusion; none without them."""
+    found = (summary.get("chunking") or {}).get("chunk_recall")
+    if not found or not found.get("by_k"):
+        return []
+    before = found.get("first_stage") or {}
+    out = []
+    for k, v in sorted(found["by_k"].items(), key=lambda kv: cutoff_key(parse_cutoff(kv[0]))):
+        line = (f"chunk level at k = {k} ({found['queries']} queries with a relevant chunk): "
+                f"recall {v['recall']:.4f} (ceiling {v['ceiling']:.4f})")
+        if "ndcg" in v:
+            line += f", nDCG {v['ndcg']:.4f}"
+        b = before.get(k)
+        if b is not None:
+            line += (f"; before the rerank or fusion: recall {b['recall']:.4f}, "
+                     f"nDCG {b['ndcg']:.4f}")
+        out.append(line)
+    return out
 
 
 def repair_lines(summary: dict[str, Any]) -> list[str]:
     """One line per kind of repair or trust the span reader applied to the run's results
     (``summary.placement``, ``summary.results_without_text``): realigned, placed by text
     (by step), ambiguous with the first place taken, dropped, unchecked, and results given by
-    offsets alone. Said on stderr by ``score`` and shown in the table and markdown."""
+    offsets alone; rows skipped under ``--on-duplicate first`` (``summary.skipped_rows``).
+    Said on stderr by ``score`` and shown in the table and markdown."""
     p = summary.get("placement") or {}
     lines = []
     if p.get("realigned"):
@@ -82,6 +107,13 @@ def repair_lines(summary: dict[str, Any]) -> list[str]:
                      "their offsets point at what was retrieved (page-relative offsets score "
                      "against the wrong characters); keep each result's text in the run "
                      "(docs/formats.md)")
+    for role, tally in (summary.get("skipped_rows") or {}).items():
+        total = tally["repeated"] + tally["without_id"]
+        if total:
+            lines.append(f"skipped ({role.replace('_', ' ')}): {total} rows under "
+                         f"--on-duplicate first ({tally['repeated']} repeating an earlier "
+                         f"row's id, {tally['without_id']} without id; lines "
+                         f"{', '.join(map(str, tally['lines']))})")
     return lines
 
 
@@ -169,6 +201,6 @@ def markdown(doc: dict[str, Any]) -> str:
     macro = _macro(s)
     if macro:
         text += "\n" + md_lines(macro) + "\n"
-    for line in _fusion(s):
+    for line in _fusion(s) + chunk_level_lines(s):
         text += "\n" + md_lines(line) + "\n"
     return text

@@ -1,0 +1,219 @@
+"""Cross-reference checks of a planted-fact gold set (the localGPT harness's shape), run by
+``ragspan validate`` only (docs/datasets.md, "Cross-reference gold sets").
+
+Such a set marks the questions whose answer needs several documents (``requires_crossref``,
+top level or under ``dimensions``), the document a question starts from (``anchor_doc``) and
+the document of each answer string (``expected_sources``); ``adapt`` places each string in
+its document and keeps the other two as tags. Checked here, each finding naming the query:
+
+- ``crossref_single_document`` (error): a question marked ``requires_crossref`` whose gold
+  spans lie in fewer than two documents;
+- ``anchor_doc`` (error): an ``anchor_doc`` that is no document of the corpus, or holds none
+  of the question's gold spans;
+- ``crossref_cue`` (warning, only in a set that marks ``requires_crossref`` at all): a query
+  that points elsewhere ("Exhibit A", "as defined in", "pursuant to Section 4") while its row
+  is not marked and its spans lie in one document;
+- ``answer_not_unique`` (warning): a short answer (under ``SHORT`` characters) that occurs in
+  another document of the corpus too, so finding the string does not show which document
+  was read;
+- with a facts sidecar (``read_facts``): each planted fact occurs exactly once in its
+  document (``fact_not_found``, ``fact_ambiguous``: errors) and in no other
+  (``fact_not_unique``: warning); a question's ``facts`` tag names known facts
+  (``unknown_fact``) whose place lies inside one of its gold spans (``fact_uncovered``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ragspan.base.errors import InputError
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalQuery, EvalSet
+from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
+
+SHORT = 20  # characters: the answers gold_in_query's verbatim check leaves to a word match
+CROSSREF_TAGS = ("requires_crossref", "dimensions.requires_crossref")
+ANCHOR_TAGS = ("anchor_doc", "dimensions.anchor_doc")
+FACT_TAGS = ("facts", "fact_ids")
+CUE = re.compile(
+    r"\b(?:exhibits?|schedules?|annex(?:es)?|appendix|appendices|attachments?|sections?|"
+    r"clauses?|articles?)\s+(?:[A-Z]\b|[0-9IVX]+(?:\.[0-9]+)*\b)"
+    r"|\bas (?:defined|described|set forth|stated|referenced|specified) in\b"
+    r"|\b(?:pursuant|according) to\b|\breferenced (?:in|by)\b|\bcross[- ]referenc"
+    r"|\b(?:both|other|each|all|several|multiple) (?:documents?|reports?|agreements?)\b",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One planted fact of a sidecar: ``text`` said in document ``doc_id``."""
+
+    id: str
+    text: str
+    doc_id: str
+    line: int
+
+
+def _finding(check: str, severity: str, qid: str | None, message: str) -> dict[str, Any]:
+    return {"check": check, "severity": severity, "query": qid, "message": message}
+
+
+def _tag(q: EvalQuery, names: tuple[str, ...]) -> str | None:
+    return next((q.tags[n] for n in names if n in q.tags), None)
+
+
+def _doc_of(corpus: Corpus, name: str) -> str | None:
+    """A document id as written, or a file name whose extension the corpus dropped."""
+    if name in corpus.documents:
+        return name
+    stem = name.rsplit(".", 1)[0]
+    return stem if stem in corpus.documents else None
+
+
+def read_facts(path: str, corpus: Corpus) -> tuple[list[Fact], str]:
+    """A facts sidecar and the sha256 of its bytes: a JSON list or JSONL of ``{"id", "text"
+    (or "fact"), "doc_id" (or "source", a file name is fine)}``. A row without those, a
+    repeated id, a document that is not in the corpus or an empty file is an InputError."""
+    facts: list[Fact] = []
+    seen: set[str] = set()
+    data = read_bytes(path)
+    for line, obj in iter_json_records(decode_records(data, path), path):
+        fid, text = obj.get("id"), obj.get("text", obj.get("fact"))
+        doc = obj.get("doc_id", obj.get("source"))
+        if not isinstance(fid, str | int) or isinstance(fid, bool) or str(fid) == "":
+            raise InputError("a fact needs an 'id' (a string or an integer)", path, line)
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"fact '{fid}' needs a non-empty 'text'", path, line)
+        if not isinstance(doc, str):
+            raise InputError(f"fact '{fid}' needs its document ('doc_id' or 'source')", path, line)
+        doc_id = _doc_of(corpus, doc)
+        if doc_id is None:
+            raise InputError(f"fact '{fid}': '{doc}' is not a document of the corpus", path, line)
+        if str(fid) in seen:
+            raise InputError(f"fact id '{fid}' is repeated", path, line)
+        seen.add(str(fid))
+        facts.append(Fact(str(fid), text, doc_id, line))
+    if not facts:
+        raise InputError("no facts in the sidecar", path)
+    return facts, sha256_hex(data)
+
+
+def crossref_findings(evalset: EvalSet, corpus: Corpus,
+                      facts: list[Fact] | None = None) -> list[dict[str, Any]]:
+    """The checks of this module, in query order, then the facts' own."""
+    findings: list[dict[str, Any]] = []
+    marks = any(_tag(q, CROSSREF_TAGS) is not None for q in evalset.queries)
+    holders = _Holders(corpus)
+    for q in evalset.queries:
+        docs = sorted({s.doc_id for s in q.gold_spans})
+        crossref = (_tag(q, CROSSREF_TAGS) or "").strip().lower() in ("true", "1", "yes")
+        if crossref and len(docs) < 2:
+            findings.append(_finding(
+                "crossref_single_document", "error", q.id,
+                f"marked requires_crossref but its gold spans lie in "
+                f"{'one document' if docs else 'no document'}"
+                + (f" ('{docs[0]}')" if docs else "") + ": give the evidence in each document"))
+        anchor = _tag(q, ANCHOR_TAGS)
+        if anchor is not None:
+            anchor_id = _doc_of(corpus, anchor)
+            if anchor_id is None:
+                findings.append(_finding("anchor_doc", "error", q.id,
+                                         f"anchor_doc '{anchor}' is not a document of the corpus"))
+            elif anchor_id not in docs:
+                findings.append(_finding(
+                    "anchor_doc", "error", q.id,
+                    f"anchor_doc '{anchor}' holds none of its gold spans (they lie in "
+                    + ", ".join(f"'{d}'" for d in docs) + ")"))
+        cue = CUE.search(q.query)
+        if marks and cue and not crossref and len(docs) < 2:
+            findings.append(_finding(
+                "crossref_cue", "warning", q.id,
+                f"the query points elsewhere ({cue.group(0)!r}) but is not marked "
+                "requires_crossref and its gold spans lie in one document"))
+        for i, s in enumerate(q.gold_spans):
+            doc = corpus.documents.get(s.doc_id)
+            if doc is None or s.end > len(doc.text):
+                continue  # check_eval_set reports it
+            answer = doc.text[s.start:s.end].strip()
+            if not answer or len(answer) >= SHORT:
+                continue
+            others = [d for d in holders.of(answer) if d != s.doc_id]
+            if others:
+                findings.append(_finding(
+                    "answer_not_unique", "warning", q.id,
+                    f"gold_spans[{i}]'s short answer {answer!r} occurs in {len(others)} other "
+                    f"document(s) too (first '{others[0]}'): the string does not show which "
+                    "document was read"))
+    if facts is not None:
+        findings += _fact_findings(evalset, corpus, facts, holders)
+    return findings
+
+
+class _Holders:
+    """Which documents contain a text, each text looked up once."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._texts = sorted((d, doc.text) for d, doc in corpus.documents.items())
+        self._cache: dict[str, list[str]] = {}
+
+    def of(self, needle: str) -> list[str]:
+        if needle not in self._cache:
+            self._cache[needle] = [d for d, text in self._texts if needle in text]
+        return self._cache[needle]
+
+
+def _fact_findings(evalset: EvalSet, corpus: Corpus, facts: list[Fact],
+                   holders: _Holders) -> list[dict[str, Any]]:
+    findings: list[dict[str, Any]] = []
+    places: dict[str, tuple[str, int, int]] = {}
+    for f in facts:
+        text = corpus.text(f.doc_id)
+        count = text.count(f.text)
+        if count != 1:
+            findings.append(_finding(
+                "fact_not_found" if count == 0 else "fact_ambiguous", "error", None,
+                f"fact '{f.id}' (record {f.line}) occurs {count} times in '{f.doc_id}': "
+                f"{f.text[:40]!r}"))
+            continue
+        start = text.find(f.text)
+        places[f.id] = (f.doc_id, start, start + len(f.text))
+        others = [d for d in holders.of(f.text) if d != f.doc_id]
+        if others:
+            findings.append(_finding(
+                "fact_not_unique", "warning", None,
+                f"fact '{f.id}' occurs in {len(others)} other document(s) too "
+                f"(first '{others[0]}'): {f.text[:40]!r}"))
+    known = {f.id for f in facts}
+    for q in evalset.queries:
+        raw = _tag(q, FACT_TAGS)
+        if raw is None:
+            continue
+        for fid in _fact_ids(raw):
+            if fid not in known:
+                findings.append(_finding("unknown_fact", "error", q.id,
+                                         f"fact '{fid}' is not in the facts sidecar"))
+                continue
+            if fid not in places:
+                continue  # its own finding says why it has no place
+            doc_id, start, end = places[fid]
+            if not any(s.doc_id == doc_id and s.start <= start and end <= s.end
+                       for s in q.gold_spans):
+                findings.append(_finding(
+                    "fact_uncovered", "error", q.id,
+                    f"fact '{fid}' ('{doc_id}' [{start}, {end})) lies inside none of its "
+                    "gold spans"))
+    return findings
+
+
+def _fact_ids(raw: str) -> list[str]:
+    """A ``facts`` tag: a JSON list (as ``adapt`` keeps a list field) or one id."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return [raw]
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)]

@@ -1,0 +1,80 @@
+"""``--error-report`` (the toolkit-rag-quality harness writes a report on invalid input): an
+input error (exit 3) writes an error envelope where the command's JSON report goes, so a CI
+step that uploads or reads it finds one; by default a failed command leaves its outputs as
+they were. No reader takes the error envelope for a result."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import assert_input_error, run_cli, write_jsonl
+
+
+@pytest.fixture
+def bad(tmp_path):
+    ev = write_jsonl(tmp_path / "eval.jsonl", [
+        {"id": "q1", "query": "a", "gold_spans": [{"doc_id": "d", "start": 0, "end": 5}]},
+        {"id": "q1", "query": "b", "gold_spans": [{"doc_id": "d", "start": 0, "end": 5}]}])
+    run = write_jsonl(tmp_path / "run.jsonl", [{"id": "q1", "retrieved": []}])
+    return tmp_path, ev, run
+
+
+def test_an_input_error_writes_the_error_envelope_where_asked(bad):
+    tmp, ev, run = bad
+    out = tmp / "report.json"
+    out.write_text("the last good report", encoding="utf-8")
+    res = run_cli("score", "--eval-set", ev, "--run", run, "--out", out, "--error-report")
+    assert_input_error(res, "eval.jsonl:2", "repeated query id 'q1'")
+    pred = json.loads(out.read_text())["predicate"]
+    assert (pred["kind"], pred["verdict"], pred["exit_code"]) == ("error", "error", 3)
+    assert pred["summary"] == {"command": "score", "error": "repeated query id 'q1' (first on "
+                               "line 1)", "file": str(ev), "line": 2,
+                               "message": f"{ev}:2: repeated query id 'q1' (first on line 1)"}
+    assert json.loads(out.read_text())["subject"][0]["name"] == str(ev)
+    assert run_cli("validate-report", out).exit_code == 0
+    # nothing reads it as a result
+    twin = tmp / "twin.json"
+    twin.write_bytes(out.read_bytes())
+    assert_input_error(run_cli("compare", "--baseline", out, "--candidate", twin, "--no-config",
+                               "--allow-identical"),
+                       "is an error report, not a score report: score stopped on")
+
+
+def test_by_default_a_failed_command_leaves_its_output_as_it_was(bad):
+    tmp, ev, run = bad
+    out = tmp / "report.json"
+    out.write_text("the last good report", encoding="utf-8")
+    assert run_cli("score", "--eval-set", ev, "--run", run, "--out", out).exit_code == 3
+    assert out.read_text() == "the last good report"
+
+
+def test_the_report_path_of_each_command_and_what_is_refused(bad, tmp_path):
+    tmp, ev, run = bad
+    # adapt's JSON report is --report (its --out is the eval set)
+    docs = tmp / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("some text", encoding="utf-8")
+    q = write_jsonl(tmp / "q.jsonl", [{"id": "x", "query": "?", "doc_id": "a",
+                                       "gold_texts": ["not there"]}])
+    res = run_cli("adapt", "--docs", docs, "--queries", q, "--out", tmp / "e.jsonl",
+                  "--report", tmp / "adapt.json", "--error-report")
+    assert res.exit_code == 3
+    assert json.loads((tmp / "adapt.json").read_text())["predicate"]["parameters"]["command"] \
+        == "adapt"
+    assert not (tmp / "e.jsonl").exists()
+    # without the report's path, or on a command without a JSON report
+    res = run_cli("score", "--eval-set", ev, "--run", run, "--error-report")
+    assert res.exit_code == 2 and "give --out" in res.stderr
+    res = run_cli("convert", "run", "--in", run, "--to", "trec", "--out", tmp / "r.trec",
+                  "--error-report")
+    assert res.exit_code == 2 and "No such option" in res.stderr
+    # a usage error (exit 2) is no input error: nothing written
+    res = run_cli("score", "--eval-set", ev, "--run", run, "--qrels", ev, "--out",
+                  tmp / "u.json", "--error-report")
+    assert res.exit_code == 2 and not (tmp / "u.json").exists()
+    # an output the guard refuses (an input) is never written, with or without the flag
+    res = run_cli("score", "--eval-set", ev, "--run", run, "--out", ev, "--error-report")
+    assert res.exit_code == 2
+    assert json.loads(ev.read_text().splitlines()[0])["id"] == "q1"  # the eval set untouched
