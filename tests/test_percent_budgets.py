@@ -92,3 +92,55 @@ def test_percent_out_of_range_is_a_usage_error(tmp_path, flags):
     base, cand = _reports(tmp_path, moved=0)
     res, _ = _compare(base, cand, *flags, "--allow-identical")
     assert res.exit_code == 2, res.stderr
+
+
+# ---- budgets are finite: a number that overflows is refused, never infinity -------------
+
+NINES = "9" * 400
+
+
+@pytest.mark.parametrize("flags", [
+    ("--budget", f"complete_grounding={NINES}pt"),
+    ("--budget", f"doc_ndcg={NINES}%"),
+    ("--budget", "doc_ndcg=100.5%"),
+    ("--max-recall-regression-pct", NINES),
+    ("--max-regression-pct", "nan"),
+    ("--max-regression-pct", "inf"),
+    ("--budget-tolerance", "1e400"),
+])
+def test_an_overflowing_budget_is_a_usage_error_naming_its_flag(tmp_path, flags):
+    base, cand = _reports(tmp_path, 0)
+    res, _ = _compare(base, cand, *flags)
+    assert res.exit_code == 2, res.stdout
+    assert flags[0] in res.stderr and "infpt" not in res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("max-recall-regression-pct", "inf"), ("max_regression_pct", "nan"),
+    ("budget-tolerance", "1e400"), ("alpha", "nan"),
+])
+def test_an_overflowing_config_value_is_an_input_error_naming_its_key(tmp_path, key, value):
+    base, cand = _reports(tmp_path, 0)
+    config = tmp_path / "pyproject.toml"
+    config.write_text(f"[tool.ragspan]\n{key} = {value}\n", encoding="utf-8")
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, "--config", config)
+    assert res.exit_code == 3, res.stdout
+    assert key in res.stderr and str(config) in res.stderr
+
+
+def test_an_overflowing_config_budget_names_its_key(tmp_path):
+    base, cand = _reports(tmp_path, 0)
+    config = tmp_path / "pyproject.toml"
+    config.write_text(f'[tool.ragspan.budgets]\ndoc_ndcg = "{NINES}pt"\n', encoding="utf-8")
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, "--config", config)
+    assert res.exit_code == 3 and "budgets doc_ndcg" in res.stderr, res.stderr
+    assert "over 100pt" in res.stderr
+
+
+def test_plan_and_anchor_budgets_are_finite(tmp_path):
+    res = run_cli("plan", "--flip-rate", "0.1", "--budget", f"{NINES}pt")
+    assert res.exit_code == 2 and "--budget" in res.stderr and "over 100pt" in res.stderr
+    base, cand = _reports(tmp_path, 0)
+    res, _ = _compare(base, cand, "--anchor", base, "--anchor-budget", f"{NINES}pt")
+    assert res.exit_code == 2 and "--anchor-budget" in res.stderr, res.stderr

@@ -98,3 +98,71 @@ def test_run_retriever_writes_each_results_text_and_score_checks_it(made):
     placement = res.json()["predicate"]["summary"]["placement"]
     assert placement["checked"] == len(items) and "results_without_text" not in \
         res.json()["predicate"]["summary"]
+
+
+def _changed_answers(tmp_path):
+    def edit(rows):
+        for r in rows[1:3]:
+            r["gold_spans"] = r["gold_spans"][:1]
+            span = r["gold_spans"][0]
+            if isinstance(span, list):
+                span[1] -= 1
+            else:
+                span["end"] -= 1
+                span.pop("text", None)
+
+    return rewrite(EX / "eval.jsonl", tmp_path / "eval.jsonl", edit)
+
+
+def test_a_warning_is_in_the_report_whatever_q_says(made, tmp_path):
+    """``-q`` (as CI runs) silences stderr; the report still says the eval set changed."""
+    evalset = _changed_answers(tmp_path)
+    out = tmp_path / "score.json"
+    res = run_cli("-q", "score", "--eval-set", evalset, "--run", made / "run.jsonl",
+                  "--corpus", EX / "corpus.jsonl", "--k", "5", "--out", out)
+    assert res.exit_code == 0, res.stderr
+    assert "changed since" not in res.stderr
+    warned = json.loads(out.read_text())["predicate"]["summary"]["warnings"]
+    entry = next(w for w in warned if w["code"] == "eval_set_changed")
+    assert entry["count"] == 2 and "2 of its questions have other gold spans" in entry["example"]
+    # the same input, without -q: the same record, and the line on stderr
+    loud = tmp_path / "loud.json"
+    res = run_cli("score", "--eval-set", evalset, "--run", made / "run.jsonl", "--corpus",
+                  EX / "corpus.jsonl", "--k", "5", "--out", loud)
+    assert "changed since the run was made" in res.stderr
+    assert json.loads(loud.read_text())["predicate"]["summary"]["warnings"] == warned
+
+
+def test_compare_states_both_reports_warnings(made, tmp_path):
+    evalset = _changed_answers(tmp_path)
+    base, cand = tmp_path / "base.json", tmp_path / "cand.json"
+    for out in (base, cand):
+        res = run_cli("-q", "score", "--eval-set", evalset, "--run", made / "run.jsonl",
+                      "--corpus", EX / "corpus.jsonl", "--k", "5", "--out", out)
+        assert res.exit_code == 0, res.stderr
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config",
+                  "--allow-identical", "--format", "json")
+    warnings = res.json()["predicate"]["summary"]["warnings"]
+    for role in ("baseline", "candidate"):
+        assert any(w.startswith(f"the {role} report's scoring warned (eval_set_changed, 2)")
+                   for w in warnings), warnings
+    # and verified: the re-scoring says the same, so the summary matches
+    res = run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config",
+                  "--allow-identical", "--eval-set", evalset, "--corpus", EX / "corpus.jsonl",
+                  "--baseline-run", made / "run.jsonl", "--candidate-run",
+                  made / "run.jsonl", "--format", "json")
+    assert res.exit_code in (0, 4), res.stderr
+    assert res.json()["predicate"]["summary"]["verification"]["verified"] is True
+
+
+def test_a_malformed_warnings_list_is_refused(made, tmp_path):
+    out = tmp_path / "score.json"
+    res = run_cli("score", "--eval-set", EX / "eval.jsonl", "--run", made / "run.jsonl",
+                  "--corpus", EX / "corpus.jsonl", "--k", "5", "--out", out)
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(out.read_text())
+    doc["predicate"]["summary"]["warnings"] = [{"code": "x", "count": "many", "example": ""}]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", out, "--candidate", bad, "--no-config")
+    assert res.exit_code == 3, res.stderr

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.app.output import CommandResult
-from ragspan.app.score import DEFAULT_TOKENIZER, eval_set_body, qrels_body, with_skipped_rows
+from ragspan.app.score import (
+    DEFAULT_TOKENIZER,
+    eval_set_body,
+    qrels_body,
+    with_skipped_rows,
+    with_warnings,
+)
 from ragspan.app.score_reports import ScoreReport, load_score_report
 from ragspan.app.settings import load_tool_config
 from ragspan.base.canonical import canonical_dumps
@@ -151,24 +157,30 @@ def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,
         raise InputError(f"the report's parameters.on_duplicate must be one of "
                          f"{', '.join(ON_DUPLICATE)}, got {rule!r}", path)
     skipped = (Skipped(), Skipped()) if rule == "first" else None
-    if by_qrels:
-        body = qrels_body(present(sources.qrels, "--qrels"), run,
-                          params.get("qrels_format", "auto"), params.get("run_format", "auto"),
-                          ks, params.get("relevance_level", 1), params.get("judged_only", False),
-                          skipped=skipped)
-    else:
-        body = eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
-                             "span" if kind == "score.span" else "auto", ks,
-                             params.get("grounding_threshold", 0.5),
-                             params.get("relevance_level", 1), params.get("judged_only", False),
-                             chunks, params.get("anchoring"),
-                             bool(params.get("chroma_metrics", False)),
-                             tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER),
-                             budget_grid=False,  # the report's cutoffs are all of them
-                             skipped=skipped)
-    if skipped is None:
-        return body
-    return with_skipped_rows(body, skipped, "qrels" if by_qrels else "eval_set")
+
+    def build() -> ReportBody:
+        if by_qrels:
+            body = qrels_body(present(sources.qrels, "--qrels"), run,
+                              params.get("qrels_format", "auto"),
+                              params.get("run_format", "auto"), ks,
+                              params.get("relevance_level", 1),
+                              params.get("judged_only", False), skipped=skipped)
+        else:
+            body = eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
+                                 "span" if kind == "score.span" else "auto", ks,
+                                 params.get("grounding_threshold", 0.5),
+                                 params.get("relevance_level", 1),
+                                 params.get("judged_only", False),
+                                 chunks, params.get("anchoring"),
+                                 bool(params.get("chroma_metrics", False)),
+                                 tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER),
+                                 budget_grid=False,  # the report's cutoffs are all of them
+                                 skipped=skipped)
+        if skipped is None:
+            return body
+        return with_skipped_rows(body, skipped, "qrels" if by_qrels else "eval_set")
+
+    return with_warnings(build)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -10,10 +10,18 @@ from ragspan.app.output import CommandResult
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import UsageError
 from ragspan.base.records import InputRef
-from ragspan.gate.budgets import parse_budget_value
+from ragspan.gate.budgets import Budget, parse_budget_value
 from ragspan.gate.stats import minimum_detectable_drop, queries_needed
 from ragspan.io.files import sha256_hex
 from ragspan.report.envelope import statement
+
+
+def _budget_flag(flag: str, text: str) -> Budget:
+    """A budget given to ``flag``; a bad value's error names the flag."""
+    try:
+        return parse_budget_value(text)
+    except UsageError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float = 0.05,
@@ -21,8 +29,8 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
     """``design_effect``: with several questions per document the variance of the mean
     grows by this factor, so the queries needed grow by it and the minimum detectable drop
     by its square root (effective sample size n / design effect)."""
-    b = parse_budget_value(budget)
-    d = parse_budget_value(drop) if drop is not None else None
+    b = _budget_flag("--budget", budget)
+    d = _budget_flag("--drop", drop) if drop is not None else None
     for flag, value in (("--budget", b), ("--drop", d)):
         if value is not None and (value.unit != "pt" or value.value <= 0):
             raise UsageError(f"{flag} must be points of complete grounding above 0 "

@@ -4,7 +4,7 @@ set, + a doc run)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +13,7 @@ from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.facts import Saturation
 from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
 from ragspan.base.records import InputRef, ReportBody
+from ragspan.base.warned import recording, said
 from ragspan.evalsets.checks import refuse_errors
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import Corpus, read_corpus
@@ -23,7 +24,7 @@ from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.docs import detect_run_format, read_doc_run
 from ragspan.io.runs.spans import read_span_run, run_header
 from ragspan.report.envelope import statement_of
-from ragspan.report.render.score import repair_lines
+from ragspan.report.render.score import repairs
 from ragspan.retrieval.tokens import load_tokenizer
 from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
 from ragspan.scoring.metrics.registry import Chars, Tokens, is_budget, parse_cutoff
@@ -118,16 +119,35 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
                          "span run")
     if qrels is not None:
         refuse_budgets(ks, "--qrels scores documents")
-        body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
-                           judged_only, min_coverage, skipped)
-    else:
-        body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks, tau,
-                             relevance_level, judged_only, chunks, anchoring, chroma_metrics,
-                             min_coverage, tokenizer=tokenizer, budget_grid=budget_grid,
-                             skipped=skipped)
-    if skipped is not None:
-        body = with_skipped_rows(body, skipped, "qrels" if qrels is not None else "eval_set")
-    return CommandResult(statement_of(body))
+
+    def build() -> ReportBody:
+        if qrels is not None:
+            body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
+                              judged_only, min_coverage, skipped)
+        else:
+            body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks,
+                                 tau, relevance_level, judged_only, chunks, anchoring,
+                                 chroma_metrics, min_coverage, tokenizer=tokenizer,
+                                 budget_grid=budget_grid, skipped=skipped)
+        if skipped is not None:
+            body = with_skipped_rows(body, skipped,
+                                     "qrels" if qrels is not None else "eval_set")
+        return body
+
+    return CommandResult(statement_of(with_warnings(build)))
+
+
+def with_warnings(build: Callable[[], ReportBody]) -> ReportBody:
+    """The body ``build`` makes, with every warning said while making it in
+    ``summary.warnings`` (``base.warned``: code, count, example), whatever ``-q`` prints:
+    a reader of the report sees what stderr said. ``compare``'s verification re-scores
+    through this too, so a report's warnings are part of what it is checked against."""
+    with recording() as got:
+        body = build()
+    warned = got.as_json()
+    if not warned:
+        return body
+    return replace(body, summary={**body.summary, "warnings": warned})
 
 
 def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
@@ -140,7 +160,8 @@ def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
         if tally.total:
             log.warning("--on-duplicate first: %s: %d rows skipped (%d repeating an earlier "
                         "row's id, %d without id; the first row of each id kept)",
-                        role.replace("_", " "), tally.total, tally.repeated, tally.without_id)
+                        role.replace("_", " "), tally.total, tally.repeated, tally.without_id,
+                        extra=said("rows_skipped", tally.total))
     return replace(body, parameters={**body.parameters, "on_duplicate": "first"},
                    summary={**body.summary,
                             "skipped_rows": {r: t.as_json() for r, t in files.items()}})
@@ -170,7 +191,8 @@ def warn_saturation(saturation: Saturation | None) -> None:
             log.warning("at k = %s the results cover at least %.0f%% of the scoped document "
                         "(the corpus, for a question without doc_id) for %d queries (%.0f%%): "
                         "recall there is high by construction, not by ranking",
-                        k, 100 * saturation.threshold, v.queries, 100 * v.share)
+                        k, 100 * saturation.threshold, v.queries, 100 * v.share,
+                        extra=said("saturated", v.queries))
 
 
 def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int],
@@ -249,8 +271,8 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence
     # a text without doc_id is placed in its query's scope document (never its gold's)
     anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))
     # what the run says it was made from, checked before its texts are placed
-    for said in check_run_made_for(evalset, run_header(run), run, corp):
-        log.warning("%s", said)
+    for changed, line in check_run_made_for(evalset, run_header(run), run, corp):
+        log.warning("%s", line, extra=said("eval_set_changed", changed))
     span_run = read_span_run(run, anchor, skipped=skipped)
     manifest = read_chunks(chunks) if chunks else None
     tokens = (load_tokenizer(tokenizer) if corp is not None
@@ -264,8 +286,8 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence
         else None
     warn_saturation(report.saturation)
     body = span_body(report, doc_view)
-    for line in repair_lines(body.summary):
-        log.warning("%s", line)
+    for code, count, line in repairs(body.summary):
+        log.warning("%s", line, extra=said(code, count))
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",
         len(evalset.queries), int((~report.in_run).sum()), len(report.unmatched_run_ids),

@@ -85,7 +85,7 @@ def parse_budget_table(table: dict[str, Any], path: str) -> dict[str, Any]:
             raise InputError(f"{SECTION}.budgets {key}: expected a string such as \"2pt\", "
                              f"got {value!r}", path)
         try:
-            metric, budget = parse_budget(f"{key}={value}")
+            metric, budget = parse_budget(f"{key}={value}", named=False)
         except UsageError as exc:
             raise InputError(f"{SECTION}.budgets {key}: {exc}", path) from None
         out[metric] = budget

@@ -67,12 +67,16 @@ def configure(verbose: bool = False, quiet: bool = False, fmt: str = "text") -> 
     level = logging.DEBUG if verbose else logging.ERROR if quiet else logging.INFO
     _handler = HeldHandler(hold=not verbose)
     _handler.setFormatter(_JsonFormatter() if fmt == "json" else _TextFormatter())
+    # -q quiets the console, not the record: warnings still reach a report's
+    # summary.warnings (``base.warned``), so the logger keeps WARNING and the handler filters
+    _handler.setLevel(level)
     logging.captureWarnings(True)
     for name in ("ragspan", *LIBRARY_LOGGERS):
         logger = logging.getLogger(name)
         logger.handlers[:] = [_handler]
         logger.propagate = False
-        logger.setLevel(level if name == "ragspan" else max(level, logging.WARNING))
+        logger.setLevel(min(level, logging.WARNING) if name == "ragspan"
+                        else max(level, logging.WARNING))
 
 
 def release() -> None:

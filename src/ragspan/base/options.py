@@ -109,17 +109,32 @@ def check_table(table: Mapping[str, Any], options: tuple[Option, ...], path: str
     values of the wrong type or range are an InputError naming the file, section and key.
     Returns the values by ``Option.attr`` (only the keys present)."""
     by_key = {o.key: o for o in options}
-    unknown = sorted(set(table) - set(by_key))
+    unknown = sorted(k for k in table if spelled_key(k, by_key) is None)
     if unknown:
         raise InputError(f"{section}: unknown key(s) {', '.join(unknown)} "
                          f"(allowed: {', '.join(sorted(by_key))})", path)
     out: dict[str, Any] = {}
+    written: dict[str, str] = {}
     for key, value in table.items():
+        opt = by_key[spelled_key(key, by_key) or key]
+        if opt.key in written:
+            raise InputError(f"{section}: '{opt.key}' is given twice (as {written[opt.key]} "
+                             f"and {key})", path)
+        written[opt.key] = key
         try:
-            out[by_key[key].attr] = check_value(by_key[key], value)
+            out[opt.attr] = check_value(opt, value)
         except ValueError as exc:
             raise InputError(f"{section} {key}: {exc}", path) from None
     return out
+
+
+def spelled_key(key: str, by_key: Mapping[str, Option]) -> str | None:
+    """The declared key ``key`` names: itself, or the same words joined by the other of
+    ``-`` and ``_`` (``max_regression_pct`` is ``max-regression-pct``); None when neither."""
+    for form in (key, key.replace("_", "-"), key.replace("-", "_")):
+        if form in by_key:
+            return form
+    return None
 
 
 # ---- upper bounds: every numeric setting has one, so no value a file or a flag can hold

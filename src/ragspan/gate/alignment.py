@@ -151,6 +151,13 @@ def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int])
     return out
 
 
+def report_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
+    """What each report's scoring said about its inputs (``summary.warnings``), named with
+    its side, so the verdict carries what a ``-q`` score run kept off stderr."""
+    return [f"the {role} report's scoring warned ({w.code}, {w.count}): {w.example}"
+            for role, r in (("baseline", base), ("candidate", cand)) for w in r.warnings]
+
+
 def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
     """A report written by another ragspan major or minor version is named in the verdict
     (the report format itself is checked by the schema's ``predicateType``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ from ragspan.base.voice import setting
 from ragspan.scoring.metrics.registry import METRICS, parse_name
 
 _VALUE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>pt|%)$")
+MAX_BUDGET = 100.0  # 100pt is every point of a 0-1 metric, 100% all of the baseline's mean
 
 
 @dataclass(frozen=True)
@@ -43,11 +45,18 @@ def parse_budget_value(text: str) -> Budget:
     m = _VALUE.match(t)
     if not m:
         raise UsageError(f"budget value {text!r} must look like '2pt', '2%' or 'off'")
-    return Budget(m.group("unit"), float(m.group("num")))
+    value = float(m.group("num"))
+    if not math.isfinite(value) or value > MAX_BUDGET:
+        shown = text if len(text) <= 24 else f"{text[:12]}...{text[-8:]} ({len(text)} characters)"
+        raise UsageError(f"budget value {shown!r} is over {MAX_BUDGET:g}{m.group('unit')}, "
+                         "the whole metric: a larger drop cannot happen (write 'off' to "
+                         "report a metric without gating it)")
+    return Budget(m.group("unit"), value)
 
 
-def parse_budget(spec: str) -> tuple[str, Budget]:
-    """``METRIC=VALUE``; METRIC is a base name (every k) or ``name@k``."""
+def parse_budget(spec: str, named: bool = True) -> tuple[str, Budget]:
+    """``METRIC=VALUE``; METRIC is a base name (every k) or ``name@k``. A bad value's
+    error names the flag (``named``; a config file's reader names its key instead)."""
     if "=" not in spec:
         raise UsageError(f"{setting('budget')} {spec!r} must be METRIC=VALUE (e.g. "
                          "complete_grounding=2pt)")
@@ -60,7 +69,12 @@ def parse_budget(spec: str) -> tuple[str, Budget]:
     elif metric.removesuffix("_first_stage") not in METRICS:
         raise UsageError(f"unknown metric '{metric}' in {setting('budget')} (one of: "
                          f"{', '.join(METRICS)})")
-    budget = parse_budget_value(value)
+    try:
+        budget = parse_budget_value(value)
+    except UsageError as exc:
+        if not named:
+            raise
+        raise UsageError(f"{setting('budget')} {metric}: {exc}") from None
     base = parse_name(metric).base if "@" in metric else metric.removesuffix("_first_stage")
     if budget.unit == "pt" and not METRICS[base].bounded:
         raise UsageError(f"'{metric}' is not a 0-1 metric: give its budget in % (e.g. 10%)")

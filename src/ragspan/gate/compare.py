@@ -30,6 +30,7 @@ from ragspan.gate.alignment import (
     check_comparable,
     check_gated_present,
     cluster_plan,
+    report_warnings,
     saturation_warnings,
     steps_warnings,
     unmatched_budgets,
@@ -134,6 +135,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                         f"aside for review, {moved['dropped']} dropped): the verdict is about "
                         "the rest; review the spans the migration lists")
     warnings += version_warnings(base, cand)
+    warnings += report_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
     warnings += steps_warnings(base, cand)
     if bcheck is not None and settled:

@@ -59,7 +59,10 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     if opts.anchor_budget is None:
         raise UsageError(f"{setting('anchor')} needs {setting('anchor-budget')} (the cumulative "
                          "budget, e.g. 5pt)")
-    budget = parse_budget_value(opts.anchor_budget)
+    try:
+        budget = parse_budget_value(opts.anchor_budget)
+    except UsageError as exc:
+        raise UsageError(f"{setting('anchor-budget')}: {exc}") from None
     if not budget.gated:
         raise UsageError(f"{setting('anchor-budget', 'off')} gates nothing; drop "
                          f"{setting('anchor')} instead")

@@ -58,6 +58,15 @@ class Documents:
 
 
 @dataclass(frozen=True)
+class ReportWarning:
+    """One entry of a score report's ``summary.warnings`` (``base.warned``)."""
+
+    code: str
+    count: int
+    example: str
+
+
+@dataclass(frozen=True)
 class ScoreReport:
     """``values[i, j]``: query ``ids[i]``'s value of metric ``names[j]``; ``rows`` the typed
     per-query rows in the same order."""
@@ -80,6 +89,8 @@ class ScoreReport:
     # summary.placement.dropped: results kept as off-corpus though their text could not be
     # placed (None: the run carried no texts)
     dropped: int | None = None
+    # summary.warnings: what scoring said about the report's inputs (code, count, example)
+    warnings: tuple[ReportWarning, ...] = ()
 
     def input_sha256(self, role: str) -> str:
         """The sha256 the report records for its input ``role`` ("" when none)."""
@@ -177,7 +188,22 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
         saturation=_saturation(pred["summary"].get("saturation"), name),
         steps=_steps(pred["summary"].get("steps"), name),
         dropped=(pred["summary"].get("placement") or {}).get("dropped"),
+        warnings=_warnings(pred["summary"].get("warnings"), name),
     )
+
+
+def _warnings(value: Any, path: str) -> tuple[ReportWarning, ...]:
+    """``summary.warnings``: a list of ``{code, count, example}`` (a string, a non-negative
+    integer, a string); absent in reports written before it existed; anything else is an
+    InputError."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+            isinstance(w, dict) and isinstance(w.get("code"), str) and _is_int(w.get("count"))
+            and w["count"] >= 0 and isinstance(w.get("example"), str) for w in value):
+        raise InputError("summary.warnings must list objects with a string 'code', an "
+                         "integer 'count' and a string 'example'", path)
+    return tuple(ReportWarning(w["code"], w["count"], w["example"]) for w in value)
 
 
 def _row_values(rows: list[Any], names: tuple[str, ...], name: str

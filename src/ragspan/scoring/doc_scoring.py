@@ -20,6 +20,7 @@ import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.ids import normalization_twins, twins_note
+from ragspan.base.warned import said
 from ragspan.io.qrels import read_qrels
 from ragspan.io.rows import Skipped
 from ragspan.io.runs.columns import DocRun, text_keys
@@ -169,7 +170,8 @@ class JudgedDocs:
         if counts.queries_without_relevant:
             log.warning("%d of %d judged queries have no document judged relevant (grade >= "
                         "%d): their precision, recall, MAP, MRR and hit rate are 0 whatever "
-                        "the run", counts.queries_without_relevant, n, level)
+                        "the run", counts.queries_without_relevant, n, level,
+                        extra=said("no_relevant_document", counts.queries_without_relevant))
         return DocScores(evaluated, values, in_run, counts, ks, level, judged_only)
 
     def score_run(self, run: DocRun, ks: Sequence[int], level: int,

@@ -22,6 +22,7 @@ from ragspan.base.facts import (
     Saturation,
     SurfacedAt,
 )
+from ragspan.base.warned import said
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.runs.spans import SpanList, SpanRun
@@ -147,7 +148,8 @@ def reordering(run: SpanRun) -> Reordering | None:
         changed += not same
     if not changed:
         log.warning("the run's final ranking equals its first stage for every row: the "
-                    "reorder stage (rerank or fusion) changed nothing")
+                    "reorder stage (rerank or fusion) changed nothing",
+                    extra=said("first_stage_unchanged", len(final.ids)))
     return Reordering(len(final.ids), changed)
 
 

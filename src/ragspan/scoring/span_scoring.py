@@ -11,6 +11,7 @@ import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.facts import ChunkRecall, FusionSources, OffScope, Reordering, Saturation
+from ragspan.base.warned import said
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.evalset import EvalSet, corpus_drift, query_digests
@@ -121,7 +122,8 @@ def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None
     if intact:
         log.warning("%d documents changed since the eval set was made (%s); the gold spans in "
                     "them are intact: each anchored span still matches its anchor",
-                    len(intact), ", ".join(intact[:5]) + (" ..." if len(intact) > 5 else ""))
+                    len(intact), ", ".join(intact[:5]) + (" ..." if len(intact) > 5 else ""),
+                    extra=said("documents_changed", len(intact)))
     lengths = corpus.lengths()
     for query in evalset.queries:
         for i, span in enumerate(query.gold_spans):
@@ -146,12 +148,12 @@ def check_against_corpus(evalset: EvalSet, run: SpanRun, corpus: Corpus) -> None
 
 
 def check_run_made_for(evalset: EvalSet, header: dict[str, Any] | None, path: str,
-                       corpus: Corpus | None) -> list[str]:
+                       corpus: Corpus | None) -> list[tuple[int, str]]:
     """What the run's header says it was made from, against the files given: another corpus
     is an InputError naming both digests (documents edited since the run was made: its
     offsets point elsewhere); questions whose text differs from the ones the run answered
     are an InputError naming the count and the first; questions whose answers only changed
-    (gold spans, grades) are a warning naming the count, returned. A run without a header
+    (gold spans, grades) are a warning naming the count, returned with the count. A run without a header
     (``header`` None), or whose header records none of this, is not checked; ``path`` is
     the run's file, named in an error."""
     header = header or {}
@@ -175,8 +177,9 @@ def check_run_made_for(evalset: EvalSet, header: dict[str, Any] | None, path: st
               and len(d) > 1 and d[1] != now[q][1]]
     if not judged:
         return []
-    return [f"the eval set changed since the run was made: {len(judged)} of its questions "
-            f"have other gold spans now (e.g. '{judged[0]}'); the questions are the same"]
+    return [(len(judged), f"the eval set changed since the run was made: {len(judged)} of "
+             f"its questions have other gold spans now (e.g. '{judged[0]}'); the questions "
+             "are the same")]
 
 
 def _check_one(doc_id: str, end: int, lengths: dict[str, int], path: str, line: int,

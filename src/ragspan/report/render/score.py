@@ -78,43 +78,57 @@ def chunk_level_lines(summary: dict[str, Any]) -> list[str]:
 
 def repair_lines(summary: dict[str, Any]) -> list[str]:
     """One line per kind of repair or trust the span reader applied to the run's results
-    (``summary.placement``, ``summary.results_without_text``): realigned, placed by text
-    (by step), ambiguous with the first place taken, dropped, unchecked, and results given by
-    offsets alone; rows skipped under ``--on-duplicate first`` (``summary.skipped_rows``).
-    Said on stderr by ``score`` and shown in the table and markdown."""
+    (``repairs``), as the table and markdown show them."""
+    return [line for _, _, line in repairs(summary)]
+
+
+def repairs(summary: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """Each kind of repair or trust the span reader applied to the run's results
+    (``summary.placement``, ``summary.results_without_text``) as (code, count, line):
+    realigned, placed by text (by step), ambiguous with the first place taken, dropped,
+    unchecked, and results given by offsets alone; rows skipped under ``--on-duplicate
+    first`` (``summary.skipped_rows``). Said on stderr by ``score`` and kept in its
+    ``summary.warnings``."""
     p = summary.get("placement") or {}
-    lines = []
+    out: list[tuple[str, int, str]] = []
     if p.get("realigned"):
-        lines.append(f"realigned: {p['realigned']} results whose offsets did not slice back to "
-                     "their text were placed by their text")
+        out.append(("realigned", p["realigned"],
+                    f"realigned: {p['realigned']} results whose offsets did not slice back "
+                    "to their text were placed by their text"))
     placed = {m: p.get(m, 0) for m in ("exact", "normalized", "fuzzy")}
     if any(placed.values()):
-        lines.append(f"placed by text: {sum(placed.values())} results (exact "
-                     f"{placed['exact']}, normalised {placed['normalized']}, fuzzy "
-                     f"{placed['fuzzy']})")
+        out.append(("placed", sum(placed.values()),
+                    f"placed by text: {sum(placed.values())} results (exact "
+                    f"{placed['exact']}, normalised {placed['normalized']}, fuzzy "
+                    f"{placed['fuzzy']})"))
     if p.get("ambiguous_first"):
-        lines.append(f"ambiguous: {p['ambiguous_first']} results had several equally good "
-                     "places; the first was taken")
+        out.append(("ambiguous", p["ambiguous_first"],
+                    f"ambiguous: {p['ambiguous_first']} results had several equally good "
+                    "places; the first was taken"))
     if p.get("dropped"):
-        lines.append(f"dropped: {p['dropped']} results could not be placed; each is kept at "
-                     "its rank as an off-corpus result (no gold, its characters counted)")
+        out.append(("dropped", p["dropped"],
+                    f"dropped: {p['dropped']} results could not be placed; each is kept at "
+                    "its rank as an off-corpus result (no gold, its characters counted)"))
     if p.get("unchecked"):
-        lines.append(f"unchecked: {p['unchecked']} results give their text, but no corpus was "
-                     "given to check it")
+        out.append(("unchecked", p["unchecked"],
+                    f"unchecked: {p['unchecked']} results give their text, but no corpus "
+                    "was given to check it"))
     untexted = summary.get("results_without_text")
     if untexted:
-        lines.append(f"offsets alone: {untexted} results give no text, so nothing checks that "
-                     "their offsets point at what was retrieved (page-relative offsets score "
-                     "against the wrong characters); keep each result's text in the run "
-                     "(docs/formats.md)")
+        out.append(("offsets_alone", untexted,
+                    f"offsets alone: {untexted} results give no text, so nothing checks "
+                    "that their offsets point at what was retrieved (page-relative offsets "
+                    "score against the wrong characters); keep each result's text in the "
+                    "run (docs/formats.md)"))
     for role, tally in (summary.get("skipped_rows") or {}).items():
         total = tally["repeated"] + tally["without_id"]
         if total:
-            lines.append(f"skipped ({role.replace('_', ' ')}): {total} rows under "
-                         f"--on-duplicate first ({tally['repeated']} repeating an earlier "
-                         f"row's id, {tally['without_id']} without id; lines "
-                         f"{', '.join(map(str, tally['lines']))})")
-    return lines
+            out.append(("rows_skipped", total,
+                        f"skipped ({role.replace('_', ' ')}): {total} rows under "
+                        f"--on-duplicate first ({tally['repeated']} repeating an earlier "
+                        f"row's id, {tally['without_id']} without id; lines "
+                        f"{', '.join(map(str, tally['lines']))})"))
+    return out
 
 
 def _fusion(summary: dict[str, Any]) -> list[str]:
