@@ -105,7 +105,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         qdrant_url: str | None = None, depth: int | None = None, id_key: str | None = None,
         framework: str | None = None, qrels: str | None = None, to: str | None = None, tag: str | None = None,
         collection: str | None = None, edge_shard: str | None = None,
-        snapshot: str | None = None, vector_name: str | None = None,
+        snapshot: str | None = None, max_unpacked_bytes: int | None = None,
+        vector_name: str | None = None,
         hnsw_ef: int | None = None, doc_key: str | None = None, start_key: str | None = None,
         end_key: str | None = None,
         text_key: str | None = None, model: str | None = None, scope: str | None = None,
@@ -122,6 +123,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
             "--vector-name": vector_name, "--hnsw-ef": hnsw_ef, "--doc-key": doc_key,
             "--start-key": start_key, "--end-key": end_key, "--text-key": text_key,
             "--model": model, "--scope": scope},
+        snapshot_only={"--max-unpacked-bytes": max_unpacked_bytes} if snapshot is None
+        else {},
         keep_collection=keep_collection, on_qdrant=bool(qdrant_url or qdrant_path),
         chunks_out=chunks_out, id_key=id_key, to=to, tag=tag)
     framework = framework or "auto"  # the declared default (the command line passes None)
@@ -157,7 +160,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         embedder = Embedder(model or "all-MiniLM-L6-v2", cache, progress=bar,
                             strict_cache=strict_cache)
         got = _by_edge(spec, source, snapshot is not None, queries, corp, eval_set, embedder,
-                       bar)
+                       bar, max_unpacked_bytes)
     elif collection is not None:
         spec = LiveSpec(collection, url=qdrant_url, path=qdrant_path, vector_name=vector_name,
                         hnsw_ef=hnsw_ef, doc_key=doc_key or "doc_id", start_key=start_key or "start",
@@ -200,9 +203,10 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
 def _refuse_combinations(*, config: str | None, retriever: str | None, collection: str | None,
                          live_only: dict[str, Any], keep_collection: bool, on_qdrant: bool,
                          chunks_out: str | None, id_key: str | None, to: str | None,
-                         tag: str | None) -> None:
+                         tag: str | None, snapshot_only: dict[str, Any] | None = None) -> None:
     """A UsageError for options that do not go together (``live_only``: the options of
-    ``--collection``, by flag)."""
+    ``--collection``, by flag; ``snapshot_only``: those of ``--snapshot``, given without
+    it)."""
     if sum(x is not None for x in (config, retriever, collection)) != 1:
         raise UsageError("give exactly one of --config (a pipeline), --retriever (your own), "
                          "--collection (your Qdrant collection, read-only), --edge-shard or "
@@ -210,6 +214,9 @@ def _refuse_combinations(*, config: str | None, retriever: str | None, collectio
     given = [k for k, v in live_only.items() if v is not None]
     if given and collection is None:
         raise UsageError(f"{given[0]} applies to --collection")
+    stray = [k for k, v in (snapshot_only or {}).items() if v is not None]
+    if stray:
+        raise UsageError(f"{stray[0]} applies to --snapshot")
     if keep_collection and not (config and on_qdrant):
         raise UsageError("--keep-collection keeps the collection a pipeline makes on Qdrant: "
                          "give it with --config and --qdrant-url or --qdrant-path")
@@ -317,13 +324,15 @@ def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_
 
 
 def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
-             corp: Corpus, eval_set: str, embedder: Embedder, bar: Progress) -> Retrieved:
+             corp: Corpus, eval_set: str, embedder: Embedder, bar: Progress,
+             max_unpacked_bytes: int | None = None) -> Retrieved:
     """``--edge-shard`` / ``--snapshot``: the user's index, offline and read-only."""
     summary: dict[str, Any] = {}
     unscoped = unscoped_rows(spec.scope, queries, eval_set)
     if unscoped:
         summary["unscoped_queries"] = unscoped
-    rows, info = run_edge(spec, source, snapshot, queries, corp, embedder, bar)
+    rows, info = run_edge(spec, source, snapshot, queries, corp, embedder, bar,
+                          max_unpacked_bytes)
     summary["edge_shard"] = info
     if "ann_recall" in info:
         summary["ann_recall"] = info["ann_recall"]

@@ -157,6 +157,7 @@ MAX_BATCH = 100_000
 MAX_HNSW = 4_096  # HNSW links per point and beams
 MAX_FUSION_K = 1_000_000
 MAX_CONFIG_DEPTH = 32  # nesting of a TOML configuration (tables and arrays)
+MAX_UNPACKED_BYTES = 2 ** 46  # 64 TiB: what --max-unpacked-bytes may allow a snapshot
 MAX_BUDGET_TOLERANCE = 10.0  # 1000%: beyond it, say --allow-budget-change
 
 
@@ -333,6 +334,9 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
     Option("snapshot", "str", None, "Evaluate this Qdrant collection snapshot offline, "
            "unpacked into a temporary folder: your production index, read-only.",
            nullable=True),
+    Option("max-unpacked-bytes", "int", None, "With --snapshot: the most bytes its members "
+           "may declare unpacked, checked before anything is unpacked (default 20x the "
+           "archive, at most 8 GiB).", low=1, high=MAX_UNPACKED_BYTES, nullable=True),
     Option("vector-name", "str", None, "With --collection: the named vector to search.",
            nullable=True),
     Option("hnsw-ef", "int", None, "With --collection on a server: search the collection's "

@@ -2,9 +2,16 @@
 (``run-retriever --edge-shard PATH``) or a snapshot of a production collection
 (``--snapshot FILE``), searched by Qdrant's own engine in-process (``qdrant-edge-py``).
 
-Read-only by construction: the shard folder is copied into a temporary folder (a snapshot
-is unpacked there, ``EdgeShard.unpack_snapshot``) and the copy is loaded and searched; the
-user's files are never opened for writing, and the copy is removed afterwards. The search is
+Read-only by construction: the shard folder is copied into a temporary folder
+(``io.readonly.copy_tree``: every file opened read-only, a link's target copied in its
+place and never the link, holes kept, pipes and devices refused) and the copy is loaded and
+searched; a snapshot's members are checked first (``io.readonly.check_archive``: links,
+special files and paths outside refused, declared sizes bounded by ``max_unpacked_bytes``
+before a byte is unpacked) and it is unpacked there (``EdgeShard.unpack_snapshot``). The
+user's files are never opened for writing, and the copy is removed afterwards. Whatever the
+engine does with a file it cannot read (a corrupt segment or payload: an error, or a panic
+inside its Rust code) is an InputError naming the file: the engine's own stderr is held
+while it works, so no panic text reaches the terminal. The search is
 exact by default (``SearchParams(exact=True)``); with ``--hnsw-ef`` the shard's HNSW graph is
 searched with that beam, and every query is searched exactly too, so ``ann_recall`` is
 reported. Payloads map to run items as for ``--collection`` (``retrieval.live``:
@@ -14,16 +21,20 @@ placed in the corpus).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sys
 import tempfile
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
+from ragspan.io.readonly import check_archive, copy_tree
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.retrieval.edge_index import edge_module
 from ragspan.retrieval.filters import query_filters
@@ -31,8 +42,48 @@ from ragspan.retrieval.index import payload_filter
 from ragspan.retrieval.live import LiveSpec, _item
 from ragspan.retrieval.user import span_row
 
+T = TypeVar("T")
 
-def _loaded(source: str, snapshot: bool, folder: str) -> Any:
+
+class _Held:
+    """Native stderr (file descriptor 2) held in a temporary file for the block: what
+    Rust's panic hook prints never reaches the terminal."""
+
+    def __enter__(self) -> _Held:
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        self._file = tempfile.TemporaryFile()
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._file.close()
+
+
+def engine(call: Callable[[], T], source: str, what: str, copy: str | None = None) -> T:
+    """``call()`` into qdrant-edge, with its stderr held; anything it raises (its errors,
+    and the ``PanicException`` a Rust panic becomes, which is no ``Exception``) is an
+    InputError naming ``source``: ``what`` failed, in one line, without the panic's text
+    (the private ``copy``'s path, where the engine names it, said as ``source``)."""
+    try:
+        with _Held():
+            return call()
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a panic is a BaseException
+        panic = type(exc).__name__ == "PanicException"
+        said = "Qdrant's engine stopped on it (a corrupt or incompatible file)" if panic \
+            else " ".join(str(exc).split())[:300] or type(exc).__name__
+        if copy is not None:
+            said = said.replace(copy, source)
+        raise InputError(f"{what}: {said}", source) from None
+
+
+def _loaded(source: str, snapshot: bool, folder: str,
+            max_unpacked_bytes: int | None = None) -> Any:
     """The shard of ``source`` (a shard folder, or a snapshot file) loaded from a copy in
     ``folder``."""
     qe = edge_module()
@@ -40,19 +91,16 @@ def _loaded(source: str, snapshot: bool, folder: str) -> Any:
     if snapshot:
         if not os.path.isfile(source):
             raise InputError("--snapshot: no such file", source)
-        try:
-            qe.EdgeShard.unpack_snapshot(source, target)
-        except Exception as exc:
-            raise InputError(f"--snapshot cannot be unpacked: {exc}", source) from None
+        check_archive(source, max_unpacked_bytes)
+        engine(lambda: qe.EdgeShard.unpack_snapshot(source, target), source,
+               "--snapshot cannot be unpacked", target)
     else:
         if not os.path.isdir(source):
             raise InputError("--edge-shard: no such folder (a shard is evaluated read-only, "
                              "so none is created)", source)
-        shutil.copytree(source, target, symlinks=True)
-    try:
-        return qe.EdgeShard.load(target)
-    except Exception as exc:
-        raise InputError(f"not a Qdrant edge shard: {exc}", source) from None
+        copy_tree(source, target)
+    return engine(lambda: qe.EdgeShard.load(target), source, "not a Qdrant edge shard",
+                  target)
 
 
 def _search(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.ndarray,
@@ -73,8 +121,17 @@ def _search(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.nd
     return out
 
 
+def _searched(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.ndarray,
+              exact: bool, source: str, copy: str) -> list[list[Any]]:
+    """``_search`` through ``engine``: a vector size or name the shard refuses, a payload it
+    cannot read, a panic, each an InputError naming the shard."""
+    return engine(lambda: _search(shard, spec, queries, vectors, exact), source,
+                  "the shard cannot be searched", copy)
+
+
 def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
-             corpus: Corpus, embedder: Any, progress: Any = None
+             corpus: Corpus, embedder: Any, progress: Any = None,
+             max_unpacked_bytes: int | None = None
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The span run of the shard (or snapshot) ``source`` over ``queries``, and what the
     report records of it (its points, the search, ``ann_recall`` with ``--hnsw-ef``, the
@@ -84,26 +141,25 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
                          "beam must hold the results it returns")
     folder = tempfile.mkdtemp(prefix="ragspan-edge-copy-")
     try:
-        shard = _loaded(source, snapshot, folder)
+        shard = _loaded(source, snapshot, folder, max_unpacked_bytes)
         try:
             vectors = embedder.embed([q.query for q in queries], "embedding queries")
-            found = _search(shard, spec, queries, vectors, spec.hnsw_ef is None)
+            copy = os.path.join(folder, "shard")
+            found = _searched(shard, spec, queries, vectors, spec.hnsw_ef is None, source, copy)
             recall = None
             if spec.hnsw_ef is not None:
-                truth = _search(shard, spec, queries, vectors, True)
+                truth = _searched(shard, spec, queries, vectors, True, source, copy)
                 r = np.array([len({str(p.id) for p in t} & {str(p.id) for p in f}) / len(t)
                               if t else 1.0 for f, t in zip(found, truth)])
                 recall = {"k": spec.depth, "queries": int(r.size),
                           "mean": float(r.mean()) if r.size else 1.0,
                           "min": float(r.min()) if r.size else 1.0,
                           "below_1": int((r < 1.0).sum()), "ef": spec.hnsw_ef}
-            points = int(shard.info().points_count)
-        except InputError:
-            raise
-        except Exception as exc:  # the shard's own refusal (a vector size, a vector name)
-            raise UsageError(f"cannot search the edge shard {source}: {exc}") from None
+            points = int(engine(lambda: shard.info().points_count, source,
+                                "the shard cannot be read", copy))
         finally:
-            shard.close()
+            with contextlib.suppress(InputError):  # the copy is removed next whatever it says
+                engine(shard.close, source, "the shard cannot be closed", folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if progress:
