@@ -356,3 +356,98 @@ def test_an_agent_s_retriever_calls_are_its_steps(tmp_path, monkeypatch, spec, f
     pred = scored.json()["predicate"]
     assert pred["summary"]["metrics"]["complete_grounding@1"] == 1.0
     assert pred["details"]["queries"][0]["gold_steps"] in ([1, 2], [2, 1])
+
+
+def _attrs_of_step(doc):
+    return doc["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["attributes"]
+
+
+def _nested(depth):
+    value = {"stringValue": "x"}
+    for _ in range(depth):
+        value = {"arrayValue": {"values": [value]}}
+    return value
+
+
+@pytest.mark.parametrize("value,expected", [
+    ({"intValue": "abc"}, "intValue must be a 64-bit integer"),
+    ({"intValue": "99999999999999999999"}, "intValue must be a 64-bit integer"),
+    ({"intValue": 1.5}, "intValue must be a 64-bit integer"),
+    ({"doubleValue": "fast"}, "doubleValue must be a number"),
+    ({"boolValue": "yes"}, "boolValue must be true or false"),
+    ({"stringValue": 7}, "stringValue must be a string"),
+    ({"arrayValue": [1]}, "arrayValue must be an object with a 'values' list"),
+    ({"arrayValue": {"values": [1]}}, "expected an AnyValue object"),
+    ({"kvlistValue": {"values": [{"value": {}}]}}, "entries must be objects with a string"),
+    ({"stringValue": "a", "intValue": "1"}, "holds one of its kinds"),
+    ({"mysteryValue": 1}, "unknown AnyValue kind"),
+    ("plain", "expected an AnyValue object"),
+    (_nested(40), "nested more than 32 deep"),
+])
+def test_a_malformed_otlp_value_is_one_line_naming_span_and_attribute(hops, tmp_path, value,
+                                                                       expected):
+    """Each was a traceback (exit 1): now exit 3, one line naming the file, the span and
+    the attribute, and nothing written."""
+    from conftest import assert_input_error
+
+    doc = json.loads(_otlp(hops["rows"][:1], hops["step_rows"][:1]))
+    _attrs_of_step(doc).append({"key": "app.extra", "value": value})
+    otlp = tmp_path / "t.json"
+    otlp.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "r.jsonl"
+    res = run_cli("import", "traces", "--otlp", otlp, "--eval-set", hops["eval"], "--corpus",
+                  hops["corpus"], "--out", out)
+    assert_input_error(res, "t.json", "attribute 'app.extra'", expected, "span ")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("shape,expected", [
+    (lambda d: d.update(resourceSpans=[[]]) or d, "each resourceSpans[] must be an object"),
+    (lambda d: d["resourceSpans"][0].update(scopeSpans={"x": 1}) or d, "must be a list"),
+    (lambda d: d["resourceSpans"][0]["scopeSpans"][0]["spans"][1].update(attributes="a=b")
+     or d, "'attributes' must be a list"),
+    (lambda d: d["resourceSpans"][0]["scopeSpans"][0]["spans"][1].update(parentSpanId=5)
+     or d, "'parentSpanId' must be a string"),
+])
+def test_a_malformed_otlp_structure_is_refused(hops, tmp_path, shape, expected):
+    from conftest import assert_input_error
+
+    doc = shape(json.loads(_otlp(hops["rows"][:1], hops["step_rows"][:1])))
+    otlp = tmp_path / "t.json"
+    otlp.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("import", "traces", "--otlp", otlp, "--eval-set", hops["eval"], "--corpus",
+                  hops["corpus"], "--out", tmp_path / "r.jsonl")
+    assert_input_error(res, expected)
+
+
+@pytest.mark.parametrize("score", [{"doubleValue": "NaN"}, {"doubleValue": "Infinity"},
+                                   {"stringValue": "0.9"}])
+def test_import_refuses_scores_score_would_refuse(hops, tmp_path, score):
+    from conftest import assert_input_error
+
+    doc = json.loads(_otlp(hops["rows"][:1], hops["step_rows"][:1]))
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"][1:]:
+        span["attributes"].append({"key": "retrieval.documents.0.document.score",
+                                   "value": score})
+    otlp = tmp_path / "t.json"
+    otlp.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "r.jsonl"
+    res = run_cli("import", "traces", "--otlp", otlp, "--eval-set", hops["eval"], "--corpus",
+                  hops["corpus"], "--out", out)
+    assert_input_error(res, "2 document scores are not finite numbers")
+    assert not out.exists()
+
+
+def test_import_refuses_more_steps_than_a_run_row_holds(hops, tmp_path):
+    from conftest import assert_input_error
+
+    doc = json.loads(_otlp(hops["rows"][:1], hops["step_rows"][:1]))
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    step = spans[1]
+    spans += [{**step, "spanId": f"{i:016x}", "startTimeUnixNano": str(5000 + i)}
+              for i in range(300)]
+    otlp = tmp_path / "t.json"
+    otlp.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("import", "traces", "--otlp", otlp, "--eval-set", hops["eval"], "--corpus",
+                  hops["corpus"], "--out", tmp_path / "r.jsonl")
+    assert_input_error(res, "1 question has more than 256 retriever calls", "'hop0': 302")

@@ -30,6 +30,8 @@ trace are counted and listed (the first ``LISTED``).
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +40,7 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
 from ragspan.io.files import decode_records, loads_json, read_bytes
 from ragspan.io.placement import Placer, Unplaced, preview
+from ragspan.io.runs.steps import MAX_STEPS
 
 LISTED = 20
 MAX_SPANS = 1_000_000  # spans read from one file
@@ -62,24 +65,72 @@ class TraceRun:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def _value(v: Any) -> Any:
-    """An OTLP ``AnyValue`` as a Python value."""
+MAX_NESTING = 32  # arrays and key-value lists inside one attribute value
+INT64 = 2 ** 63
+_DOUBLE_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+class BadValue(ValueError):
+    """An attribute value that is not the OTLP ``AnyValue`` it claims to be."""
+
+
+def any_value(v: Any, depth: int = 0) -> Any:
+    """An OTLP ``AnyValue`` (proto3 JSON) as a Python value: ``stringValue`` a string;
+    ``intValue`` an integer or its decimal string, within int64; ``doubleValue`` a number, or
+    ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` as proto3 JSON writes those; ``boolValue``
+    true or false; ``bytesValue`` base64 text (kept as text); ``arrayValue`` ``{"values":
+    [AnyValue]}``; ``kvlistValue`` ``{"values": [{"key", "value"}]}``, nested at most
+    ``MAX_NESTING`` deep; an empty ``{}`` is no value (None). Anything else is BadValue
+    saying what was expected."""
+    if depth > MAX_NESTING:
+        raise BadValue(f"nested more than {MAX_NESTING} deep")
     if not isinstance(v, dict):
-        return v
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "intValue" in v:
-        return int(v["intValue"])
-    if "doubleValue" in v:
-        return float(v["doubleValue"])
-    if "boolValue" in v:
-        return bool(v["boolValue"])
-    if "arrayValue" in v:
-        return [_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
-    if "kvlistValue" in v:
-        return {kv.get("key"): _value(kv.get("value"))
-                for kv in (v["kvlistValue"] or {}).get("values", [])}
-    return None
+        raise BadValue(f"expected an AnyValue object, got {_shown(v)}")
+    if not v:
+        return None
+    if len(v) != 1:
+        raise BadValue(f"an AnyValue holds one of its kinds, got {', '.join(sorted(v))}")
+    kind, x = next(iter(v.items()))
+    if kind in ("stringValue", "bytesValue"):
+        if not isinstance(x, str):
+            raise BadValue(f"{kind} must be a string, got {_shown(x)}")
+        return x
+    if kind == "intValue":
+        if isinstance(x, str) and re.fullmatch(r"-?[0-9]{1,20}", x):
+            x = int(x)
+        if isinstance(x, bool) or not isinstance(x, int) or not -INT64 <= x < INT64:
+            raise BadValue(f"intValue must be a 64-bit integer (or its decimal string), got "
+                           f"{_shown(x)}")
+        return x
+    if kind == "doubleValue":
+        if isinstance(x, str) and x in _DOUBLE_WORDS:
+            return _DOUBLE_WORDS[x]
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise BadValue(f"doubleValue must be a number, got {_shown(x)}")
+        return float(x)
+    if kind == "boolValue":
+        if not isinstance(x, bool):
+            raise BadValue(f"boolValue must be true or false, got {_shown(x)}")
+        return x
+    if kind in ("arrayValue", "kvlistValue"):
+        values = x.get("values", []) if isinstance(x, dict) else None
+        if not isinstance(values, list):
+            raise BadValue(f"{kind} must be an object with a 'values' list, got {_shown(x)}")
+        if kind == "arrayValue":
+            return [any_value(item, depth + 1) for item in values]
+        out = {}
+        for kv in values:
+            if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+                raise BadValue(f"kvlistValue entries must be objects with a string 'key', "
+                               f"got {_shown(kv)}")
+            out[kv["key"]] = any_value(kv.get("value", {}), depth + 1)
+        return out
+    raise BadValue(f"unknown AnyValue kind '{kind}'")
+
+
+def _shown(x: Any) -> str:
+    text = json.dumps(x, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def read_spans(path: str) -> list[Span]:
@@ -98,12 +149,24 @@ def read_spans(path: str) -> list[Span]:
             raise InputError("expected OTLP JSON: an object with 'resourceSpans' (the "
                              "OpenTelemetry file exporter's format)", path, n)
         for rs in doc["resourceSpans"]:
-            for ss in (rs or {}).get("scopeSpans") or []:
-                for sp in (ss or {}).get("spans") or []:
+            for ss in _listed(rs, "scopeSpans", "resourceSpans[]", path, n):
+                for sp in _listed(ss, "spans", "scopeSpans[]", path, n):
                     out.append(_span(sp, path, n))
                     if len(out) > MAX_SPANS:
                         raise InputError(f"more than {MAX_SPANS:,} spans", path)
     return out
+
+
+def _listed(obj: Any, key: str, what: str, path: str, line: int) -> list[Any]:
+    """``obj[key]``, a list (absent or null: empty); anything else an InputError."""
+    if not isinstance(obj, dict):
+        raise InputError(f"each {what} must be an object, got {_shown(obj)}", path, line)
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{what}.{key} must be a list, got {_shown(value)}", path, line)
+    return value
 
 
 def _span(sp: Any, path: str, line: int) -> Span:
@@ -111,15 +174,28 @@ def _span(sp: Any, path: str, line: int) -> Span:
             or not isinstance(sp.get("spanId"), str):
         raise InputError("a span needs 'traceId' and 'spanId'", path, line)
     attrs = {}
-    for kv in sp.get("attributes") or []:
-        if isinstance(kv, dict) and isinstance(kv.get("key"), str):
-            attrs[kv["key"]] = _value(kv.get("value"))
+    listed = sp.get("attributes") or []
+    if not isinstance(listed, list):
+        raise InputError(f"span {sp['spanId']}: 'attributes' must be a list of key-value "
+                         "objects", path, line)
+    for kv in listed:
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise InputError(f"span {sp['spanId']}: each attribute must be an object with a "
+                             f"string 'key', got {_shown(kv)}", path, line)
+        try:
+            attrs[kv["key"]] = any_value(kv.get("value", {}))
+        except BadValue as exc:
+            raise InputError(f"span {sp['spanId']}: attribute '{kv['key']}': {exc}", path,
+                             line) from None
     try:
         start = int(sp.get("startTimeUnixNano") or 0)
     except (TypeError, ValueError):
         raise InputError(f"span {sp['spanId']}: 'startTimeUnixNano' must be an integer",
                          path, line) from None
-    return Span(sp["traceId"], sp["spanId"], str(sp.get("parentSpanId") or ""), start, attrs)
+    parent = sp.get("parentSpanId") or ""
+    if not isinstance(parent, str):
+        raise InputError(f"span {sp['spanId']}: 'parentSpanId' must be a string", path, line)
+    return Span(sp["traceId"], sp["spanId"], parent, start, attrs)
 
 
 def _documents(span: Span, path: str) -> tuple[str | None, list[dict[str, Any]]] | None:
@@ -204,6 +280,9 @@ def import_traces(path: str, evalset: EvalSet, corpus: Corpus,
         if qid in seen:
             raise InputError(f"question '{qid}' has two traces ({seen[qid]}, {trace})", path)
         seen[qid] = trace
+    calls_of = {qid: sorted((s for s in by_trace[trace] if _documents(s, path) is not None),
+                            key=lambda s: (s.start, s.span)) for qid, trace in seen.items()}
+    _check_importable(calls_of, path)
     placer = Placer(corpus, threshold)
     scope = {q.id: q.doc_id for q in evalset.queries}
     rows: list[dict[str, Any]] = []
@@ -212,8 +291,7 @@ def import_traces(path: str, evalset: EvalSet, corpus: Corpus,
         if q.id not in seen:
             continue
         trace = seen[q.id]
-        calls = sorted((s for s in by_trace[trace] if _documents(s, path) is not None),
-                       key=lambda s: (s.start, s.span))
+        calls = calls_of[q.id]
         steps: list[dict[str, Any]] = []
         for s in calls:
             query, docs = _documents(s, path) or (None, [])
@@ -237,6 +315,32 @@ def import_traces(path: str, evalset: EvalSet, corpus: Corpus,
     details = {"traces_without_a_question": unmatched[:LISTED],
                "questions_without_a_trace": missing[:LISTED]}
     return TraceRun(rows, counts, details)
+
+
+def _check_importable(calls_of: dict[str, list[Span]], path: str) -> None:
+    """What ``score`` refuses is refused here, with its count, before a document is placed:
+    a question with more retriever calls than a run row may hold (``MAX_STEPS``), and a
+    document score that is not a finite number (NaN, infinite, text)."""
+    long = {q: len(calls) for q, calls in calls_of.items() if len(calls) > MAX_STEPS}
+    if long:
+        first = min(long)
+        who = "1 question has" if len(long) == 1 else f"{len(long)} questions have"
+        raise InputError(f"{who} more than {MAX_STEPS} retriever calls, the most a run row "
+                         f"holds (e.g. '{first}': {long[first]:,})", path)
+    bad: list[str] = []
+    for calls in calls_of.values():
+        for s in calls:
+            for i, d in enumerate((_documents(s, path) or (None, []))[1]):
+                score = d.get("score")
+                if score is None:
+                    continue
+                if isinstance(score, bool) or not isinstance(score, (int, float)) \
+                        or not math.isfinite(score):
+                    bad.append(f"span {s.span} document {i}: {_shown(score)}")
+    if bad:
+        what = "1 document score is not a finite number" if len(bad) == 1 else \
+            f"{len(bad)} document scores are not finite numbers"
+        raise InputError(f"{what} (e.g. {bad[0]}): a run's scores must be", path)
 
 
 def _place(placer: Placer, doc: dict[str, Any], scope: str | None, corpus: Corpus,
