@@ -43,7 +43,10 @@ def test_no_input_is_interpolated_into_a_script():
                                   "config-origin", "allow-identical", "eval-set", "qrels",
                                   "corpus", "baseline-run", "candidate-run", "baseline-chunks",
                                   "candidate-chunks", "cluster-by", "migration",
-                                  "candidate-eval-set", "candidate-corpus"}
+                                  "candidate-eval-set", "candidate-corpus",
+                                  "migrated-eval-set-trusted", "max-set-aside",
+                                  "max-recall-regression-pct", "max-regression-pct",
+                                  "trust-reports"}
     assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
     for step in doc["runs"]["steps"]:
         if "run" in step:
@@ -173,7 +176,31 @@ def runner(tmp_path_factory):
     return tmp, env, defaults
 
 
+RUN_OF = {"baseline.json": "run-baseline.jsonl", "candidate-pass.json": "run-pass.jsonl",
+          "candidate-fail.json": "run-fail.jsonl"}
+
+
+def _run_of(report: str) -> str:
+    """The run a fixture report (or a copy of one, named after it) was scored from."""
+    for key, run in (("pass", "run-pass.jsonl"), ("fail", "run-fail.jsonl")):
+        if key in report:
+            return run
+    return RUN_OF["baseline.json"]
+
+
+def verifying(inputs: dict[str, str]) -> dict[str, str]:
+    """The four verification inputs for the fixture reports (the Action refuses to run
+    without them unless trust-reports is true), unless the test sets its own."""
+    if "trust-reports" in inputs or "eval-set" in inputs:
+        return inputs
+    return {"eval-set": "eval.jsonl", "corpus": "corpus.jsonl",
+            "baseline-run": _run_of(inputs.get("baseline", "")),
+            "candidate-run": _run_of(inputs.get("candidate", "")),
+            **inputs}
+
+
 def gate(runner, name: str, **inputs: str):
+    inputs = verifying(inputs)
     tmp, env, defaults = runner
     work = tmp / name
     work.mkdir()
@@ -441,12 +468,12 @@ def test_two_gate_steps_in_one_job_keep_their_own_files(runner):
     out.touch()
     env = {**env, "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(tmp / "one-job.md")}
     step = next(s for s in steps() if s.get("id") == "gate")
-    first = run_step(step, {**defaults, "baseline": "baseline.json",
-                            "candidate": "candidate-pass.json", "budgets": "complete_grounding=7pt"},
-                     env)
-    second = run_step(step, {**defaults, "baseline": "baseline.json",
-                             "candidate": "candidate-fail.json", "fail-on-regression": "false"},
-                      env)
+    first = run_step(step, {**defaults, **verifying({
+        "baseline": "baseline.json", "candidate": "candidate-pass.json",
+        "budgets": "complete_grounding=7pt"})}, env)
+    second = run_step(step, {**defaults, **verifying({
+        "baseline": "baseline.json", "candidate": "candidate-fail.json",
+        "fail-on-regression": "false"})}, env)
     assert first.returncode == 0 and second.returncode == 0
     reports = [line.split("=", 1)[1] for line in out.read_text().splitlines()
                if line.startswith("report=")]
@@ -494,3 +521,65 @@ def test_the_migration_input_reaches_compare(runner):
                                  candidate="candidate-fail.json", migration="baseline.json")
     assert res.returncode == 3 and outputs["verdict"] == "error"
     assert "not a migrate report" in summary
+
+
+# ---- verified by default ------------------------------------------------------------------
+
+
+def test_without_the_verification_inputs_the_gate_refuses_to_run(runner):
+    """The README's shortest example used to take both reports as written."""
+    res, outputs, summary = gate(runner, "unverified", baseline="baseline.json",
+                                 candidate="candidate-pass.json", **{"trust-reports": "false"})
+    assert res.returncode == 3, res.stderr
+    assert outputs["verdict"] == "error" and outputs["exit-code"] == "3"
+    for name in ("eval-set (or qrels)", "baseline-run", "candidate-run", "trust-reports"):
+        assert name in summary, summary
+    res, outputs, _ = gate(runner, "half", baseline="baseline.json",
+                           candidate="candidate-pass.json", **{"eval-set": "eval.jsonl",
+                                                               "baseline-run": "run-baseline.jsonl"})
+    assert res.returncode == 3 and "give candidate-run" in res.stderr
+
+
+def test_a_forged_candidate_is_refused_unless_reports_are_trusted(runner):
+    """The candidate-fail report with the baseline's rows copied in: verified by default,
+    it is refused (it is not what its run scores to); trust-reports: true takes it as
+    written (and says so), which is why that input is documented as unsafe."""
+    import json
+
+    doc = json.loads((CHECKOUT[0] / "candidate-fail.json").read_text())
+    base = json.loads((CHECKOUT[0] / "baseline.json").read_text())
+    doc["predicate"]["details"] = base["predicate"]["details"]
+    doc["predicate"]["summary"]["metrics"] = base["predicate"]["summary"]["metrics"]
+    forged = CHECKOUT[0] / "forged.json"
+    forged.write_text(json.dumps(doc), encoding="utf-8")
+    try:
+        res, outputs, summary = gate(runner, "forged-by-default", baseline="baseline.json",
+                                     candidate="forged.json",
+                                     **{"candidate-run": "run-fail.jsonl"})
+        assert res.returncode == 3, res.stderr
+        assert outputs["verdict"] == "error" and "forged.json" in summary
+        res, outputs, summary = gate(runner, "forged-trusted", baseline="baseline.json",
+                                     candidate="forged.json", **{"trust-reports": "true"})
+        assert res.returncode == 0 and "taken as written" in summary
+    finally:
+        forged.unlink()
+
+
+def test_trust_reports_is_exactly_true_or_false(runner):
+    res, outputs, _ = gate(runner, "trust-yes", baseline="baseline.json",
+                           candidate="candidate-pass.json", **{"trust-reports": "yes"})
+    assert res.returncode == 2 and "trust-reports must be exactly true or false" in res.stderr
+
+
+def test_the_percent_budgets_reach_the_gate(runner):
+    """toolkit-rag-quality's Action inputs: a span report's doc-level view gated at 5%."""
+    import json
+
+    res, outputs, _ = gate(runner, "pct", baseline="baseline.json",
+                           candidate="candidate-fail.json",
+                           **{"max-recall-regression-pct": "2", "max-regression-pct": "5",
+                              "fail-on-regression": "false"})
+    assert res.returncode == 0, res.stderr
+    params = json.loads(Path(outputs["report"]).read_text())["predicate"]["parameters"]
+    assert params["budgets"]["doc_recall"] == "2%" and params["budgets"]["doc_ndcg"] == "5%"
+    assert params["mode"] == "threshold"

@@ -301,23 +301,47 @@ def test_the_gate_across_a_corpus_change(edited):
         assert res.exit_code == 0, res.stderr
     res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json")
     assert res.exit_code == 3 and "different eval set" in res.stderr
+    left = len(evalrows) - len(kept)
+    # by default the questions the edit left out count as lost, and 41% of them is past the
+    # 5% bound: a FAIL that says both
     res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
                   "--migration", paths["report"], "--format", "json")
+    assert res.exit_code == 4, res.stderr
+    summary = res.json()["predicate"]["summary"]
+    moved = summary["migration"]
+    assert summary["queries"] == len(evalrows) == moved["questions"]
+    assert moved["survived"] == len(kept) and moved["trusted"] is False
+    assert moved["set_aside"] + moved["dropped"] == left
+    assert moved["counted_as"] == "lost by the candidate" and moved["over_bound"] is True
+    grounded = moved["left_out_grounded_by_baseline"]["3"]
+    assert grounded > 0
+    assert summary["reasons"][0].startswith(f"the corpus edit left {left} of {len(evalrows)} "
+                                            "questions out of the gate")
+    cg = summary["metrics"]["complete_grounding@3"]
+    assert cg["worse"] == grounded and cg["better"] == 0  # exactly the left-out, grounded ones
+    assert any(w.startswith(f"{left} of {len(evalrows)} questions were left out by the corpus "
+                            "edit") and "counted as lost by the candidate" in w
+               for w in summary["warnings"])
+    # trusted (the reviewed migrated eval set itself) and a bound that allows the edit: the
+    # survivors alone are paired, and the same retriever on moved text grounds as it did
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--migration", paths["report"], "--migrated-eval-set-trusted", paths["out"],
+                  "--max-set-aside", "0.5", "--format", "json")
     assert res.exit_code in (0, 4), res.stderr
     summary = res.json()["predicate"]["summary"]
     moved = summary["migration"]
-    assert moved["survived"] == len(kept) == summary["queries"]
-    assert moved["questions"] == len(evalrows)
-    assert moved["set_aside"] + moved["dropped"] == len(evalrows) - len(kept)
+    assert moved["survived"] == len(kept) == summary["queries"] and moved["trusted"] is True
     assert summary["clusters"]["population"].endswith("whose answers survived the corpus edit")
-    # the same retriever on text that only moved: every survivor grounds as it did
     assert summary["metrics"]["complete_grounding@3"]["delta"] == 0.0
-    left = len(evalrows) - len(kept)
-    assert any(w.startswith(f"{left} of {len(evalrows)} questions were left out by the corpus "
-                            "edit") for w in summary["warnings"])
+    assert res.json()["predicate"]["parameters"]["max_set_aside"] == 0.5
+    # a "trusted" file that is not the one the migration wrote is refused
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--migration", paths["report"], "--migrated-eval-set-trusted", paths["eval"])
+    assert res.exit_code == 3 and "is not the eval set the migration wrote" in res.stderr
     table = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
                     "--migration", paths["report"], "--format", "table")
     assert f"across a corpus change: {len(kept)} of {len(evalrows)} questions" in table.stdout
+    assert f"the {left} left out: counted as lost by the candidate" in table.stdout
     verified = run_cli(
         "compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
         "--migration", paths["report"], "--eval-set", paths["eval"], "--corpus", paths["old"],
@@ -347,9 +371,111 @@ def test_the_gate_across_a_corpus_change(edited):
     res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
                   "--candidate-corpus", paths["new"])
     assert res.exit_code == 2 and "give --migration too" in res.stderr
-    # the drift guard's anchor (a report of the old corpus) is restricted the same way
+    # the drift guard's anchor (a report of the old corpus) is counted the same way: the
+    # left-out questions lost against it too, or, trusted, left out of it too
     res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
                   "--migration", paths["report"], "--anchor", d / "base.json",
                   "--anchor-budget", "5pt", "--format", "json")
+    assert res.exit_code == 4, res.stderr
+    assert res.json()["predicate"]["summary"]["anchor"]["verdict"] == "fail"
+    res = run_cli("compare", "--baseline", d / "base.json", "--candidate", d / "cand.json",
+                  "--migration", paths["report"], "--anchor", d / "base.json",
+                  "--anchor-budget", "5pt", "--migrated-eval-set-trusted", paths["out"],
+                  "--max-set-aside", "0.5", "--format", "json")
     assert res.exit_code in (0, 4), res.stderr
     assert res.json()["predicate"]["summary"]["anchor"]["verdict"] == "pass"
+
+
+def _attack(tmp_path, lost: int):
+    """30 documents, one question each, its answer one sentence. The baseline grounds all
+    30. The pull request's retriever loses ``lost`` of them and its corpus edit changes one
+    word inside each lost answer, so ``migrate`` sets exactly those aside; its candidate run
+    answers the survivors perfectly."""
+    rng = random.Random(7)
+    words = ["fee", "term", "party", "notice", "law", "cap", "audit", "claim", "price", "data"]
+    texts, rows = {}, []
+    for i in range(30):
+        filler = " ".join(rng.choice(words) for _ in range(60))
+        answer = f"The {words[i % 10]} clause number {i} governs every {words[(i + 3) % 10]}."
+        texts[f"d{i}"] = f"{filler}. {answer} {filler}."
+        s = texts[f"d{i}"].index(answer)
+        rows.append({"id": f"q{i}", "query": f"Which clause {i}?", "doc_id": f"d{i}",
+                     "gold_spans": [[s, s + len(answer)]]})
+    new = dict(texts)
+    for i in range(lost):  # one word inside the gold span: "governs" -> "governz"
+        new[f"d{i}"] = new[f"d{i}"].replace(" governs ", " governz ", 1)
+    d = tmp_path
+    paths = {"eval": write_jsonl(d / "eval.jsonl", rows),
+             "old": write_jsonl(d / "old.jsonl", [{"id": k, "text": t} for k, t in texts.items()]),
+             "new": write_jsonl(d / "new.jsonl", [{"id": k, "text": t} for k, t in new.items()])}
+    res = run_cli("migrate", "--eval-set", paths["eval"], "--corpus", paths["old"],
+                  "--to-corpus", paths["new"], "--out", d / "eval2.jsonl", "--report",
+                  d / "migrate.json", "--format", "markdown")
+    assert res.exit_code == 0, res.stderr
+    paths.update(eval2=d / "eval2.jsonl", report=d / "migrate.json", markdown=res.stdout)
+    gold = {r["id"]: r["gold_spans"][0] for r in rows}
+    kept = [r["id"] for r in _read(d / "eval2.jsonl")[1:]]
+    assert kept == [f"q{i}" for i in range(lost, 30)]  # exactly the lost ones set aside
+    paths["base_run"] = write_jsonl(d / "base-run.jsonl", [
+        {"id": q, "retrieved": [{"doc_id": f"d{q[1:]}", "start": s, "end": e}]}
+        for q, (s, e) in gold.items()])
+    paths["cand_run"] = write_jsonl(d / "cand-run.jsonl", [
+        {"id": q, "retrieved": [{"doc_id": f"d{q[1:]}", "start": gold[q][0],
+                                 "end": gold[q][1]}]} for q in kept])
+    for run, ev, corpus, out in (("base_run", "eval", "old", "base"),
+                                 ("cand_run", "eval2", "new", "cand")):
+        res = run_cli("score", "--eval-set", paths[ev], "--run", paths[run], "--corpus",
+                      paths[corpus], "--k", "1", "--out", d / f"{out}.json")
+        assert res.exit_code == 0, res.stderr
+    return paths
+
+
+def _verified_compare(paths, tmp_path, *extra):
+    return run_cli(
+        "compare", "--baseline", tmp_path / "base.json", "--candidate", tmp_path / "cand.json",
+        "--no-config", "--migration", paths["report"], "--eval-set", paths["eval"],
+        "--corpus", paths["old"], "--baseline-run", paths["base_run"], "--candidate-run",
+        paths["cand_run"], "--candidate-eval-set", paths["eval2"], "--candidate-corpus",
+        paths["new"], "--format", "json", *extra)
+
+
+def test_a_corpus_edit_cannot_set_aside_exactly_the_regressed_questions(tmp_path):
+    """The attack: a verified FAIL (-40pt) became a verified PASS. Now the 12 set-aside
+    questions the baseline grounded count as lost: FAIL on complete grounding itself (the
+    bound raised so that it alone does not decide), and FAIL by the bound by default."""
+    paths = _attack(tmp_path, 12)
+    res = _verified_compare(paths, tmp_path, "--max-set-aside", "0.5")
+    assert res.exit_code == 4, res.stderr
+    pred = res.json()["predicate"]
+    assert pred["summary"]["verification"]["verified"] is True
+    cg = pred["summary"]["metrics"]["complete_grounding@1"]
+    assert cg["failed"] is True and cg["worse"] == 12 and abs(cg["delta"] + 0.4) < 1e-12
+    moved = pred["summary"]["migration"]
+    assert moved["set_aside"] == 12 and moved["left_out_grounded_by_baseline"] == {"1": 12}
+    assert moved["over_bound"] is False
+    res = _verified_compare(paths, tmp_path)
+    assert res.exit_code == 4
+    reasons = res.json()["predicate"]["summary"]["reasons"]
+    assert reasons[0].startswith("the corpus edit left 12 of 30 questions out of the gate "
+                                 "(40.0%: 12 set aside, 0 dropped), past --max-set-aside 5.0%")
+    # the migration's own markdown states what it did, never a verdict
+    assert paths["markdown"].startswith("### ragspan migrate: 18 questions kept, 12 set aside")
+    assert "pass" not in paths["markdown"].lower().split("\n")[0]
+
+
+def test_a_small_edit_within_the_bound_passes_where_nothing_was_lost(tmp_path):
+    """One question set aside (3.3%, within 5%) that the candidate answers as before
+    elsewhere: counted as lost it costs 3.3pt, which a 5pt budget allows."""
+    paths = _attack(tmp_path, 1)
+    res = _verified_compare(paths, tmp_path, "--budget", "complete_grounding=5pt",
+                            "--mode", "threshold")
+    assert res.exit_code == 0, res.stdout
+    moved = res.json()["predicate"]["summary"]["migration"]
+    assert moved["left_out_share"] == 1 / 30 and moved["over_bound"] is False
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", "nan"])
+def test_max_set_aside_is_a_share(tmp_path, value):
+    paths = _attack(tmp_path, 1)
+    res = _verified_compare(paths, tmp_path, "--max-set-aside", value)
+    assert res.exit_code == 2 and "--max-set-aside" in res.stderr

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragspan.app.across import migration_of_file, trusted_eval_set
 from ragspan.app.output import CommandResult
 from ragspan.app.score import (
     DEFAULT_TOKENIZER,
@@ -30,11 +31,11 @@ from ragspan.base.voice import surface
 from ragspan.gate import compare as gate
 from ragspan.gate import percent_budgets
 from ragspan.gate.budgets import Budget, parse_budget
-from ragspan.gate.migration import Migration, migration_of
+from ragspan.gate.migration import Migration
 from ragspan.gate.options import GateOptions
 from ragspan.gate.result import GateResult, Verification
 from ragspan.io.rows import ON_DUPLICATE, Skipped
-from ragspan.report.envelope import load_report, statement
+from ragspan.report.envelope import statement
 from ragspan.scoring.metrics.registry import parse_cutoff
 
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "GateResult", "Sources", "compare_reports", "gate_options",
@@ -225,7 +226,8 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         no_config: bool = False, config_origin: str | None = None,
         allow_identical: bool = False, no_gate: bool = False, anchor: str | None = None,
         noise: str | None = None, sources: Sources | None = None,
-        migration: str | None = None, **cli: Any) -> CommandResult:
+        migration: str | None = None, migrated_eval_set_trusted: str | None = None,
+        **cli: Any) -> CommandResult:
     if os.path.exists(baseline) and os.path.exists(candidate) and \
             os.path.samefile(baseline, candidate):
         raise UsageError("--baseline and --candidate are the same file")
@@ -236,7 +238,9 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     table, config_path = ({}, None) if no_config else load_tool_config(config)
     opts, origin = gate_options(budgets, table, config_path, cli)
     sources = sources or Sources()
-    moved, moved_sha = _migration(migration, sources)
+    moved, moved_sha = migration_of_file(migration, sources.candidate_eval_set,
+                                         sources.candidate_corpus)
+    trusted = trusted_eval_set(migrated_eval_set_trusted, moved)
     sources.check()
     reports = []
     for path, role in ((baseline, "baseline"), (candidate, "candidate")):
@@ -250,7 +254,32 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
              if extra_path is not None}
     result = compare_reports(base, cand, opts, origin=origin, no_gate=no_gate,
                              allow_identical=allow_identical, anchor=extra.get("anchor"),
-                             noise=extra.get("noise"), sources=sources, migration=moved)
+                             noise=extra.get("noise"), sources=sources, migration=moved,
+                             migration_trusted=trusted is not None)
+    parameters = _parameters(opts, result, config_path, config_origin, no_config,
+                             sources.given, migration is not None)
+    refs = [InputRef("baseline", baseline, base.sha256),
+            InputRef("candidate", candidate, cand.sha256)]
+    refs += [InputRef(role, present(path, role), extra[role].sha256)
+             for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
+    if migration is not None:
+        refs.append(InputRef("migration", migration, moved_sha))
+    if trusted is not None:
+        refs.append(trusted)
+    if sources.given:
+        refs += _source_refs(sources, base, cand)
+    return CommandResult(statement(
+        kind="compare", subject=[refs[1]], inputs=refs,
+        parameters=parameters,
+        summary=result.summary(), details=result.details(),
+        verdict=result.decision.verdict, exit_code=result.decision.exit_code,
+    ))
+
+
+def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,
+                config_origin: str | None, no_config: bool, verified: bool,
+                across: bool) -> dict[str, Any]:
+    """The compare report's parameters: every setting in force (None ones left out)."""
     parameters = {
         "alpha": opts.alpha, "mode": opts.mode, "on_inconclusive": opts.on_inconclusive,
         "anchor_budget": opts.anchor_budget, "test": opts.test,
@@ -263,34 +292,10 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         "cluster_by": opts.cluster_by,
         "k": list(result.ks), "config_file": config_path, "config_origin": config_origin,
         "no_config": no_config or None,
-        "verified": sources.given or None,
+        "verified": verified or None,
+        "max_set_aside": opts.max_set_aside if across else None,
     }
-    refs = [InputRef("baseline", baseline, base.sha256),
-            InputRef("candidate", candidate, cand.sha256)]
-    refs += [InputRef(role, present(path, role), extra[role].sha256)
-             for role, path in (("anchor", anchor), ("noise", noise)) if role in extra]
-    if migration is not None:
-        refs.append(InputRef("migration", migration, moved_sha))
-    if sources.given:
-        refs += _source_refs(sources, base, cand)
-    return CommandResult(statement(
-        kind="compare", subject=[refs[1]], inputs=refs,
-        parameters={k: v for k, v in parameters.items() if v is not None},
-        summary=result.summary(), details=result.details(),
-        verdict=result.decision.verdict, exit_code=result.decision.exit_code,
-    ))
-
-
-def _migration(path: str | None, sources: Sources) -> tuple[Migration | None, str]:
-    """The ``--migration`` report read as a Migration, with its sha256 (None, "" without
-    one; then the candidate's own eval set and corpus are a usage error)."""
-    if path is None:
-        if sources.candidate_eval_set is not None or sources.candidate_corpus is not None:
-            raise UsageError("--candidate-eval-set and --candidate-corpus verify a candidate "
-                             "scored across a corpus change: give --migration too")
-        return None, ""
-    doc, sha = load_report(path)
-    return migration_of(doc, path), sha
+    return {k: v for k, v in parameters.items() if v is not None}
 
 
 def verification(sources: Sources) -> Verification:
@@ -350,12 +355,13 @@ def compare_reports(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                     origin: dict[str, str | None] | None = None, no_gate: bool = False,
                     allow_identical: bool = False, anchor: ScoreReport | None = None,
                     noise: ScoreReport | None = None, sources: Sources | None = None,
-                    migration: Migration | None = None) -> GateResult:
+                    migration: Migration | None = None,
+                    migration_trusted: bool = False) -> GateResult:
     """The gate's verdict on ``cand`` against ``base``, with what it rests on: the reports
     re-scored from ``sources`` (verified by the caller) or taken as written."""
     result = gate.compare(base, cand, opts, budget_origin=origin, no_gate=no_gate,
                           allow_identical=allow_identical, anchor=anchor, noise=noise,
-                          migration=migration)
+                          migration=migration, migration_trusted=migration_trusted)
     return dataclasses.replace(result, verification=verification(sources or Sources()))
 
 

@@ -213,6 +213,9 @@ GATE_OPTIONS: tuple[Option, ...] = (
     Option("max-regression-pct", "float", None, "Percent-of-baseline budgets: precision, "
            "nDCG, MRR, MAP and hit rate may drop this percent (default: the recall "
            "budget).", low=0, high=100, nullable=True),
+    Option("max-set-aside", "float", 0.05, "With --migration: the largest share of the "
+           "questions a corpus edit may leave out of the gate (set aside or dropped); past "
+           "it the verdict fails.", low=0, high=1),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
            "\"off\"."),
 )

@@ -163,8 +163,13 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
               help="Verify: the candidate's chunk manifest (likewise).")
 @click.option("--migration", type=str, default=None,
               help="Gate across a corpus change: the report of `ragspan migrate` that carried "
-                   "the baseline's eval set over to the candidate's corpus; only the "
-                   "questions that survived the edit are compared.")
+                   "the baseline's eval set over to the candidate's corpus; the questions the "
+                   "edit left out count as lost by the candidate (--max-set-aside bounds "
+                   "their share).")
+@click.option("--migrated-eval-set-trusted", type=str, default=None,
+              help="With --migration: the migrated eval set as reviewed and committed (the "
+                   "base branch's); it must be the file the migration wrote, and then the "
+                   "questions it left out are left out of the gate instead of counted lost.")
 @click.option("--candidate-eval-set", type=str, default=None,
               help="Verify, across a corpus change: the migrated eval set the candidate was "
                    "scored on (default --eval-set).")
@@ -176,7 +181,8 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
 @common_options
 @guard(inputs=("baseline", "candidate", "anchor", "noise", "config", "eval_set", "qrels",
                "corpus", "baseline_run", "candidate_run", "baseline_chunks", "candidate_chunks",
-               "migration", "candidate_eval_set", "candidate_corpus"),
+               "migration", "candidate_eval_set", "candidate_corpus",
+               "migrated_eval_set_trusted"),
        outputs=("out",), implicit=("pyproject.toml",), report="out")
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""

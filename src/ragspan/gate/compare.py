@@ -50,7 +50,14 @@ from ragspan.gate.decision import decide
 from ragspan.gate.drift import anchor_check, noise_check
 from ragspan.gate.evaluate import evaluate, family, slice_groups, slice_outcomes
 from ragspan.gate.inputs import ScoreReport
-from ragspan.gate.migration import POPULATION, Migration, across
+from ragspan.gate.migration import (
+    Migration,
+    across,
+    bound_failure,
+    counted_lost,
+    left_out_part,
+    left_out_warning,
+)
 from ragspan.gate.options import GateOptions
 from ragspan.gate.power import power_statement, power_warnings
 from ragspan.gate.result import GateResult
@@ -63,8 +70,8 @@ from ragspan.scoring.metrics.registry import (
 def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
             budget_origin: dict[str, str | None] | None = None, no_gate: bool = False,
             allow_identical: bool = False, anchor: ScoreReport | None = None,
-            noise: ScoreReport | None = None, migration: Migration | None = None
-            ) -> GateResult:
+            noise: ScoreReport | None = None, migration: Migration | None = None,
+            migration_trusted: bool = False) -> GateResult:
     """Gate ``cand`` against ``base``: the one sequence from two typed reports to a verdict.
 
     ``opts.budgets`` are the given budgets; ``budget_origin`` says where each came from
@@ -76,19 +83,25 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     it (the drift guard). ``noise``: a second scoring of the baseline; the queries that
     differ are reported unstable and their spread feeds the power statement.
     ``migration``: the baseline was scored on the corpus before an edit and the candidate on
-    the edited one with the migrated eval set (``gate.migration``): only the questions that
-    survived the edit are paired, and the summary says how many were left out."""
+    the edited one with the migrated eval set (``gate.migration``): the questions the edit
+    left out are counted as lost by the candidate, or, ``migration_trusted`` (the migrated
+    eval set was reviewed), left out of the pairing; past ``opts.max_set_aside`` of them the
+    verdict fails, and the summary says how many were left out and how they were counted."""
     opts.validate()
     if base.sha256 == cand.sha256 and not allow_identical:
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
                          f"pass {setting('allow-identical', True)} if that is intended")
     moved = None
-    if migration is not None:  # the reports of the old corpus, on the survivors only
-        base, moved = across(base, cand, migration)
+    if migration is not None:  # the reports of the old corpus, as if on the new one
+        trusted = migration_trusted
+        moved = left_out_part(base, cand, migration, trusted, opts.max_set_aside)
+        base = across(base, cand, migration, "baseline", trusted)
         if anchor is not None:
-            anchor = across(anchor, cand, migration, "anchor")[0]
+            anchor = across(anchor, cand, migration, "anchor", trusted)
         if noise is not None:
-            noise = across(noise, cand, migration, "noise")[0]
+            noise = across(noise, cand, migration, "noise", trusted)
+        if not trusted:  # each question the edit left out: lost by the candidate
+            cand = counted_lost(base, cand)
     accepted = check_comparable(base, cand, opts.allow_parameter_change)
     check_budget_columns(base, cand)
     given = opts.budgets
@@ -110,7 +123,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     level: float | None = None
     plan = cluster_plan(base, cand, opts.cluster_by, opts.level)
     if moved is not None:
-        plan = dataclasses.replace(plan, population=f"{plan.population}, {POPULATION}")
+        plan = dataclasses.replace(plan, population=f"{plan.population}, {moved['population']}")
     clusters = plan.index(cmp.ids)
     groups = slice_groups(cmp, opts)
     if opts.mode == "interval":
@@ -129,11 +142,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                      "scorings of the baseline (unstable)"
                      for name, u in noise_part["unstable"].items() if u["count"]]
     warnings += accepted
-    if moved is not None and moved["survived"] < moved["questions"]:
-        warnings.append(f"{moved['questions'] - moved['survived']} of {moved['questions']} "
-                        f"questions were left out by the corpus edit ({moved['set_aside']} set "
-                        f"aside for review, {moved['dropped']} dropped): the verdict is about "
-                        "the rest; review the spans the migration lists")
+    said = left_out_warning(moved) if moved is not None else None
+    if said is not None:
+        warnings.append(said)
     warnings += version_warnings(base, cand)
     warnings += report_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
@@ -157,7 +168,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     elif opts.anchor_budget is not None:
         raise UsageError(f"{setting('anchor-budget')} needs {setting('anchor')} (the pinned "
                          "release's report)")
-    decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive)
+    bound = bound_failure(moved) if moved is not None else None
+    decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive,
+                      (bound,) if bound is not None else ())
     primary = opts.primary_metric or _default_primary(cmp, decided_at)
     regressed = most_regressed(cmp, primary, opts.top)
     changes, changed = grounding_changes(cmp)

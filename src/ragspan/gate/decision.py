@@ -186,11 +186,13 @@ def truth_table_markdown() -> str:
 
 def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
            slice_failures: Sequence[str] = (), slice_uncertain: Sequence[str] = (),
-           on_inconclusive: str = "pass") -> GateDecision:
-    """The verdict: fail when the budget changed (not allowed) or any gated metric failed,
-    overall or in a gated slice; else inconclusive when any gated metric (or slice) is
-    inconclusive, exiting 0 or 4 as ``on_inconclusive`` says; else pass."""
-    reasons: list[str] = []
+           on_inconclusive: str = "pass", bound_failures: Sequence[str] = ()) -> GateDecision:
+    """The verdict: fail when a bound on what the comparison rests on is passed
+    (``bound_failures``: a corpus edit that left out too many questions), the budget
+    changed (not allowed) or any gated metric failed, overall or in a gated slice; else
+    inconclusive when any gated metric (or slice) is inconclusive, exiting 0 or 4 as
+    ``on_inconclusive`` says; else pass."""
+    reasons: list[str] = list(bound_failures)
     if budget is not None and budget.changed and not budget.allowed:
         detail = ", ".join(f"@{k}: {v['baseline']:.0f} -> {v['candidate']:.0f} chars "
                            f"(x{v['ratio']:.2f})" for k, v in budget.per_k.items()

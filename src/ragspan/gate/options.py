@@ -38,6 +38,7 @@ class GateOptions:
     cluster_by: str = GATE_DEFAULTS["cluster_by"]
     max_recall_regression_pct: float | None = GATE_DEFAULTS["max_recall_regression_pct"]
     max_regression_pct: float | None = GATE_DEFAULTS["max_regression_pct"]
+    max_set_aside: float = GATE_DEFAULTS["max_set_aside"]
 
     def validate(self) -> None:
         """Every value against its declared option (a usage error names the flag); alpha has

@@ -91,16 +91,32 @@ def _notes(summary: dict[str, Any]) -> list[str]:
                      f"{pl['candidate']['dropped']}")
     m = summary.get("migration")
     if m:
-        spans = ", ".join(f"{n} {status}" for status, n in m["spans"].items() if n)
-        lines.append(f"across a corpus change: {m['survived']} of {m['questions']} questions "
-                     f"survived the edit and are compared ({m['set_aside']} set aside for "
-                     f"review, {m['dropped']} dropped; gold spans: {spans})")
+        lines.append(migration_line(m))
     c = summary.get("clusters")
     if c:
         unit = ("each question is its own unit" if c["by"] == "none"
                 else f"{c['queries']} queries in {c['clusters']} clusters by {c['by']}")
         lines.append(f"population: {c['population']} ({unit}; {c['reason']})")
     return lines
+
+
+def migration_line(m: dict[str, Any]) -> str:
+    """What a corpus edit left out of the gate and how it was counted (reports written
+    before the counting existed: the survivors, as they were)."""
+    spans = ", ".join(f"{n} {status}" for status, n in m["spans"].items() if n)
+    head = (f"across a corpus change: {m['survived']} of {m['questions']} questions survived "
+            f"the edit ({m['set_aside']} set aside for review, {m['dropped']} dropped; gold "
+            f"spans: {spans})")
+    if "counted_as" not in m:
+        return head
+    grounded = ", ".join(f"{n} at @{k}" for k, n in m["left_out_grounded_by_baseline"].items())
+    left = m["set_aside"] + m["dropped"]
+    how = ("left out of the pairing (the migrated eval set is trusted)" if m["trusted"]
+           else "counted as lost by the candidate")
+    bound = (f"{m['left_out_share']:.1%} left out, "
+             f"{'past' if m['over_bound'] else 'within'} the bound {m['max_set_aside']:.1%}")
+    return (f"{head}; the {left} left out: {how}; the baseline grounded "
+            f"{grounded or 'none'} of them; {bound}")
 
 
 def _budget_line(summary: dict[str, Any]) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragspan.report.render.generic import LISTED, two_columns
+from ragspan.report.render.generic import LISTED
 from ragspan.report.render.text import aligned, md_table
 
 REVIEW = ("edited", "deleted", "ambiguous")
@@ -45,11 +45,24 @@ def _with_review(doc: dict[str, Any], fmt: str) -> str:
             + tail)
 
 
+def headline(summary: dict[str, Any]) -> str:
+    """What the migration did, in its counts: never a verdict (a migration decides nothing
+    about the pull request; ``compare --migration`` does)."""
+    q, sp = summary["questions"], summary["spans"]
+    return (f"{q['kept']:,} questions kept, {q['set_aside']:,} set aside for review, "
+            f"{q['dropped']:,} dropped; gold spans {sp.get('unchanged', 0):,} unchanged, "
+            f"{sp.get('moved', 0):,} moved, {sp.get('edited', 0):,} edited, "
+            f"{sp.get('deleted', 0):,} deleted, {sp.get('ambiguous', 0):,} ambiguous")
+
+
 def table(doc: dict[str, Any]) -> str:
-    return two_columns(doc, "table", ["what", "count"], rows(doc["predicate"]["summary"])) \
-        + _with_review(doc, "table")
+    summary = doc["predicate"]["summary"]
+    return (f"ragspan migrate: {headline(summary)}\n\n"
+            + aligned(["what", "count"], rows(summary)) + _with_review(doc, "table"))
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    return two_columns(doc, "markdown", ["what", "count"], rows(doc["predicate"]["summary"]),
-                       right_from=1) + _with_review(doc, "markdown")
+    summary = doc["predicate"]["summary"]
+    return (f"### ragspan migrate: {headline(summary)}\n\n"
+            + md_table(["what", "count"], rows(summary), right_from=1)
+            + _with_review(doc, "markdown"))
