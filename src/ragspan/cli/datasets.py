@@ -146,10 +146,11 @@ def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
 
 
 @import_group.command("traces")
-@click.option("--otlp", required=True, type=str,
-              help="OTLP JSON traces (the OpenTelemetry file exporter's JSON lines, or one "
-                   "exported document) with OpenInference RETRIEVER spans or GenAI retrieval "
-                   "spans.")
+@click.option("--traces", "--otlp", "otlp", required=True, type=str,
+              help="A trace file, its shape told by content: OTLP JSON (lines or one "
+                   "document), OTLP protobuf, the OpenTelemetry SDK's console exporter output, "
+                   "Phoenix's span export; gzip-compressed or not. OpenInference RETRIEVER "
+                   "(and RERANKER) spans or GenAI retrieval spans.")
 @click.option("--eval-set", "eval_set", required=True, type=str,
               help="The questions the traces answered.")
 @click.option("--corpus", required=True, type=str,
@@ -162,10 +163,20 @@ def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
               show_default=True, help="A document with several equally good places.")
 @click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
               show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@click.option("--chunks", type=str, default=None,
+              help="A chunk manifest: documents given by id alone (the GenAI conventions') "
+                   "are placed as the chunk their id names.")
+@click.option("--doc-key", type=str, default=None,
+              help="The document.metadata key of a document's corpus id (default doc_id, "
+                   "document_id, source, file_name, file_path).")
+@click.option("--offset-key", type=str, default=None,
+              help="The document.metadata key of a document's start offset (default "
+                   "start_index, start, start_char_idx).")
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
-@guard(inputs=("otlp", "eval_set", "corpus"), outputs=("out", "report"), report="report")
+@guard(inputs=("otlp", "eval_set", "corpus", "chunks"), outputs=("out", "report"),
+       report="report")
 def import_traces(report: str | None, fmt: str, **opts: Any) -> None:
     """OpenTelemetry traces of your application: each question's retriever calls, placed in
     the corpus, as a run with steps."""

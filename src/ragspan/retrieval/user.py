@@ -179,6 +179,8 @@ class UserRun:
     doc_rows: list[tuple[str, list[str], Any]]
     placement: dict[str, Any]
     latency_ms: list[float]  # per query, the retriever's wall time
+    # an agent's: nested retriever calls folded into the outermost, steps reranked
+    steps: dict[str, int] | None = None
 
 
 def _id_only(r: Raw) -> bool:
