@@ -165,7 +165,10 @@ def test_k_mismatch_and_error_baseline_and_missing(tmp_path):
     doc["predicate"]["parameters"]["k"] = [5]
     k5 = tmp_path / "k5.json"
     k5.write_text(json.dumps(doc))
-    assert_input_error(compare(b, k5), "parameter 'k' differs")
+    assert_input_error(compare(b, k5), "k5.json", "at a cutoff its parameters.k does not list")
+    doc["predicate"]["parameters"]["k"] = [1, 5]
+    k5.write_text(json.dumps(doc))
+    assert_input_error(compare(b, k5), "k5.json", "parameters.k lists 5, at which it has no")
     doc = json.loads(b.read_text())
     doc["predicate"]["verdict"] = "error"
     doc["predicate"]["exit_code"] = 3

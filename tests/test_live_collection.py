@@ -355,7 +355,7 @@ def test_hnsw_is_asked_for_by_name_and_recorded(tmp_path):
     assert hnsw.digest != exact.digest
     with pytest.raises(InputError, match='needs backend = "qdrant-edge"'):
         parse_config({"name": "p", "dense": {"search": "hnsw"}}, "p.toml")
-    with pytest.raises(InputError, match="hnsw_ef = 8 is below depth = 50"):
+    with pytest.raises(InputError, match=r"hnsw_ef = 8 is below \[dense\] depth = 50, the candidates"):
         parse_config({"name": "p", "dense": {"backend": "qdrant", "search": "hnsw",
                                              "hnsw_ef": 8}}, "p.toml")
     assert search_params(models, None, 64) is None  # local mode: always exact

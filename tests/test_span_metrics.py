@@ -241,8 +241,9 @@ def test_a_budget_is_never_the_count_of_the_same_number():
     assert parse_cutoff("2000c") == Chars(2000) and parse_cutoff("7") == 7
     assert cutoff_json(Chars(3)) == "3c" and cutoff_json(3) == 3
     assert parse_name("complete_grounding@2000c").k == Chars(2000)
-    with pytest.raises(ValueError, match="span metrics only"):
-        parse_name("doc_ndcg@2000c")
+    assert parse_name("doc_ndcg@2000c").k == Chars(2000)  # a document within 2,000 chars
+    with pytest.raises(ValueError, match="token budget is a cutoff of span metrics only"):
+        parse_name("doc_ndcg@512t")
     for bad in ("0c", "c", "5cc", "-5", "2.5c", True):
         with pytest.raises(ValueError):
             parse_cutoff(bad)
@@ -421,7 +422,7 @@ def test_a_token_budget_needs_the_corpus_and_is_its_own_cutoff(tmp_path):
 
     assert Tokens(5) != Chars(5) and Tokens(5) != 5 and len({5, Chars(5), Tokens(5)}) == 3
     assert parse_cutoff("512t") == Tokens(512) and str(Tokens(512)) == "512t"
-    with pytest.raises(ValueError, match="a budget is a cutoff of span metrics only"):
+    with pytest.raises(ValueError, match="a token budget is a cutoff of span metrics only"):
         parse_name("doc_ndcg@10t")
     evalset = write_jsonl(tmp_path / "e.jsonl", [
         {"id": "q", "query": "x", "doc_id": "d", "gold_spans": [[0, 5]]}])

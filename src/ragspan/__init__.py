@@ -5,13 +5,20 @@ and the readers (``read_eval_set``, ``read_corpus``, ``read_span_run``, ``read_q
 ``read_doc_run``) are loaded on first use, so ``import ragspan`` stays fast (docs/api.md).
 """
 
+import logging
 from typing import Any
 
 __version__ = "0.1.0"
 
+# a library says nothing on stderr by itself: its warnings reach a caller through the
+# ``logging`` configuration the caller chose (and the Python API's ``warnings``); the command
+# line installs its own handler (``base.logs``)
+logging.getLogger("ragspan").addHandler(logging.NullHandler())
+
 _API = {
     "score": "ragspan.api", "compare": "ragspan.api", "read_report": "ragspan.api",
     "read_score_report": "ragspan.api", "Scored": "ragspan.api",
+    "RagspanWarning": "ragspan.api",
     "read_eval_set": "ragspan.io.evalset", "read_corpus": "ragspan.io.corpus",
     "read_span_run": "ragspan.io.runs.spans", "read_qrels": "ragspan.io.qrels",
     "read_doc_run": "ragspan.io.runs.docs",

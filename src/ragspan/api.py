@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from ragspan.app.score import parse_k
 from ragspan.app.score_reports import ScoreReport, load_score_report, typed_report
 from ragspan.app.settings import load_tool_config
 from ragspan.base.collector import pausing
+from ragspan.base.errors import UsageError
 from ragspan.base.voice import python_terms
 from ragspan.io.outputs import write_files
 from ragspan.report.envelope import load_report, report_text
@@ -31,7 +33,8 @@ from ragspan.report.envelope import load_report, report_text
 Rows = Sequence[Mapping[str, Any]]
 Source = Union[str, "os.PathLike[str]", Rows]
 
-__all__ = ["Scored", "compare", "read_report", "read_score_report", "score"]
+__all__ = ["RagspanWarning", "Scored", "compare", "cutoffs", "read_report", "read_score_report",
+           "score"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def _materialize(source: Source | None, name: str, folder: Path) -> str | None:
 @pausing
 @python_terms
 def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
-          k: Sequence[int | str] = (), tau: float = 0.5, chunks: Source | None = None,
+          k: int | str | Sequence[int | str] = (), tau: float = 0.5, chunks: Source | None = None,
           qrels: Source | None = None, relevance_level: int = 1,
           judged_only: bool = False, align: bool = False, on_ambiguous: str = "error",
           unplaced: str = "error", fuzzy_threshold: float = 0.9,
@@ -96,14 +99,40 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
             ("qrels", qrels))}
         result = command.run(eval_set=paths["eval_set"], run=paths["run"] or "",
                              corpus=paths["corpus"], qrels=paths["qrels"],
-                             ks=tuple(parse_k(c) if isinstance(c, str) else c for c in k),
+                             ks=cutoffs(k),
                              tau=tau, relevance_level=relevance_level,
                              judged_only=judged_only, chunks=paths["chunks"],
                              tokenizer=tokenizer, budget_grid=budget_grid,
                              on_duplicate=on_duplicate,
                              anchoring={"align": align, "on_ambiguous": on_ambiguous,
                                         "unplaced": unplaced, "threshold": fuzzy_threshold})
-    return Scored(*typed_report(result.report, "score"))
+    scored = Scored(*typed_report(result.report, "score"))
+    for said in scored.report["predicate"]["summary"].get("warnings", []):
+        warnings.warn(f"{said['code']} ({said['count']}): {said['example']}", RagspanWarning,
+                      stacklevel=4)
+    return scored
+
+
+class RagspanWarning(UserWarning):
+    """What ``score`` says about its inputs (the report's ``summary.warnings``), raised
+    through ``warnings`` for a Python caller; the report keeps them too."""
+
+
+def cutoffs(k: int | str | Sequence[int | str]) -> tuple[int, ...]:
+    """``k`` as ``score --k`` takes it: one cutoff (``5``, ``"2000c"``, ``"512t"``) or
+    several; a value of another type, a bool, or out of range is a UsageError naming
+    ``k=``."""
+    given = list(k) if isinstance(k, (list, tuple)) else [k]
+    out = []
+    for c in given:
+        if isinstance(c, bool) or not isinstance(c, (int, str)):
+            raise UsageError(f"k={c!r}: expected a count (5), a character budget ('2000c') or "
+                             "a token budget ('512t'), or a list of them")
+        try:
+            out.append(parse_k(str(c)))
+        except ValueError as exc:
+            raise UsageError(f"k={c!r}: {exc}") from None
+    return tuple(out)
 
 
 @pausing

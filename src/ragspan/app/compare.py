@@ -90,6 +90,10 @@ SOURCE_KEYS = ("eval_set", "qrels", "corpus", "baseline_run", "candidate_run",
                "baseline_chunks", "candidate_chunks", "candidate_eval_set", "candidate_corpus")
 
 
+_A = {"eval_set": "an eval set", "qrels": "qrels", "corpus": "a corpus", "run": "a run",
+      "chunks": "a chunk manifest"}
+
+
 def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -> None:
     """Re-score one side from the files given and refuse its report unless it is what those
     files score to: every input the report records must be given and have the recorded
@@ -113,11 +117,11 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     recorded = {ref["role"]: ref["digest"].get("sha256") for ref in pred["inputs"]}
     for key, value in given.items():
         if key in recorded and value is None:
-            raise UsageError(f"the {role} report was scored with a {key.replace('_', ' ')}: "
+            raise UsageError(f"the {role} report was scored with {_A[key]}: "
                              f"give {flag[key]} to verify it")
         if key not in recorded and value is not None:
             raise InputError(f"{flag[key]} was given, but the {role} report was scored "
-                             f"without a {key.replace('_', ' ')}", path)
+                             f"without {_A[key]}", path)
     params = _scoring_parameters(pred)
     try:
         body = _rescored(pred["kind"], params,

@@ -312,7 +312,7 @@ def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_
                    embedder: Embedder, bar: Progress) -> Retrieved:
     """``--collection``: the user's own Qdrant collection, read-only."""
     summary: dict[str, Any] = {}
-    unscoped = unscoped_rows(spec.scope, queries, eval_set)
+    unscoped = unscoped_rows(spec.scope, queries, eval_set, flag=True)
     if unscoped:
         summary["unscoped_queries"] = unscoped
     rows, live = run_live(spec, queries, corp, embedder, bar)
@@ -328,7 +328,7 @@ def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
              max_unpacked_bytes: int | None = None) -> Retrieved:
     """``--edge-shard`` / ``--snapshot``: the user's index, offline and read-only."""
     summary: dict[str, Any] = {}
-    unscoped = unscoped_rows(spec.scope, queries, eval_set)
+    unscoped = unscoped_rows(spec.scope, queries, eval_set, flag=True)
     if unscoped:
         summary["unscoped_queries"] = unscoped
     rows, info = run_edge(spec, source, snapshot, queries, corp, embedder, bar,

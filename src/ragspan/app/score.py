@@ -281,9 +281,9 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence
                                  tokens)
     check_coverage(int(report.in_run.sum()), len(evalset.queries), span_run.path,
                    "queries of the eval set", min_coverage)
-    counts = [k for k in ks if not is_budget(k)]  # doc metrics are cut by count
-    doc_view = span_doc_projection(report, counts, relevance_level, False) if counts \
-        else None
+    # doc metrics at the counts and the character cutoffs (a document within N characters)
+    cut = [k for k in ks if not isinstance(k, Tokens)]
+    doc_view = span_doc_projection(report, cut, relevance_level, False) if cut else None
     warn_saturation(report.saturation)
     body = span_body(report, doc_view)
     for code, count, line in repairs(body.summary):

@@ -188,6 +188,8 @@ GATE_OPTIONS: tuple[Option, ...] = (
            "retrieved_chars.", low=0, high=MAX_BUDGET_TOLERANCE),
     Option("allow-budget-change", "bool", False, "Accept a changed retrieval budget "
            "(still reported)."),
+    Option("allow-ungated", "bool", False, "Report a budgeted metric that cannot be decided "
+           "at equal budget as ungated (named in the verdict) instead of an input error."),
     Option("allow-parameter-change", "strings", (), "Scoring parameters the two reports may "
            "differ in (grounding_threshold, relevance_level, judged_only, tokenizer, "
            "anchoring, qrels_format; never k): each difference is stated.", high=8),

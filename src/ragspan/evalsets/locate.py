@@ -40,7 +40,10 @@ def locate_once(text: str, needle: str, *, doc_id: str, normalize_whitespace: bo
     hits = (find_whitespace_normalized if normalize_whitespace else find_exact)(text, needle)
     if len(hits) != 1:
         shown = needle if len(needle) <= 80 else needle[:77] + "..."
-        how = "" if normalize_whitespace else " (try --normalize-whitespace)" if not hits else ""
+        # suggest the flag only where it finds the text once (a typo is not whitespace)
+        how = "" if normalize_whitespace or hits or \
+            len(find_whitespace_normalized(text, needle)) != 1 else \
+            " (--normalize-whitespace finds it once: the document wraps it differently)"
         raise InputError(
             f"gold text {shown!r} found {len(hits)} times in document '{doc_id}' "
             f"(must be exactly once){how}", path, line,

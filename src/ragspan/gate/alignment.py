@@ -4,6 +4,7 @@ queries and metrics aligned (``align``), the clusters their queries fall in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,37 @@ from ragspan.scoring.metrics.registry import (
 )
 
 
+def common_cutoffs(base: ScoreReport, cand: ScoreReport
+                   ) -> tuple[ScoreReport, ScoreReport, str | None]:
+    """Two reports whose cutoff lists differ (a baseline scored before ``score`` added the
+    character cutoffs by default, a candidate scored today), each restricted to the cutoffs
+    both have, in the baseline's order, with one line naming those left out (None when the
+    lists are equal). No cutoff in common is an InputError naming the candidate."""
+    b_ks, c_ks = list(base.parameters.get("k") or []), list(cand.parameters.get("k") or [])
+    if b_ks == c_ks:
+        return base, cand, None
+    both = [k for k in b_ks if k in c_ks]
+    if not both:
+        raise InputError(f"the reports have no cutoff in common (baseline {', '.join(map(str, b_ks))}; "
+                         f"candidate {', '.join(map(str, c_ks))})", cand.path)
+    only = {role: [k for k in ks if k not in both]
+            for role, ks in (("baseline", b_ks), ("candidate", c_ks))}
+    said = "; ".join(f"{len(v)} only in the {role} ({', '.join(map(str, v[:8]))}"
+                     f"{' ...' if len(v) > 8 else ''})" for role, v in only.items() if v)
+    note = (f"the reports' cutoffs differ: compared at the {len(both)} both have "
+            f"({', '.join(map(str, both))}); left out: {said}")
+    return _at(base, both), _at(cand, both), note
+
+
+def _at(report: ScoreReport, ks: list[Any]) -> ScoreReport:
+    """``report`` with only the columns at ``ks`` (and ``parameters.k`` saying so)."""
+    keep = {str(k) for k in ks}
+    cols = [j for j, n in enumerate(report.names) if str(parse_name(n).k) in keep]
+    return dataclasses.replace(report, names=tuple(report.names[j] for j in cols),
+                               values=report.values[:, cols],
+                               parameters={**report.parameters, "k": list(ks)})
+
+
 def check_comparable(base: ScoreReport, cand: ScoreReport,
                      accepted: Sequence[str] = ()) -> list[str]:
     """Same kind, eval set, corpus (when both recorded one), scoring parameters
@@ -36,7 +68,10 @@ def check_comparable(base: ScoreReport, cand: ScoreReport,
                          where)
     if base.eval_sha256 != cand.eval_sha256:
         raise InputError("scored on a different eval set (sha256 "
-                         f"{base.eval_sha256[:12]} vs {cand.eval_sha256[:12]})", where)
+                         f"{base.eval_sha256[:12]} vs {cand.eval_sha256[:12]}); after a corpus "
+                         "edit, carry the eval set over with `ragspan migrate` and compare "
+                         f"across the edit with {named('migration')} (docs/gate.md, \"Across "
+                         "a corpus edit\")", where)
     b_corp, c_corp = base.corpus_sha256, cand.corpus_sha256
     if b_corp and c_corp and b_corp != c_corp:
         raise InputError("scored on a different corpus (sha256 "
@@ -224,7 +259,7 @@ def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str,
         corpus = base.documents.corpus if base.documents is not None else None
         if not shared:
             by, reason = "none", "no document has two questions"
-        elif corpus is not None and asked >= corpus:
+        elif corpus is not None and documents_asked(base, asked) >= corpus:
             by, reason = "none", (f"the eval set asks about all {corpus} documents of its corpus"
                                   if corpus != 1 else "the eval set asks about the one "
                                   "document of its corpus")
@@ -251,9 +286,17 @@ def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str,
                   f"{fewest} an exact randomization test needs to reach alpha {alpha:g}, so "
                   "nothing can be shown about other groups; decided per question, about "
                   "these questions")
-        return ClusterPlan("none", reason, {}, populations("none", len(base.ids), asked))
+        return ClusterPlan("none", reason, {}, populations("none", len(base.ids),
+                                                          documents_asked(base, asked)))
     return ClusterPlan(by, reason, keys if by != "none" else {},
-                       populations(by, units, asked))
+                       populations(by, units, documents_asked(base, asked)))
+
+
+def documents_asked(report: ScoreReport, keys: int) -> int:
+    """How many documents the eval set asks about: the report's ``summary.documents.asked``
+    (real documents: a question without ``doc_id`` counts the documents of its gold spans),
+    else ``keys``, the distinct cluster keys of its rows."""
+    return report.documents.asked if report.documents is not None else keys
 
 
 def min_clusters(alpha: float) -> int:

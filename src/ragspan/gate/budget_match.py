@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from ragspan.base.voice import setting
 from ragspan.gate.alignment import Comparison
@@ -64,25 +67,55 @@ def budgets_at_cutoffs(cmp: Comparison, given: dict[str, Budget]) -> dict[str, B
     return {**given, **off} if off else given
 
 
+@dataclass(frozen=True)
+class Plan:
+    """Where each changed count k is decided: the budgets to gate with, k -> the character
+    cutoff, the ks settled as cheaper, notes (a cutoff moved below one side's run), and each
+    gated metric that cannot be decided at equal budget with why."""
+
+    budgets: dict[str, Budget]
+    decided: dict[str, str] = field(default_factory=dict)
+    settled: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    ungated: tuple[tuple[str, str], ...] = ()
+
+
+def reached(cmp: Comparison) -> dict[str, float]:
+    """Per side, the median over its questions of the characters its run retrieved in all
+    (the largest of its ``retrieved_chars`` columns: a run that ends before a cutoff has
+    fewer characters there than the cutoff)."""
+    cols = [j for j, n in enumerate(cmp.names)
+            if parse_name(n).base == "retrieved_chars" and not parse_name(n).first_stage]
+    if not cols:
+        return {"baseline": math.inf, "candidate": math.inf}
+    return {role: float(np.median(values[:, cols].max(axis=1))) if len(values) else 0.0
+            for role, values in (("baseline", cmp.base), ("candidate", cmp.cand))}
+
+
 def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[str, Budget],
-                      defaults: dict[str, Budget]
-                      ) -> tuple[dict[str, Budget], dict[str, str], tuple[str, ...]]:
+                      defaults: dict[str, Budget]) -> Plan:
     """Like with like, for each count k whose budget changed (and no change is allowed):
 
     - with character cutoffs in the reports, the one nearest the baseline's mean
-      ``retrieved_chars@k`` (the smaller on a tie): the gated metrics at k are turned off
-      there and the same metrics at that cutoff gated with their budgets;
+      ``retrieved_chars@k`` (the smaller on a tie) among those **both sides reached**: a
+      cutoff at or below each side's median total characters (``reached``; a run that ends
+      before a cutoff would be charged for characters it never had). The gated metrics at k
+      are turned off there and the same metrics at that cutoff gated with their budgets,
+      document metrics included (a document within the first N characters). Where the
+      nearest cutoff is past one side's run, a note says so; where no cutoff was reached by
+      both, or the reports lack a metric at the cutoff, the metric is ``ungated`` with why;
     - without them, a candidate that retrieves fewer characters, whose gated metrics at k
       all grow with results (``MetricSpec.grows``: more characters can only raise them),
-      is decided at k as it stands: at the baseline's budget it could only do better.
-
-    Returns the budgets to gate with, k -> cutoff, and the ks settled as cheaper."""
+      is decided at k as it stands: at the baseline's budget it could only do better."""
     chars = [k for k in cmp.ks if isinstance(k, Chars)]
     if check is None or not check.changed or check.allowed:
-        return given, {}, ()
+        return Plan(given)
     budgets = dict(given)
     decided: dict[str, str] = {}
     settled: list[str] = []
+    notes: list[str] = []
+    ungated: list[tuple[str, str]] = []
+    floors = reached(cmp) if chars else {}
     for k_text, v in check.per_k.items():
         if not v["changed"]:
             continue
@@ -93,15 +126,50 @@ def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[st
             if v["ratio"] < 1 and all(parse_name(n).spec.grows for n in at_k):
                 settled.append(k_text)
             continue
-        at = min(chars, key=lambda c: (abs(int(c) - v["baseline"]), int(c)))
+        at = _reached_cutoff(chars, floors, k_text, v["baseline"], at_k, budgets, notes,
+                             ungated)
+        if at is None:
+            continue
         decided[k_text] = str(at)
         for name in at_k:
             parsed = parse_name(name)
             budgets[name] = Budget("off")
             target = format_name(parsed.base, at, parsed.first_stage)
-            if target in cmp.names and not budget_for(target, given, defaults).gated:
+            if target not in cmp.names:
+                ungated.append((name, f"its k = {k_text} retrieves a different budget, and "
+                                f"the reports carry no {target} to decide it at equal "
+                                "budget (scored before document metrics had character "
+                                "cutoffs? score both again)"))
+            elif not budget_for(target, given, defaults).gated:
                 budgets[target] = budget_for(name, given, defaults)
-    return budgets, decided, tuple(settled)
+    return Plan(budgets, decided, tuple(settled), tuple(notes), tuple(ungated))
+
+
+def _reached_cutoff(chars: Sequence[int], floors: dict[str, float], k_text: str, baseline: float,
+                    at_k: list[str], budgets: dict[str, Budget], notes: list[str],
+                    ungated: list[tuple[str, str]]) -> int | None:
+    """The character cutoff nearest ``baseline`` among those both sides reached (a note
+    when the nearest of all is past one side's run); None, with each of ``at_k`` turned
+    off and ``ungated``, when neither reached the smallest."""
+    floor = min(floors.values())
+    short = min(floors, key=lambda role: floors[role])
+    usable = [c for c in chars if int(c) <= floor + 1e-9]
+    nearest = min(chars, key=lambda c: (abs(int(c) - baseline), int(c)))
+    if not usable:
+        for name in at_k:
+            budgets[name] = Budget("off")
+            ungated.append((name, f"its k = {k_text} retrieves a different budget, and the "
+                            f"{short}'s run ends before the smallest character cutoff, "
+                            f"{min(chars)}, for most questions (median {floor:,.0f} "
+                            "characters in all)"))
+        return None
+    at = min(usable, key=lambda c: (abs(int(c) - baseline), int(c)))
+    if at != nearest:
+        notes.append(f"at k = {k_text} the nearest character cutoff to the baseline's "
+                     f"{baseline:,.0f} characters per query is {nearest}, past what the "
+                     f"{short} retrieved in all for most questions (median {floor:,.0f}): "
+                     f"decided at {at}, which both sides reached")
+    return at
 
 
 def cheaper_notes(check: BudgetCheck) -> list[str]:

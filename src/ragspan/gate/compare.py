@@ -30,6 +30,7 @@ from ragspan.gate.alignment import (
     check_comparable,
     check_gated_present,
     cluster_plan,
+    common_cutoffs,
     report_warnings,
     saturation_warnings,
     steps_warnings,
@@ -46,7 +47,7 @@ from ragspan.gate.budget_match import (
 )
 from ragspan.gate.budgets import budget_for
 from ragspan.gate.changes import grounding_changes, most_regressed, per_query_diff, why_line
-from ragspan.gate.decision import decide
+from ragspan.gate.decision import MetricOutcome, decide
 from ragspan.gate.drift import anchor_check, noise_check
 from ragspan.gate.evaluate import evaluate, family, slice_groups, slice_outcomes
 from ragspan.gate.inputs import ScoreReport
@@ -102,7 +103,14 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
             noise = across(noise, cand, migration, "noise", trusted)
         if not trusted:  # each question the edit left out: lost by the candidate
             cand = counted_lost(base, cand)
+    base, cand, cut_note = common_cutoffs(base, cand)
+    if anchor is not None:
+        anchor = common_cutoffs(anchor, cand)[0]
+    if noise is not None:
+        noise = common_cutoffs(noise, base)[0]
     accepted = check_comparable(base, cand, opts.allow_parameter_change)
+    if cut_note is not None:
+        accepted = [cut_note, *accepted]
     check_budget_columns(base, cand)
     given = opts.budgets
     defaults = default_budgets(base.kind)
@@ -111,7 +119,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     _refuse_unmatched(unmatched_budgets(given, cmp.names), budget_origin or {})
     given = budgets_at_cutoffs(cmp, given)
     bcheck = budget_check(cmp, opts)
-    given, decided_at, settled = equal_budget_plan(cmp, bcheck, given, defaults)
+    plan_ = equal_budget_plan(cmp, bcheck, given, defaults)
+    given, decided_at, settled = plan_.budgets, plan_.decided, plan_.settled
+    _refuse_ungated(plan_.ungated, opts.allow_ungated, cand.path)
     if given is not opts.budgets:
         opts = dataclasses.replace(opts, budgets=given)
     gated = tuple(n for n in cmp.names if budget_for(n, given, defaults).gated)
@@ -149,6 +159,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     warnings += report_warnings(base, cand)
     warnings += saturation_warnings(base, cand, cmp.ks)
     warnings += steps_warnings(base, cand)
+    warnings += list(plan_.notes)
+    warnings += [f"{name} is not gated: {why} ({setting('allow-ungated', True)} given)"
+                 for name, why in plan_.ungated]
     if bcheck is not None and settled:
         bcheck = dataclasses.replace(bcheck, settled=settled)
         warnings += cheaper_notes(bcheck)
@@ -171,11 +184,12 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     bound = bound_failure(moved) if moved is not None else None
     decision = decide(outcomes, bcheck, slice_failures, slice_uncertain, opts.on_inconclusive,
                       (bound,) if bound is not None else ())
-    primary = opts.primary_metric or _default_primary(cmp, decided_at)
+    primary = opts.primary_metric or _decisive(outcomes) or _default_primary(cmp, decided_at)
     regressed = most_regressed(cmp, primary, opts.top)
     changes, changed = grounding_changes(cmp)
     parsed = parse_name(primary)
-    why = why_line(changes, parsed.k if parsed.column == "complete_grounding" else min(cmp.ks))
+    why = why_line(changes, parsed.k if f"complete_grounding@{parsed.k}" in cmp.names
+                   else min(cmp.ks))
     return GateResult(decision=decision, outcomes=tuple(outcomes), budget=bcheck,
                       slices=slices, gated=gated, primary=primary,
                       most_regressed=tuple(regressed), queries=len(cmp.ids), ks=tuple(cmp.ks),
@@ -185,6 +199,17 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                       noise=noise_part, clusters=plan.as_json(cmp.ids),
                       placement=_placement(base, cand), migration=moved,
                       per_query=per_query_diff(cmp, gated))
+
+
+def _refuse_ungated(ungated: tuple[tuple[str, str], ...], allowed: bool, path: str) -> None:
+    """A metric a budget gates that cannot be decided at equal budget is an InputError
+    naming it and why (never a budget turned off without a word), unless the
+    ``allow-ungated`` setting accepts reporting it ungated."""
+    if ungated and not allowed:
+        name, why = ungated[0]
+        more = f" (and {len(ungated) - 1} more)" if len(ungated) > 1 else ""
+        raise InputError(f"{name}{more} cannot be gated: {why}; pass "
+                         f"{setting('allow-ungated', True)} to report it ungated", path)
 
 
 def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]] | None:
@@ -205,6 +230,23 @@ def _refuse_unmatched(unmatched: list[str], origin: dict[str, str | None]) -> No
     for key in unmatched:
         raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
                          origin[key])
+
+
+def _decisive(outcomes: list[MetricOutcome]) -> str | None:
+    """For a FAIL, the failing metric with the largest drop (a 0-1 metric's in points
+    before any other's relative drop): the readout explains the cutoff that decided. None
+    when no metric failed (a pass, or a fail for another reason)."""
+    failed = [o for o in outcomes if o.failed]
+    if not failed:
+        return None
+
+    def drop(o: MetricOutcome) -> tuple[bool, float, str]:
+        spec = parse_name(o.name).spec
+        down = -o.delta if spec.higher_is_better else o.delta
+        size = down if spec.bounded else down / max(abs(o.baseline), 1e-12)
+        return (spec.bounded, size, o.name)
+
+    return max(failed, key=drop).name
 
 
 def _default_primary(cmp: Comparison, decided_at: dict[str, str]) -> str:

@@ -105,7 +105,12 @@ def _against_anchor(cmp: Comparison, names: list[str], budget: Budget, opts: Gat
     budgets = {n: budget if n in names else off for n in cmp.names}
     a_opts = GateOptions(**{**opts.__dict__, "budgets": budgets, "gate_slices": ()})
     bcheck = budget_check(cmp, a_opts)
-    budgets, decided_at, settled = equal_budget_plan(cmp, bcheck, budgets, {})
+    plan_ = equal_budget_plan(cmp, bcheck, budgets, {})
+    budgets, decided_at, settled = plan_.budgets, plan_.decided, plan_.settled
+    if plan_.ungated and not opts.allow_ungated:
+        name, why = plan_.ungated[0]
+        raise InputError(f"against the anchor, {name} cannot be gated: {why}; pass "
+                         f"{setting('allow-ungated', True)} to report it ungated")
     a_opts = dataclasses.replace(a_opts, budgets=budgets)
     gated = [n for n in cmp.names if budgets[n].gated]
     cols = [cmp.names.index(n) for n in gated]

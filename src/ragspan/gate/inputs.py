@@ -165,11 +165,7 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     if not isinstance(metrics, dict) or not metrics:
         raise InputError(f"the {role} report has no summary metrics", name)
     names = tuple(metrics)
-    for metric in names:
-        try:
-            parse_name(metric)
-        except ValueError as exc:
-            raise InputError(f"summary: {exc}", name) from None
+    _check_cutoffs(pred["parameters"].get("k"), names, role, name)
     ids, values = _row_values(rows, names, name)
     _check_summary(metrics, names, values, name)
     return ScoreReport(
@@ -204,6 +200,30 @@ def _warnings(value: Any, path: str) -> tuple[ReportWarning, ...]:
         raise InputError("summary.warnings must list objects with a string 'code', an "
                          "integer 'count' and a string 'example'", path)
     return tuple(ReportWarning(w["code"], w["count"], w["example"]) for w in value)
+
+
+def _check_cutoffs(listed: Any, names: tuple[str, ...], role: str, name: str) -> None:
+    """``parameters.k`` lists the report's cutoffs, each metric is at one of them and each
+    has a metric: a report whose columns disagree with its own cutoffs is an InputError."""
+    if not isinstance(listed, list) or not listed:
+        raise InputError(f"the {role} report's parameters.k must list its cutoffs", name)
+    try:
+        cutoffs = {parse_cutoff(str(k)) for k in listed}
+    except ValueError as exc:
+        raise InputError(f"parameters.k: {exc}", name) from None
+    at: set[Any] = set()
+    for metric in names:
+        try:
+            parsed = parse_name(metric)
+        except ValueError as exc:
+            raise InputError(f"summary: {exc}", name) from None
+        if parsed.k not in cutoffs:
+            raise InputError(f"summary metric '{metric}' is at a cutoff its parameters.k does "
+                             "not list", name)
+        at.add(parsed.k)
+    empty = [k for k in listed if parse_cutoff(str(k)) not in at]
+    if empty:
+        raise InputError(f"parameters.k lists {empty[0]}, at which it has no metric", name)
 
 
 def _row_values(rows: list[Any], names: tuple[str, ...], name: str

@@ -29,6 +29,7 @@ class GateOptions:
     correction: str | None = GATE_DEFAULTS["correction"]
     budget_tolerance: float = GATE_DEFAULTS["budget_tolerance"]
     allow_budget_change: bool = GATE_DEFAULTS["allow_budget_change"]
+    allow_ungated: bool = GATE_DEFAULTS["allow_ungated"]
     allow_parameter_change: tuple[str, ...] = GATE_DEFAULTS["allow_parameter_change"]
     gate_slices: tuple[str, ...] = GATE_DEFAULTS["gate_slices"]
     min_slice_size: int = GATE_DEFAULTS["min_slice_size"]

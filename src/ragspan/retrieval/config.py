@@ -167,8 +167,10 @@ def check(cfg: PipelineConfig, path: str) -> None:
                              "engine in-process) or \"qdrant\" with a server (the exact "
                              "backend has no graph)", path)
         if cfg.dense.hnsw_ef < cfg.dense.depth:
-            raise InputError(f"[dense] hnsw_ef = {cfg.dense.hnsw_ef} is below depth = "
-                             f"{cfg.dense.depth}: the search beam must hold the results it "
+            raise InputError(f"[dense] hnsw_ef = {cfg.dense.hnsw_ef} is below [dense] depth = "
+                             f"{cfg.dense.depth}, the candidates the dense retriever passes on "
+                             f"(default 50; the top-level depth = {cfg.depth} is the results "
+                             "per query): the search beam must hold the candidates it "
                              "returns", path)
 
 

@@ -22,19 +22,23 @@ def query_filters(scope: str, doc_id: str | None, filters: dict[str, Any]) -> di
     return out
 
 
-def unscoped_rows(scope: str, queries: list[Any], path: str | None = None) -> int:
+def unscoped_rows(scope: str, queries: list[Any], path: str | None = None,
+                  flag: bool = False) -> int:
     """How many queries have no ``doc_id`` to scope by. Under ``scope = "doc_id"`` one is an
-    InputError naming the first (and the count): a scoped search must never silently
+    InputError naming the first (and the count; ``flag``: the scope came from ``--scope``,
+    which the message names, else a config's ``[filter] scope``): a scoped search must never silently
     become a corpus-wide one; under ``doc_id-or-all`` they are counted (and searched
     corpus-wide); other scopes do not use the document (0)."""
     if scope not in ("doc_id", "doc_id-or-all"):
         return 0
     missing = [q.id for q in queries if q.doc_id is None]
     if missing and scope == "doc_id":
-        raise InputError(f"query '{missing[0]}' has no 'doc_id' but the config's scope is "
-                         f"\"doc_id\" ({len(missing)} of {len(queries)} rows lack one): give "
-                         "each row its doc_id, or set scope = \"doc_id-or-all\" to search those "
-                         "rows corpus-wide", path)
+        where, fix = (("--scope is doc_id (the default)", "give --scope doc_id-or-all") if flag
+                      else ("the config's [filter] scope is \"doc_id\"",
+                            "set [filter] scope = \"doc_id-or-all\""))
+        raise InputError(f"query '{missing[0]}' has no 'doc_id' but {where} ({len(missing)} "
+                         f"of {len(queries)} rows lack one): give each row its doc_id, or "
+                         f"{fix} to search those rows corpus-wide", path)
     return len(missing)
 
 

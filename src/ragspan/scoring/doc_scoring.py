@@ -11,7 +11,7 @@ judgments are ignored and counted.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
 from typing import Any
@@ -26,7 +26,7 @@ from ragspan.io.rows import Skipped
 from ragspan.io.runs.columns import DocRun, text_keys
 from ragspan.io.runs.docs import read_doc_run
 from ragspan.scoring.metrics.rank import UNJUDGED, Judgments, Ranking, rank_metrics
-from ragspan.scoring.metrics.registry import DOC_METRICS, format_name
+from ragspan.scoring.metrics.registry import DOC_METRICS, Chars, format_name
 
 log = logging.getLogger("ragspan")
 
@@ -117,13 +117,16 @@ class JudgedDocs:
 
     def score(self, run_qids: list[str], run_docs: list[str], run_query: np.ndarray,
               run_doc: np.ndarray, run_rank: np.ndarray, ks: Sequence[int], level: int = 1,
-              judged_only: bool = False, run_keys: np.ndarray | None = None) -> DocScores:
+              judged_only: bool = False, run_keys: np.ndarray | None = None,
+              per_query: Mapping[int, np.ndarray] | None = None) -> DocScores:
         """Score a ranking (codes into ``run_qids``/``run_docs``, grouped by query, in
         order). ``level`` is at least 1 (a grade below 1 is trec_eval's "judged not
         relevant": a level of 0 would count every judged document relevant); judgments with
-        no query judged at all are an InputError (a score of nothing is not a pass)."""
+        no query judged at all are an InputError (a score of nothing is not a pass).
+        ``per_query``: each budget cutoff of ``ks`` with every run row's own k."""
         self.check(level)
         ks = tuple(sorted(set(ks)))
+        per_query = per_query or {}
         run_set = set(run_qids)
         judged_set = set(self.judged)
         in_run = np.fromiter((q in run_set for q in self.judged), dtype=bool,
@@ -142,21 +145,14 @@ class JudgedDocs:
                               count=len(run_qids))
         eq = row_map[run_query] if run_query.size else np.zeros(0, np.int64)
         # every metric is cut at some k: entries ranked at or below max(k) change no value
-        sel = (eq >= 0) & (run_rank < max(ks))
+        own, deepest = _per_evaluated(per_query, row_map, n, ks)
+        sel = (eq >= 0) & (run_rank < deepest)
         eq, ed, er = eq[sel], run_doc[sel], run_rank[sel]
 
-        # grade of each ranked entry: (query, doc) looked up among the judged pairs; a
-        # document the run lacks has the extra code len(run_docs), which no entry carries
-        width = len(run_docs) + 1
-        jkey = jq * width + jd
-        order = np.argsort(jkey)
-        jkey_s, jg_s = jkey[order], jg[order]
-        rkey = eq * width + ed
-        pos = np.minimum(np.searchsorted(jkey_s, rkey), max(jkey_s.size - 1, 0))
-        found = jkey_s[pos] == rkey if jkey_s.size else np.zeros(rkey.size, dtype=bool)
-        grade = np.where(found, jg_s[pos] if jkey_s.size else 0, UNJUDGED)
+        grade = _grades(jq, jd, jg, eq, ed, len(run_docs) + 1)
 
-        values = rank_metrics(Ranking(eq, er, grade), Judgments(jq, jg), n, ks, level)
+        values = rank_metrics(Ranking(eq, er, grade), Judgments(jq, jg), n,
+                              [k for k in ks if k not in per_query], level, own)
         # a query judged with nothing relevant at ``level`` scores 0 on every binary-relevance
         # metric whatever the run (trec_eval scores it so; nDCG counts every positive
         # grade): counted and said, never silent
@@ -189,6 +185,35 @@ class JudgedDocs:
         return scores
 
 
+def _grades(jq: np.ndarray, jd: np.ndarray, jg: np.ndarray, eq: np.ndarray, ed: np.ndarray,
+            width: int) -> np.ndarray:
+    """The grade of each ranked entry: (query, doc) looked up among the judged pairs; a
+    document the run lacks has the extra code ``width - 1``, which no entry carries."""
+    jkey = jq * width + jd
+    order = np.argsort(jkey)
+    jkey_s, jg_s = jkey[order], jg[order]
+    rkey = eq * width + ed
+    pos = np.minimum(np.searchsorted(jkey_s, rkey), max(jkey_s.size - 1, 0))
+    found = jkey_s[pos] == rkey if jkey_s.size else np.zeros(rkey.size, dtype=bool)
+    grades: np.ndarray = np.where(found, jg_s[pos] if jkey_s.size else 0, UNJUDGED)
+    return grades
+
+
+def _per_evaluated(per_query: Mapping[int, np.ndarray], row_map: np.ndarray, n: int,
+                   ks: Sequence[int]) -> tuple[dict[int, np.ndarray], int]:
+    """Each budget cutoff's k per run row, as per evaluated query (0 without a run row), and
+    the deepest rank any cutoff of ``ks`` reaches."""
+    deepest = max([int(k) for k in ks if k not in per_query]
+                  + [int(v.max(initial=0)) for v in per_query.values()] or [0])
+    own = {}
+    rows = row_map >= 0
+    for k, by_row in per_query.items():
+        at = np.zeros(n, dtype=np.int64)
+        at[row_map[rows]] = np.asarray(by_row, dtype=np.int64)[rows]
+        own[k] = at
+    return own, deepest
+
+
 def compute_doc_scores(
     judgments: dict[str, dict[str, int]],
     run_qids: list[str],
@@ -213,13 +238,38 @@ def score_doc_run(run: DocRun, judgments: dict[str, dict[str, int]], ks: Sequenc
 def span_doc_projection(report: Any, ks: Sequence[int], level: int = 1,
                         judged_only: bool = False) -> DocScores:
     """Doc-level view of a span report's eval set and run: each query's ranking is the
-    documents of its retrieved spans in the order each first occurs (rank 0, 1, ...)."""
+    documents of its retrieved spans in the order each first occurs (rank 0, 1, ...). At a
+    character cutoff N of ``ks`` (``registry.Chars``) each query's k is the number of its
+    documents whose first result starts within the first N characters of its results (the
+    characters before it fewer than N, as a span metric's cutoff keeps a result): the doc
+    metrics there are trec_eval's at that k (docs/metrics.md, "Character cutoffs")."""
     evalset, spans = report.evalset, report.run.spans
     judgments: dict[str, dict[str, int]] = {}
     judgments.update(evalset_judgments(evalset))
     rq, rd, rr = first_occurrences(spans.offsets, spans.doc_code)
-    return compute_doc_scores(judgments, list(spans.ids), list(spans.doc_names), rq, rd, rr,
-                              ks, level, judged_only)
+    per_query: dict[int, np.ndarray] = {}
+    chars = [k for k in ks if isinstance(k, Chars)]
+    if chars:
+        lengths = (spans.end - spans.start).astype(np.int64)
+        ends = np.cumsum(lengths)  # characters up to each result's end, file-wide
+        row_base = np.concatenate(([0], ends))[spans.offsets[:-1]]
+        before = ends - lengths - np.repeat(row_base, np.diff(spans.offsets))
+        at = first_index(spans.offsets, spans.doc_code)
+        for k in chars:  # a document counts when its first result starts inside the budget
+            inside = before[at] < int(k)
+            per_query[k] = np.bincount(rq[inside], minlength=len(spans.ids))
+    scores = JudgedDocs.of(judgments)
+    return scores.score(list(spans.ids), list(spans.doc_names), rq, rd, rr, ks, level,
+                        judged_only, None, per_query)
+
+
+def first_index(offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """For rows ``codes[offsets[i]:offsets[i + 1]]``: the position of each code's first
+    occurrence in its row, in row order and then position order."""
+    sizes = np.diff(offsets)
+    row = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    width = int(codes.max()) + 1 if codes.size else 1
+    return np.sort(np.unique(row * width + codes, return_index=True)[1])
 
 
 def first_occurrences(offsets: np.ndarray, codes: np.ndarray
@@ -229,11 +279,11 @@ def first_occurrences(offsets: np.ndarray, codes: np.ndarray
     distinct codes before it in the row (0-based)."""
     sizes = np.diff(offsets)
     row = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
-    width = int(codes.max()) + 1 if codes.size else 1
-    first = np.sort(np.unique(row * width + codes, return_index=True)[1])
+    first = first_index(offsets, codes)
     rq, rd = row[first], codes[first].astype(np.int64)
     rr = np.arange(first.size, dtype=np.int64) - np.searchsorted(rq, rq, "left")
     return rq, rd, rr
+
 
 
 def read_and_score(qrels: str, run: str, qrels_format: str, run_format: str,

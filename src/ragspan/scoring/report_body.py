@@ -17,7 +17,7 @@ from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
 from ragspan.scoring.metrics.failures import Labels
 from ragspan.scoring.metrics.registry import FAILURE_LEVERS, cutoff_json, format_name, is_budget
-from ragspan.scoring.query_rows import query_document, query_rows
+from ragspan.scoring.query_rows import query_rows
 from ragspan.scoring.span_scoring import SpanReport
 
 ANCHOR_SETTINGS = ("align", "on_ambiguous", "unplaced", "threshold")
@@ -84,8 +84,12 @@ def macro_mean(evalset: EvalSet, cut: dict[str, Any]) -> dict[str, Any] | None:
 
 def documents_summary(report: SpanReport) -> dict[str, Any]:
     """How many documents the corpus holds (None when scored without ``--corpus``) and how
-    many the eval set asks about: what the gate's default sampling unit is decided from."""
-    asked = {d for q in report.evalset.queries if (d := query_document(q)) is not None}
+    many the eval set asks about (its questions' ``doc_id``, else the documents of their gold
+    spans: a question without ``doc_id`` adds the documents it asks about, not one made-up
+    document for them together): what the gate's default sampling unit is decided from."""
+    asked: set[str] = set()
+    for q in report.evalset.queries:
+        asked.update([str(q.doc_id)] if q.doc_id else [s.doc_id for s in q.gold_spans])
     return {"corpus": len(report.corpus) if report.corpus is not None else None,
             "asked": len(asked)}
 

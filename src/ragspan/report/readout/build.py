@@ -240,7 +240,9 @@ def family_of(configs: Sequence[Config], compared: Sequence[tuple[int, int]], k:
 
 def _effect(configs: Sequence[Config], pair: Pair) -> Effect:
     a, b = configs[pair.a].report, configs[pair.b].report
-    return Effect(pair, compare(a, b, GateOptions(), allow_identical=True))
+    # a readout states a metric it cannot decide at equal budget (its note), never refuses
+    return Effect(pair, compare(a, b, GateOptions(allow_ungated=True), allow_identical=True,
+                                no_gate=True))
 
 
 def build(configs: Sequence[Config], baseline: str | None = None, k: int | None = None,

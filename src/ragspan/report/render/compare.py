@@ -39,7 +39,7 @@ def _rows(summary: dict[str, Any], with_marks: bool) -> list[list[str]]:
         if not m["gated"]:
             mark = "·" if with_marks else "-"
         delta = m["delta"]
-        d = f"{delta:+,.0f}" if base.startswith("retrieved_chars") else f"{delta * 100:+.2f}pt"
+        d = _signed(delta, base) + ("" if base.startswith("retrieved_chars") else "pt")
         extra = ""
         if m.get("fixed") is not None:
             extra = f"+{m['fixed']} / -{m['broken']}"
@@ -60,7 +60,14 @@ def _end(value: float, base: str) -> str:
     """One end of an interval: ``unbounded`` (-/+) where no bound was found."""
     if abs(value) >= UNBOUNDED_AT:
         return "-unbounded" if value < 0 else "+unbounded"
-    return f"{value:+,.0f}" if base.startswith("retrieved_chars") else f"{value * 100:+.2f}"
+    return _signed(value, base)
+
+
+def _signed(value: float, base: str) -> str:
+    """A delta with its sign, in the metric's unit (characters, or points of a 0-1 metric);
+    a value that rounds to zero is ``0`` or ``0.00`` (never ``-0``, ``-0.00``)."""
+    text = f"{value:+,.0f}" if base.startswith("retrieved_chars") else f"{value * 100:+.2f}"
+    return text[1:] if text[1:].strip("0.,") == "" else text
 
 
 HEADER = ["", "metric", "baseline", "candidate", "delta", "interval", "p", "budget",
@@ -236,7 +243,7 @@ def markdown(doc: dict[str, Any]) -> str:
         lines += [f"**Why:** {md_text(s['why'])}", ""]
     lines.append(f"{s['queries']} queries, primary metric {md_code(s['primary_metric'])}.")
     if s.get("verification"):
-        lines.append(f"Reports {md_text(s['verification']['statement'])}.")
+        lines.append(f"Verification: {md_text(s['verification']['statement'])}.")
     budget = _budget_line(s)
     if budget:
         lines.append(md_text(budget.replace("→", "->")))
@@ -262,7 +269,7 @@ def table(doc: dict[str, Any]) -> str:
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
     lines += [f"  - {r}" for r in s["reasons"]]
     if s.get("verification"):
-        lines.append(f"  reports {s['verification']['statement']}")
+        lines.append(f"  verification: {s['verification']['statement']}")
     lines += [f"  {r}" for r in _notes(s)]
     settings = _settings_line(pred["parameters"])
     if settings:

@@ -41,9 +41,22 @@ def markdown(doc: dict[str, Any]) -> str:
 LISTED = 20
 
 
-def _clip(text: str, width: int = 60) -> str:
+def _clip(text: str, width: int = 60, keep_end: bool = False) -> str:
+    """``text`` on one line, at most ``width`` characters, cut at its end. ``keep_end`` (a
+    message whose end says why or the way on): the end after its last ``; `` or ``: `` is
+    kept whole and the head before it cut (the cell then holds the whole end, however
+    long), so a hint such as ``run `ragspan migrate ...``` is never lost."""
     text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 3] + "..."
+    if len(text) <= width:
+        return text
+    cut = max(text.rfind("; "), text.rfind(": ")) if keep_end else -1
+    if cut <= 0:
+        return text[:width - 3] + "..."
+    head, tail = text[:cut], text[cut:]
+    room = max(width - len(tail), 44)
+    if len(head) > room:
+        head = head[:room - 4].rstrip() + " ..."
+    return head + tail
 
 
 def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int] | None:
@@ -61,7 +74,7 @@ def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int]
                 for p in details.get("pairs", [])]
         return "Duplicate pairs", ["a", "b", "jaccard"], rows, 2
     if kind == "validate":
-        rows = [[f["severity"], f["check"], f["query"] or "-", _clip(f["message"], 80)]
+        rows = [[f["severity"], f["check"], f["query"] or "-", _clip(f["message"], 80, keep_end=True)]
                 for f in details.get("findings", [])]
         return "Findings", ["severity", "check", "query", "message"], rows, 4
     return None

@@ -76,6 +76,15 @@ def chunk_level_lines(summary: dict[str, Any]) -> list[str]:
     return out
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 result``, ``3 results``."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def _w(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many
+
+
 def repair_lines(summary: dict[str, Any]) -> list[str]:
     """One line per kind of repair or trust the span reader applied to the run's results
     (``repairs``), as the table and markdown show them."""
@@ -93,31 +102,36 @@ def repairs(summary: dict[str, Any]) -> list[tuple[str, int, str]]:
     out: list[tuple[str, int, str]] = []
     if p.get("realigned"):
         out.append(("realigned", p["realigned"],
-                    f"realigned: {p['realigned']} results whose offsets did not slice back "
-                    "to their text were placed by their text"))
+                    f"realigned: {_n(p['realigned'], 'result')} whose offsets did not slice "
+                    f"back to {_w(p['realigned'], 'its', 'their')} text "
+                    f"{_w(p['realigned'], 'was', 'were')} placed by "
+                    f"{_w(p['realigned'], 'its', 'their')} text"))
     placed = {m: p.get(m, 0) for m in ("exact", "normalized", "fuzzy")}
     if any(placed.values()):
         out.append(("placed", sum(placed.values()),
-                    f"placed by text: {sum(placed.values())} results (exact "
+                    f"placed by text: {_n(sum(placed.values()), 'result')} (exact "
                     f"{placed['exact']}, normalised {placed['normalized']}, fuzzy "
                     f"{placed['fuzzy']})"))
     if p.get("ambiguous_first"):
         out.append(("ambiguous", p["ambiguous_first"],
-                    f"ambiguous: {p['ambiguous_first']} results had several equally good "
-                    "places; the first was taken"))
+                    f"ambiguous: {_n(p['ambiguous_first'], 'result')} had several equally "
+                    "good places; the first was taken"))
     if p.get("dropped"):
         out.append(("dropped", p["dropped"],
-                    f"dropped: {p['dropped']} results could not be placed; each is kept at "
+                    f"dropped: {_n(p['dropped'], 'result')} could not be placed; each is kept at "
                     "its rank as an off-corpus result (no gold, its characters counted)"))
     if p.get("unchecked"):
         out.append(("unchecked", p["unchecked"],
-                    f"unchecked: {p['unchecked']} results give their text, but no corpus "
+                    f"unchecked: {_n(p['unchecked'], 'result')} "
+                    f"{_w(p['unchecked'], 'gives its', 'give their')} text, but no corpus "
                     "was given to check it"))
     untexted = summary.get("results_without_text")
     if untexted:
         out.append(("offsets_alone", untexted,
-                    f"offsets alone: {untexted} results give no text, so nothing checks "
-                    "that their offsets point at what was retrieved (page-relative offsets "
+                    f"offsets alone: {_n(untexted, 'result')} "
+                    f"{_w(untexted, 'gives', 'give')} no text, so nothing checks that "
+                    f"{_w(untexted, 'its', 'their')} offsets point at what was retrieved "
+                    "(page-relative offsets "
                     "score against the wrong characters); keep each result's text in the "
                     "run (docs/formats.md)"))
     for role, tally in (summary.get("skipped_rows") or {}).items():

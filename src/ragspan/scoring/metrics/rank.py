@@ -18,7 +18,7 @@ Per query, with ``num_rel`` = judged documents with grade >= relevance level:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,9 +55,13 @@ def _group_cumsum(values: np.ndarray, group: np.ndarray) -> np.ndarray:
 
 
 def rank_metrics(
-    ranking: Ranking, judged: Judgments, n_queries: int, ks: Sequence[int], level: int = 1
+    ranking: Ranking, judged: Judgments, n_queries: int, ks: Sequence[int], level: int = 1,
+    per_query: Mapping[int, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Per-query values ``doc_<metric>@k`` for every k (see the module docstring)."""
+    """Per-query values ``doc_<metric>@k`` for every k (see the module docstring).
+    ``per_query``: cutoffs (a character budget, ``registry.Chars``) at which each query has
+    its own k, the number of documents it reached within that budget: each metric is the
+    module docstring's at that query's k (``P`` divides by it; 0 where it is 0)."""
     n = n_queries
     rel = ranking.grade >= level
     num_rel = np.bincount(judged.query, weights=(judged.grade >= level), minlength=n)
@@ -78,18 +82,24 @@ def rank_metrics(
     np.minimum.at(first_rel, ranking.query[rel], ranking.rank[rel])
 
     out: dict[str, np.ndarray] = {}
-    for k in ks:
-        top = ranking.rank < k
+    cutoffs: list[tuple[int, np.ndarray | int]] = [(k, k) for k in ks]
+    cutoffs += [(k, np.asarray(v, dtype=np.int64)) for k, v in (per_query or {}).items()]
+    for k, at in cutoffs:
+        # at: one k for every query, or each query's own (indexed by query)
+        limit = at if isinstance(at, int) else at[ranking.query]
+        top = ranking.rank < limit
         q = ranking.query[top]
         n_rel_k = np.bincount(q, weights=rel[top], minlength=n)
         ap = np.bincount(q, weights=prec_at_rel[top], minlength=n)
         dcg = np.bincount(q, weights=dcg_terms[top], minlength=n)
-        ideal = np.bincount(jq[jrank < k], weights=ideal_terms[jrank < k], minlength=n)
-        out[format_name("doc_precision", k)] = n_rel_k / k
+        inside = jrank < (at if isinstance(at, int) else at[jq])
+        ideal = np.bincount(jq[inside], weights=ideal_terms[inside], minlength=n)
+        out[format_name("doc_precision", k)] = (n_rel_k / at if isinstance(at, int)
+                                                else _div(n_rel_k, at.astype(float)))
         out[format_name("doc_recall", k)] = _div(n_rel_k, num_rel)
         out[format_name("doc_map", k)] = _div(ap, num_rel)
         out[format_name("doc_ndcg", k)] = _div(dcg, ideal)
-        hit = first_rel < k
+        hit = first_rel < at
         rr = np.zeros(n)
         np.divide(1.0, first_rel + 1.0, out=rr, where=hit)
         out[format_name("doc_mrr", k)] = rr

@@ -208,8 +208,9 @@ def parse_name(text: str) -> MetricName:
         allowed = ", ".join(METRICS)
         raise ValueError(f"unknown metric '{text}' (expected NAME@K, NAME one of: {allowed})")
     k = parse_cutoff(m.group("k"))
-    if is_budget(k) and METRICS[m.group("base")].family != "span":
-        raise ValueError(f"'{text}': a budget is a cutoff of span metrics only")
+    if isinstance(k, Tokens) and METRICS[m.group("base")].family != "span":
+        raise ValueError(f"'{text}': a token budget is a cutoff of span metrics only (doc "
+                         "metrics take counts and character budgets)")
     return MetricName(m.group("base"), k, bool(m.group("stage")))
 
 
