@@ -479,3 +479,28 @@ def test_max_set_aside_is_a_share(tmp_path, value):
     paths = _attack(tmp_path, 1)
     res = _verified_compare(paths, tmp_path, "--max-set-aside", value)
     assert res.exit_code == 2 and "--max-set-aside" in res.stderr
+
+
+def test_the_link_check_names_the_report_it_means(tmp_path):
+    """The link check's loop reused ``role``: after it, a candidate question missing from
+    the anchor was said to be missing from the candidate. Each message names its report."""
+    import dataclasses
+
+    from ragspan.app.score_reports import load_score_report
+    from ragspan.base.errors import InputError
+    from ragspan.gate.migration import across, migration_of
+    from ragspan.report.envelope import load_report
+
+    paths = _attack(tmp_path, 3)
+    base = load_score_report(str(tmp_path / "base.json"), "baseline")[1]
+    cand = load_score_report(str(tmp_path / "cand.json"), "candidate")[1]
+    m = migration_of(load_report(str(paths["report"]))[0], str(paths["report"]))
+    short = dataclasses.replace(base, ids=base.ids[:-1], values=base.values[:-1],
+                                rows=base.rows[:-1])
+    with pytest.raises(InputError, match="candidate questions are not in the anchor") as err:
+        across(short, cand, m, "anchor")
+    assert err.value.path == cand.path
+    extra = dataclasses.replace(cand, ids=cand.ids[1:], values=cand.values[1:],
+                                rows=cand.rows[1:])
+    with pytest.raises(InputError, match="noise questions are neither in the candidate nor"):
+        across(base, extra, m, "noise")

@@ -26,6 +26,7 @@ from ragspan.app.score_reports import ScoreReport, load_score_report, typed_repo
 from ragspan.app.settings import load_tool_config
 from ragspan.base.collector import pausing
 from ragspan.base.errors import UsageError
+from ragspan.base.options import PLACEMENT_DEFAULTS
 from ragspan.base.voice import python_terms
 from ragspan.io.outputs import write_files
 from ragspan.report.envelope import load_report, report_text
@@ -79,8 +80,10 @@ def _materialize(source: Source | None, name: str, folder: Path) -> str | None:
 def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
           k: int | str | Sequence[int | str] = (), tau: float = 0.5, chunks: Source | None = None,
           qrels: Source | None = None, relevance_level: int = 1,
-          judged_only: bool = False, align: bool = False, on_ambiguous: str = "error",
-          unplaced: str = "error", fuzzy_threshold: float = 0.9,
+          judged_only: bool = False, align: bool = PLACEMENT_DEFAULTS["align"],
+          on_ambiguous: str = PLACEMENT_DEFAULTS["on_ambiguous"],
+          unplaced: str = PLACEMENT_DEFAULTS["unplaced"],
+          fuzzy_threshold: float = PLACEMENT_DEFAULTS["fuzzy_threshold"],
           tokenizer: str = "cl100k_base", budget_grid: bool | None = None,
           on_duplicate: str = "error") -> Scored:
     """``ragspan score``: ``run`` against ``eval_set`` (span level for a span run) or

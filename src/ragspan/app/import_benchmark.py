@@ -7,6 +7,7 @@ from typing import Any
 from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError
+from ragspan.base.options import anchoring
 from ragspan.base.records import InputRef
 from ragspan.evalsets.build import EvalBuild
 from ragspan.evalsets.importers.beir import import_beir
@@ -80,11 +81,14 @@ def run(source: str, *, out: str, corpus_out: str | None, **opts: Any) -> Comman
                   "newlines": opts["newlines"]}
     elif source == "ragas":
         corpus = read_corpus(opts["corpus"])
-        build, run_rows = import_ragas(opts["rows"], corpus, on_ambiguous=opts["on_ambiguous"],
-                                       threshold=opts["fuzzy_threshold"])
+        placed = anchoring({"on_ambiguous": opts.get("on_ambiguous"),
+                            "fuzzy_threshold": opts.get("fuzzy_threshold")})
+        build, run_rows = import_ragas(opts["rows"], corpus,
+                                       on_ambiguous=placed["on_ambiguous"],
+                                       threshold=placed["threshold"])
         inputs = [input_ref("rows", opts["rows"]),
                   InputRef("corpus", opts["corpus"], corpus.sha256)]
-        params = {"on_ambiguous": opts["on_ambiguous"], "threshold": opts["fuzzy_threshold"]}
+        params = {"on_ambiguous": placed["on_ambiguous"], "threshold": placed["threshold"]}
         return build_result("import", build, out=out, corpus_out=None, inputs=inputs,
                             parameters={"source": source, **params},
                             extra={opts["run_out"]: ("run", jsonl(run_rows))})

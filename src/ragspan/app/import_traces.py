@@ -10,6 +10,7 @@ import logging
 from ragspan.app.eval_build import input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError
+from ragspan.base.options import anchoring
 from ragspan.base.records import InputRef
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import read_corpus
@@ -24,9 +25,11 @@ log = logging.getLogger("ragspan")
 
 
 def run(*, otlp: str, eval_set: str, corpus: str, out: str,
-        query_id_attribute: str | None = None, on_ambiguous: str = "error",
-        fuzzy_threshold: float = 0.9, chunks: str | None = None, doc_key: str | None = None,
-        offset_key: str | None = None) -> CommandResult:
+        query_id_attribute: str | None = None, on_ambiguous: str | None = None,
+        fuzzy_threshold: float | None = None, chunks: str | None = None,
+        doc_key: str | None = None, offset_key: str | None = None) -> CommandResult:
+    placed = anchoring({"on_ambiguous": on_ambiguous, "fuzzy_threshold": fuzzy_threshold})
+    on_ambiguous, fuzzy_threshold = placed["on_ambiguous"], placed["threshold"]
     evalset, corp = read_eval_set(eval_set), read_corpus(corpus)
     manifest = read_chunks(chunks) if chunks else None
     traces = read_trace_file(otlp)

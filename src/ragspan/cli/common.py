@@ -15,7 +15,13 @@ from ragspan import __version__
 from ragspan.base import allocator, collector, logs
 from ragspan.base.argv import outputs_elided
 from ragspan.base.errors import RagspanError
-from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
+from ragspan.base.options import (
+    GATE_OPTIONS,
+    MAX_K,
+    MAX_KS,
+    PLACEMENT_OPTIONS,
+    RUN_RETRIEVER_OPTIONS,
+)
 
 FORMATS = ("json", "table", "markdown")
 # commands that run models for long keep the cyclic garbage collector running; every other
@@ -248,6 +254,13 @@ def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]
 def gate_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The gate's options (``GATE_OPTIONS``); ``[tool.ragspan]`` fills what is not given."""
     return declared(GATE_OPTIONS)(func)
+
+
+def placement_options(*keys: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The placement options named (``PLACEMENT_OPTIONS``: ``align``, ``on-ambiguous``,
+    ``unplaced``, ``fuzzy-threshold``), declared once; a value not given is None, and
+    ``base.options.anchoring`` fills its default."""
+    return declared(tuple(o for o in PLACEMENT_OPTIONS if o.key in keys))
 
 
 def run_retriever_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -16,6 +16,7 @@ from ragspan.cli.common import (
     guard,
     k_option,
     output_options,
+    placement_options,
 )
 
 
@@ -130,10 +131,7 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
               help="The corpus the contexts come from (JSONL or directory).")
 @click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")
 @click.option("--run-out", required=True, type=str, help="Span run to write (JSONL).")
-@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
-              show_default=True, help="A context with several equally good places.")
-@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
-              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@placement_options("on-ambiguous", "fuzzy-threshold")
 @click.option("--report", type=str, help="Write the JSON report here (atomically).")
 @format_option
 @common_options
@@ -159,10 +157,7 @@ def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
 @click.option("--query-id-attribute", type=str, default=None,
               help="A span attribute holding the question's id (any span of the trace); "
                    "default: the root span's input.value equal to the question's text.")
-@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
-              show_default=True, help="A document with several equally good places.")
-@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
-              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@placement_options("on-ambiguous", "fuzzy-threshold")
 @click.option("--chunks", type=str, default=None,
               help="A chunk manifest: documents given by id alone (the GenAI conventions') "
                    "are placed as the chunk their id names.")

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ragspan.base.options import anchoring
 from ragspan.cli.common import (
     FiniteFloatRange,
     cli,
@@ -16,6 +17,7 @@ from ragspan.cli.common import (
     format_option,
     gate_options,
     guard,
+    placement_options,
     shown_format,
 )
 
@@ -53,17 +55,7 @@ from ragspan.cli.common import (
 @click.option("--tokenizer", default="cl100k_base", show_default=True,
               help="What a token budget (--k 512t) counts in: cl100k_base (no download) or a "
                    "Hugging Face tokenizer name or path (the embedding model's); recorded.")
-@click.option("--align", is_flag=True,
-              help="A retrieved text that its offsets do not slice back to is placed by its "
-                   "text (recorded) instead of refused.")
-@click.option("--on-ambiguous", type=click.Choice(["error", "first"]), default="error",
-              show_default=True, help="A retrieved text with several equally good places: "
-                                      "refuse it, or take the first (counted).")
-@click.option("--unplaced", type=click.Choice(["error", "drop"]), default="error",
-              show_default=True, help="A retrieved text that cannot be placed: refuse it, or "
-                                      "score it as retrieving nothing (counted).")
-@click.option("--fuzzy-threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.9,
-              show_default=True, help="Least similarity (0-1) of a fuzzy placement.")
+@placement_options("align", "on-ambiguous", "unplaced", "fuzzy-threshold")
 @click.option("--on-duplicate", type=click.Choice(["error", "first"]), default="error",
               show_default=True,
               help="A JSON-lines row of the eval set, qrels or run that repeats an earlier "
@@ -78,7 +70,8 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
           tau: float, relevance_level: int, judged_only: bool, min_coverage: float,
           chroma_metrics: bool,
           budget_grid: bool | None, tokenizer: str, align: bool,
-          on_ambiguous: str, unplaced: str, fuzzy_threshold: float, on_duplicate: str,
+          on_ambiguous: str | None, unplaced: str | None, fuzzy_threshold: float | None,
+          on_duplicate: str,
           out: str | None, fmt: str) -> None:
     """Score a run against an eval set (span level) or qrels (doc level)."""
     from ragspan.app import score as command
@@ -88,9 +81,10 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
                      relevance_level=relevance_level, judged_only=judged_only,
                      chunks=chunks, budget_grid=budget_grid, chroma_metrics=chroma_metrics,
                      min_coverage=min_coverage, tokenizer=tokenizer,
-                     on_duplicate=on_duplicate, anchoring={"align": align, "on_ambiguous": on_ambiguous,
-                                               "unplaced": unplaced,
-                                               "threshold": fuzzy_threshold}), out, fmt)
+                     on_duplicate=on_duplicate,
+                     anchoring=anchoring({"align": align, "on_ambiguous": on_ambiguous,
+                                          "unplaced": unplaced,
+                                          "fuzzy_threshold": fuzzy_threshold})), out, fmt)
 
 
 @cli.command("validate-report")

@@ -121,9 +121,10 @@ def _plausible(text_len: int, lo: int, hi: int) -> bool:
 
 
 def locate(old: str, new: str, start: int, end: int, placer: Placer, doc_id: str,
-           threshold: float, offsets: OffsetMap | None = None) -> Moved:
+           offsets: OffsetMap | None = None) -> Moved:
     """The status and new place of ``old[start:end]`` in ``new`` (see the module
-    docstring); ``placer`` places in the new corpus, ``doc_id`` names the document there,
+    docstring); ``placer`` places in the new corpus at its similarity threshold, ``doc_id``
+    names the document there,
     ``offsets`` is ``OffsetMap(old, new)`` (made here when not given)."""
     if old == new:
         return Moved("unchanged", start, end, 1.0)
@@ -167,6 +168,6 @@ def locate_all(old: Corpus, new: Corpus, spans: Sequence[tuple[str, int, int]],
         before, after = old.text(doc_id), new.text(doc_id)
         if before != after and doc_id not in maps:
             maps[doc_id] = OffsetMap(before, after)
-        out.append(locate(before, after, start, end, placer, doc_id, threshold,
+        out.append(locate(before, after, start, end, placer, doc_id,
                           maps.get(doc_id)))
     return out

@@ -181,7 +181,7 @@ def cheaper_notes(check: BudgetCheck) -> list[str]:
             for k in check.settled]
 
 
-def budget_trap(cmp: Comparison, check: BudgetCheck, outcomes: Sequence[MetricOutcome]
+def budget_trap(check: BudgetCheck, outcomes: Sequence[MetricOutcome]
                 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Per k decided at a character cutoff: a note saying both (the budget ratio at k and the
     gated metrics at the cutoff) and, where the candidate retrieves more characters at k but

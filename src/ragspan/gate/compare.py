@@ -95,7 +95,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     moved = None
     if migration is not None:  # the reports of the old corpus, as if on the new one
         trusted = migration_trusted
-        moved = left_out_part(base, cand, migration, trusted, opts.max_set_aside)
+        moved = left_out_part(base, migration, trusted, opts.max_set_aside)
         base = across(base, cand, migration, "baseline", trusted)
         if anchor is not None:
             anchor = across(anchor, cand, migration, "anchor", trusted)
@@ -167,14 +167,14 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
         warnings += cheaper_notes(bcheck)
     if bcheck is not None and decided_at:
         bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
-        notes, traps = budget_trap(cmp, bcheck, outcomes)
+        notes, traps = budget_trap(bcheck, outcomes)
         bcheck = dataclasses.replace(bcheck, trap=traps)
         warnings += notes
     slices, slice_failures, slice_uncertain = slice_outcomes(cmp, opts, defaults, level,
                                                              groups, clusters)
     anchor_part = None
     if anchor is not None:
-        anchor_part, a_fail, a_uncertain = anchor_check(anchor, cand, opts, gated, defaults,
+        anchor_part, a_fail, a_uncertain = anchor_check(anchor, cand, opts, gated,
                                                         plan)
         slice_failures += a_fail
         slice_uncertain += a_uncertain

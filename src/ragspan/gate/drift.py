@@ -47,8 +47,7 @@ MAX_UNSTABLE_LISTED = 100
 
 
 def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
-                 gated: Sequence[str], defaults: dict[str, Budget],
-                 plan: ClusterPlan | None = None
+                 gated: Sequence[str], plan: ClusterPlan | None = None
                  ) -> tuple[dict[str, Any], list[str], list[str]]:
     """The drift guard: every metric gated against the baseline, gated against the pinned
     ``anchor`` with the cumulative ``opts.anchor_budget`` by the same interval rule (overall
@@ -124,6 +123,6 @@ def _against_anchor(cmp: Comparison, names: list[str], budget: Budget, opts: Gat
         bcheck = dataclasses.replace(bcheck, settled=settled)
     if bcheck is not None and decided_at:
         bcheck = dataclasses.replace(bcheck, decided_at=decided_at)
-        _, traps = budget_trap(cmp, bcheck, outs)
+        _, traps = budget_trap(bcheck, outs)
         bcheck = dataclasses.replace(bcheck, trap=traps)
     return outs, bcheck, level, size, decided_at

@@ -160,7 +160,7 @@ def grounding_column(report: ScoreReport, k: int) -> str | None:
     return name if name in report.names else None
 
 
-def left_out_part(base: ScoreReport, cand: ScoreReport, m: Migration, trusted: bool,
+def left_out_part(base: ScoreReport, m: Migration, trusted: bool,
                   max_set_aside: float) -> dict[str, Any]:
     """The summary's ``migration`` part: the questions, those that survived, those set
     aside and dropped, how many of the left-out ones the baseline grounded at each count

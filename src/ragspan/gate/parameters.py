@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
+from ragspan.base.options import anchoring
 
 NOT_COMPARED: dict[str, str] = {
     "argv": "how the command was typed, not what it scored with",
@@ -29,10 +30,7 @@ NOT_COMPARED: dict[str, str] = {
                       "metric one report lacks is refused)",
 }
 # what a field a report leaves out stands for (every other absent field: null)
-ABSENT: dict[str, Any] = {
-    "anchoring": {"align": False, "on_ambiguous": "error", "unplaced": "error",
-                  "threshold": 0.9},
-}
+ABSENT: dict[str, Any] = {"anchoring": anchoring({})}
 NEVER_ACCEPTED = ("k",)
 # the compared fields a score report may hold (tests/test_parameters.py walks every field
 # the scorers write and fails on one that is neither here nor in NOT_COMPARED)

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ragspan.base.options import PLACEMENT_DEFAULTS
 from ragspan.io.corpus import Corpus
 from ragspan.io.fuzzy import SHORT_TEXT, Seeds, candidates
 from ragspan.io.textnorm import Normalized, normalize, normalized_needle
 
 METHODS = ("exact", "normalized", "fuzzy")
-DEFAULT_THRESHOLD = 0.9
+DEFAULT_THRESHOLD: float = PLACEMENT_DEFAULTS["fuzzy_threshold"]
 MAX_FUZZY_CHARS = 5_000_000  # document characters one text's fuzzy search may scan
 MAX_COUNTED = 1000  # occurrences counted for an ambiguity message
 _TIE = 1e-9  # similarities closer than this are equally good

@@ -102,33 +102,33 @@ def _langchain_calls(obj: Any, question: str, id_key: str | None,
     retrievers: set[Any] = set()
     ended: list[tuple[int, str | None, list[Raw]]] = []
 
-    class Steps(BaseCallbackHandler):
+    class Steps(BaseCallbackHandler):  # LangChain's callback signatures: arguments unused
         def _run(self, run_id: Any, parent_run_id: Any) -> None:
             parents[run_id] = parent_run_id
 
         def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: Any,
-                           parent_run_id: Any = None, **kwargs: Any) -> None:
+                           parent_run_id: Any = None, **kwargs: Any) -> None:  # noqa: ARG002
             self._run(run_id, parent_run_id)
 
         def on_tool_start(self, serialized: Any, input_str: Any, *, run_id: Any,
-                          parent_run_id: Any = None, **kwargs: Any) -> None:
+                          parent_run_id: Any = None, **kwargs: Any) -> None:  # noqa: ARG002
             self._run(run_id, parent_run_id)
 
         def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
-                         parent_run_id: Any = None, **kwargs: Any) -> None:
+                         parent_run_id: Any = None, **kwargs: Any) -> None:  # noqa: ARG002
             self._run(run_id, parent_run_id)
 
         def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
-                                parent_run_id: Any = None, **kwargs: Any) -> None:
+                                parent_run_id: Any = None, **kwargs: Any) -> None:  # noqa: ARG002
             self._run(run_id, parent_run_id)
 
         def on_retriever_start(self, serialized: Any, query: str, *, run_id: Any,
-                               parent_run_id: Any = None, **kwargs: Any) -> None:
+                               parent_run_id: Any = None, **kwargs: Any) -> None:  # noqa: ARG002
             self._run(run_id, parent_run_id)
             retrievers.add(run_id)
             started[run_id] = (len(started), query)
 
-        def on_retriever_end(self, documents: Any, *, run_id: Any, **kwargs: Any) -> None:
+        def on_retriever_end(self, documents: Any, *, run_id: Any, **kwargs: Any) -> None:  # noqa: ARG002
             if _inside(run_id, parents, retrievers):
                 folded.nested += 1
                 return
@@ -141,7 +141,7 @@ def _langchain_calls(obj: Any, question: str, id_key: str | None,
 
 def _llamaindex_calls(obj: Any, question: str, id_key: str | None,
                       folded: Folded) -> list[Call]:
-    from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
+    from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined, unused-ignore]
     from llama_index.core.instrumentation.event_handlers import BaseEventHandler
     from llama_index.core.instrumentation.events.rerank import ReRankEndEvent
     from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
@@ -152,16 +152,17 @@ def _llamaindex_calls(obj: Any, question: str, id_key: str | None,
     parents: dict[Any, Any] = {}
     retrievers: set[Any] = set()
 
-    class Spans(SimpleSpanHandler):
+    class Spans(SimpleSpanHandler):  # type: ignore[misc, unused-ignore]
         def new_span(self, id_: str, bound_args: Any, instance: Any = None,
-                     parent_span_id: Any = None, tags: Any = None, **kwargs: Any) -> Any:
+                     parent_span_id: Any = None, tags: Any = None,
+                     **kwargs: Any) -> Any:
             parents[id_] = parent_span_id
             if isinstance(instance, BaseRetriever):
                 retrievers.add(id_)
             return super().new_span(id_, bound_args, instance, parent_span_id, tags,
                                     **kwargs)
 
-    class Steps(BaseEventHandler):
+    class Steps(BaseEventHandler):  # type: ignore[misc, unused-ignore]
         @classmethod
         def class_name(cls) -> str:
             return "RagspanSteps"

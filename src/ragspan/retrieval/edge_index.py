@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -85,7 +86,8 @@ class EdgeIndex:
                                filter=payload_filter(qe, filters), params=params,
                                with_payload=False)
 
-    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
+    def search(self, query: np.ndarray, k: int,
+               allowed: np.ndarray | None = None,  # noqa: ARG002 - the index protocol's; filters here
                filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         return self.search_batch(query[None, :], k, [filters])[0]
 
@@ -104,20 +106,16 @@ class EdgeIndex:
                 truth = self.shard.query_batch(qe.QueryBatchRequest(
                     [self._request(queries[i], k, filters[i], True)
                      for i in range(lo, min(lo + batch, len(queries)))]))
-                for (ids, _), points in zip(out[lo:], truth):
-                    want = {int(p.id) for p in points}
-                    self.recalls.append(len(want & set(ids.tolist())) / len(want)
-                                        if want else 1.0)
+                self.recalls += [query_recall(ids.tolist(), [int(p.id) for p in points])
+                                 for (ids, _), points in zip(out[lo:], truth)]
         return out
 
     def ann_recall(self, k: int) -> dict[str, Any] | None:
         """``ann_recall@k`` over the queries searched so far (None for exact search)."""
         if self.hnsw is None or not self.recalls:
             return None
-        r = np.asarray(self.recalls)
-        return {"k": k, "queries": int(r.size), "mean": float(r.mean()),
-                "min": float(r.min()), "below_1": int((r < 1.0).sum()),
-                "ef": self.hnsw.ef, "m": self.hnsw.m, "ef_construct": self.hnsw.ef_construct}
+        return {**recall_summary(self.recalls, k), "ef": self.hnsw.ef, "m": self.hnsw.m,
+                "ef_construct": self.hnsw.ef_construct}
 
     def close(self) -> None:
         """Close the shard and remove its folder; safe to call twice."""
@@ -126,3 +124,17 @@ class EdgeIndex:
             shard.close()
             self.shard = None
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def query_recall(found: Iterable[Any], truth: Iterable[Any]) -> float:
+    """The share of an exact search's results (``truth``) the approximate one found (1.0
+    when the exact search found nothing)."""
+    want = set(truth)
+    return len(want & set(found)) / len(want) if want else 1.0
+
+
+def recall_summary(recalls: Sequence[float], k: int) -> dict[str, Any]:
+    """``ann_recall@k`` over queries: their count, mean, minimum and how many below 1."""
+    r = np.asarray(recalls, dtype=float)
+    return {"k": k, "queries": int(r.size), "mean": float(r.mean()) if r.size else 1.0,
+            "min": float(r.min()) if r.size else 1.0, "below_1": int((r < 1.0).sum())}

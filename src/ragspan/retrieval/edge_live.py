@@ -36,7 +36,7 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.readonly import check_archive, copy_tree
 from ragspan.io.runs.anchoring import Anchor
-from ragspan.retrieval.edge_index import edge_module
+from ragspan.retrieval.edge_index import edge_module, query_recall, recall_summary
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter
 from ragspan.retrieval.live import LiveSpec, _item
@@ -149,12 +149,10 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
             recall = None
             if spec.hnsw_ef is not None:
                 truth = _searched(shard, spec, queries, vectors, True, source, copy)
-                r = np.array([len({str(p.id) for p in t} & {str(p.id) for p in f}) / len(t)
-                              if t else 1.0 for f, t in zip(found, truth)])
-                recall = {"k": spec.depth, "queries": int(r.size),
-                          "mean": float(r.mean()) if r.size else 1.0,
-                          "min": float(r.min()) if r.size else 1.0,
-                          "below_1": int((r < 1.0).sum()), "ef": spec.hnsw_ef}
+                recall = {**recall_summary([query_recall([str(p.id) for p in f],
+                                                         [str(p.id) for p in t])
+                                            for f, t in zip(found, truth)], spec.depth),
+                          "ef": spec.hnsw_ef}
             points = int(engine(lambda: shard.info().points_count, source,
                                 "the shard cannot be read", copy))
         finally:

@@ -74,7 +74,8 @@ class ExactIndex:
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
-               filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               filters: dict[str, Any] | None = None,  # noqa: ARG002 - the protocol's; rows by allowed
+               ) -> tuple[np.ndarray, np.ndarray]:
         if allowed is None:
             scores = self.vectors @ query
             idx = top_k(scores, k)
@@ -151,7 +152,8 @@ class QdrantIndex:
     def _filter(self, filters: dict[str, Any] | None) -> Any:
         return payload_filter(self.models, filters)
 
-    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
+    def search(self, query: np.ndarray, k: int,
+               allowed: np.ndarray | None = None,  # noqa: ARG002 - the protocol's; filters here
                filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         res = self.client.query_points(self.collection, query=query.tolist(), limit=k,
                                        query_filter=self._filter(filters), with_payload=False,

@@ -36,7 +36,7 @@ def quiet_transformers() -> None:
     try:
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call, unused-ignore]
+        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call, unused-ignore]
     except ImportError:  # pragma: no cover
         pass

@@ -60,7 +60,7 @@ def cl100k() -> Any:
     ranks = {base64.b64decode(tok): int(rank)
              for tok, rank in (line.split() for line in raw.splitlines() if line)}
     original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: ranks  # the pattern and specials stay tiktoken's
+    public.load_tiktoken_bpe = lambda *_a, **_k: ranks  # the pattern and specials stay tiktoken's
     try:
         params = public.cl100k_base()
     finally:

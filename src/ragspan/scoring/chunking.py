@@ -15,6 +15,7 @@ from ragspan.io.evalset import EvalSet
 from ragspan.scoring.metrics.failures import chunk_pairs
 from ragspan.scoring.metrics.span import GoldColumns
 from ragspan.scoring.span_scoring import DocCodes, chunk_columns
+from ragspan.scoring.spans import merged
 
 
 class DocChunks:
@@ -28,13 +29,7 @@ class DocChunks:
         for c in cs:
             best = max(best, c.end)
             self.max_end.append(best)
-        merged: list[list[int]] = []
-        for c in cs:
-            if merged and c.start <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], c.end)
-            else:
-                merged.append([c.start, c.end])
-        self.union = merged
+        self.union = merged((c.start, c.end) for c in cs)
 
     def contains(self, start: int, end: int) -> bool:
         i = bisect.bisect_right(self.starts, start)

@@ -11,6 +11,7 @@ of a union below a point is a prefix sum plus one partial interval (searchsorted
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,19 @@ class Union:
 
     def __len__(self) -> int:
         return int(self.start.size)
+
+
+def merged(pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``(start, end)`` intervals merged into a disjoint sorted list (touching intervals
+    merged, as ``union`` merges them): the one pure-Python merge, for the few intervals of
+    one document or one step (``union`` is the vectorised one)."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(pairs):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
 
 
 def union(starts: IntArray, ends: IntArray) -> Union:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ragspan.base.facts import Steps
 from ragspan.scoring.metrics.span import GoldColumns, RankedColumns
+from ragspan.scoring.spans import merged
 
 
 @dataclass(frozen=True)
@@ -27,16 +28,6 @@ class StepDetails:
     gold_steps: list[list[int | None]]
     step_chars: list[list[int]]
     summary: Steps
-
-
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for s, e in sorted(spans):
-        if out and s <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], e))
-        else:
-            out.append((s, e))
-    return out
 
 
 def _covered(union: list[tuple[int, int]], s: int, e: int) -> int:
@@ -77,7 +68,8 @@ def step_details(gold: GoldColumns, ranked: RankedColumns, tau: float,
         later += grounded and not alone
     rows = int(in_run.sum())
     mean = float(np.asarray(steps_of)[in_run].mean()) if rows else 0.0
-    share = (lambda x: x / n) if n else (lambda x: 0.0)
+    def share(x: float) -> float:
+        return x / n if n else 0.0
     return StepDetails(gold_steps, step_chars,
                        Steps(rows, mean, share(first), share(every), share(later)))
 
@@ -92,7 +84,7 @@ def _one_query(results: list[tuple[int, int, int, int]], spans: list[tuple[int, 
         for st, d, s, e in results:
             if st == step:
                 union.setdefault(d, []).append((s, e))
-        union = {d: _merge(v) for d, v in union.items()}
+        union = {d: merged(v) for d, v in union.items()}
         total = sum(b - a for v in union.values() for a, b in v)
         added.append(total - before)
         before = total

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragspan.base.errors import InputError
+from ragspan.base.options import PLACEMENT_DEFAULTS
 from ragspan.evalsets.adapt import flatten_tags, provenance, resolve_doc
 from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.io.corpus import Corpus
@@ -80,7 +81,8 @@ def _run_row(qid: str, retrieved: list[dict[str, Any]]) -> dict[str, Any]:
     return row
 
 
-def import_ragas(rows_path: str, corpus: Corpus, *, on_ambiguous: str = "error",
+def import_ragas(rows_path: str, corpus: Corpus, *,
+                 on_ambiguous: str = PLACEMENT_DEFAULTS["on_ambiguous"],
                  threshold: float = DEFAULT_THRESHOLD
                  ) -> tuple[EvalBuild, list[dict[str, Any]]]:
     """The eval set and the span run of a Ragas-style file over ``corpus``."""

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import InputError, UsageError, present
+from ragspan.base.options import PLACEMENT_DEFAULTS, PLACEMENT_OPTIONS
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
 from ragspan.io.rows import is_offset
 
-ON_AMBIGUOUS = ("error", "first")
-ON_UNPLACED = ("error", "drop")
+ON_AMBIGUOUS = next(o.choices for o in PLACEMENT_OPTIONS if o.key == "on-ambiguous")
+ON_UNPLACED = next(o.choices for o in PLACEMENT_OPTIONS if o.key == "unplaced")
 UNPLACED_DOC = "(unplaced)"  # the document a dropped item retrieves from (never a corpus's)
 OUTCOMES = ("checked", "unchecked", "exact", "normalized", "fuzzy", "realigned",
             "ambiguous_first", "dropped")
@@ -39,9 +40,9 @@ class Anchor:
 
     corpus: Corpus | None
     scope_of: dict[str, str | None] = field(default_factory=dict)
-    align: bool = False
-    on_ambiguous: str = "error"
-    unplaced: str = "error"
+    align: bool = PLACEMENT_DEFAULTS["align"]
+    on_ambiguous: str = PLACEMENT_DEFAULTS["on_ambiguous"]
+    unplaced: str = PLACEMENT_DEFAULTS["unplaced"]
     threshold: float = DEFAULT_THRESHOLD
     # the options an error may suggest: score's flags (``--align``, ``--on-ambiguous``,
     # ``--unplaced``); False for a command without them (run-retriever)

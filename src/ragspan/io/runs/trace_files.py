@@ -147,7 +147,7 @@ def _from_objects(objects: list[tuple[int, Any]], path: str) -> TraceFile:
         if shape == "otlp-json":
             otlp_request(obj, path, line, got)
         else:
-            got.spans.append(_span_object(obj, path, line, shape, got))
+            got.spans.append(_span_object(obj, path, line))
         if len(got.spans) > MAX_SPANS:
             raise InputError(f"more than {MAX_SPANS:,} spans", path)
     return got
@@ -171,8 +171,7 @@ def _kind_of(obj: Any) -> str | None:
 # ---- console and Phoenix span objects ------------------------------------------------------
 
 
-def _span_object(obj: dict[str, Any], path: str, line: int, shape: str,
-                 got: TraceFile) -> Span:
+def _span_object(obj: dict[str, Any], path: str, line: int) -> Span:
     """A span as one JSON object: the SDK's console exporter or Phoenix's export."""
     raw_context = obj.get("context")
     context: dict[str, Any] = raw_context if isinstance(raw_context, dict) else {}

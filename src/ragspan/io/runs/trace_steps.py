@@ -57,6 +57,7 @@ from ragspan.base.errors import InputError
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet
+from ragspan.io.placement import DEFAULT_THRESHOLD
 from ragspan.io.runs.steps import MAX_STEPS
 from ragspan.io.runs.trace_documents import Doc, documents, lookup, question_text, role
 from ragspan.io.runs.trace_otlp import Span, shown
@@ -74,7 +75,7 @@ class TraceOptions:
 
     query_id_attribute: str | None = None
     first: bool = False
-    threshold: float = 0.9
+    threshold: float = DEFAULT_THRESHOLD
     doc_key: str | None = None
     offset_key: str | None = None
     chunks: ChunkManifest | None = None
