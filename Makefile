@@ -63,9 +63,10 @@ test: install-test install-browser
 release-check: install-dev
 	bash .ci/release-check $(PY)
 
-# without the model tests (no torch needed beyond what is installed)
+# without the model tests (no torch needed beyond what is installed) and the slow ones
+# (each over 10 s: tests/conftest.py prints any unmarked test that takes longer)
 test-fast: install-dev
-	$(PY) -m pytest -q -m "not model"
+	$(PY) -m pytest -q -m "not model and not slow"
 
 demo: install-retrieval
 	bash examples/demo.sh $(PY)

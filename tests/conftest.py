@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -169,3 +170,23 @@ def cuad_questions() -> tuple[dict[str, str], list[tuple[str, str, list[list[int
                 merged.append([s, e])
         questions.append((doc, cat, merged))
     return texts, questions
+
+
+# ---- the contributor's loop: every test over SLOW_SECONDS is marked slow (or model) -----------
+
+SLOW_SECONDS = 10.0
+_UNMARKED_SLOW: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.duration > SLOW_SECONDS \
+            and not {"slow", "model"} & set(report.keywords):
+        _UNMARKED_SLOW.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name each test that took over SLOW_SECONDS without a slow or model marker (make
+    test-fast would pay for it)."""
+    for nodeid, seconds in _UNMARKED_SLOW:
+        terminalreporter.write_line(f"unmarked slow test ({seconds:.1f} s > {SLOW_SECONDS:g} "
+                                    f"s): {nodeid}: mark it slow, or make it smaller")

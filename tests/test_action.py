@@ -19,6 +19,8 @@ import pytest
 from conftest import ROOT
 
 yaml = pytest.importorskip("yaml")
+# the runner fixture installs ragspan into a fresh virtualenv with the action's own step
+pytestmark = pytest.mark.slow
 FIX = ROOT / "tests" / "fixtures" / "gate"
 # github.action_path: a copy of the project, so that pip's build of it (build/, *.egg-info)
 # never lands in the work tree (set by the runner fixture)

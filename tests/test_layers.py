@@ -14,7 +14,7 @@ from conftest import ROOT
 SRC = ROOT / "src"
 CLI_MAY_IMPORT = ("ragspan", "ragspan.app", "ragspan.base.allocator", "ragspan.base.argv",
                   "ragspan.base.collector", "ragspan.base.errors", "ragspan.base.logs",
-                  "ragspan.base.options")
+                  "ragspan.base.options", "ragspan.base.placement")
 
 
 def _module_name(path: Path) -> str:

@@ -52,6 +52,9 @@ def scored(tmp_path_factory) -> dict[str, Path]:
         out[side] = tmp / f"{side}.json"
         res = run_cli("score", "--eval-set", evalset, "--run", out[f"run-{side}"], "--corpus",
                       c.corpus, "--chunks", out[f"chunks-{side}"], "--k", "1", "--k", "2",
+                      # one character cutoff stands for the grid's eight: every kind of
+                      # field is there, at a third of the fields to walk
+                      "--no-budget-grid", "--k", "500c",
                       "--unplaced", "drop", "--out", out[side])
         assert res.exit_code == 0, res.stderr
     return out
@@ -108,6 +111,7 @@ def shown(path: tuple) -> str:
 READOUT_ONLY = ("predicate", "parameters", "run_config", "config")  # a run's own header
 
 
+@pytest.mark.slow
 def test_every_field_of_the_wrong_type_is_an_input_error_naming_it(scored, tmp_path):
     """Each reader refuses what it reads: the pipeline configuration a run recorded is the
     readout's alone (compare never reads it; a run's header is the run's, so the schema
@@ -131,6 +135,7 @@ def test_every_field_of_the_wrong_type_is_an_input_error_naming_it(scored, tmp_p
     assert not failures, "\n".join(map(str, failures))
 
 
+@pytest.mark.slow
 def test_every_field_removed_is_a_verdict_or_an_input_error(scored, tmp_path):
     cand = json.loads(scored["cand"].read_text("utf-8"))
     bad = tmp_path / "cand.json"

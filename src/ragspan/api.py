@@ -26,7 +26,7 @@ from ragspan.app.score_reports import ScoreReport, load_score_report, typed_repo
 from ragspan.app.settings import load_tool_config
 from ragspan.base.collector import pausing
 from ragspan.base.errors import UsageError
-from ragspan.base.options import PLACEMENT_DEFAULTS
+from ragspan.base.placement import PLACEMENT_DEFAULTS
 from ragspan.base.voice import python_terms
 from ragspan.io.outputs import write_files
 from ragspan.report.envelope import load_report, report_text

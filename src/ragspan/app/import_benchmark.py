@@ -7,7 +7,7 @@ from typing import Any
 from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError
-from ragspan.base.options import anchoring
+from ragspan.base.placement import anchoring
 from ragspan.base.records import InputRef
 from ragspan.evalsets.build import EvalBuild
 from ragspan.evalsets.importers.beir import import_beir

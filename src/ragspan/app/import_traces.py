@@ -10,7 +10,7 @@ import logging
 from ragspan.app.eval_build import input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError
-from ragspan.base.options import anchoring
+from ragspan.base.placement import anchoring
 from ragspan.base.records import InputRef
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import read_corpus

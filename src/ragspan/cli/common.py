@@ -15,13 +15,8 @@ from ragspan import __version__
 from ragspan.base import allocator, collector, logs
 from ragspan.base.argv import outputs_elided
 from ragspan.base.errors import RagspanError
-from ragspan.base.options import (
-    GATE_OPTIONS,
-    MAX_K,
-    MAX_KS,
-    PLACEMENT_OPTIONS,
-    RUN_RETRIEVER_OPTIONS,
-)
+from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
+from ragspan.base.placement import PLACEMENT_OPTIONS
 
 FORMATS = ("json", "table", "markdown")
 # commands that run models for long keep the cyclic garbage collector running; every other

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ragspan.base.options import anchoring
+from ragspan.base.placement import anchoring
 from ragspan.cli.common import (
     FiniteFloatRange,
     cli,

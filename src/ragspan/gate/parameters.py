@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
-from ragspan.base.options import anchoring
+from ragspan.base.placement import anchoring
 
 NOT_COMPARED: dict[str, str] = {
     "argv": "how the command was typed, not what it scored with",

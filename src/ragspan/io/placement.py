@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ragspan.base.options import PLACEMENT_DEFAULTS
+from ragspan.base.placement import PLACEMENT_DEFAULTS
 from ragspan.io.corpus import Corpus
 from ragspan.io.fuzzy import SHORT_TEXT, Seeds, candidates
 from ragspan.io.textnorm import Normalized, normalize, normalized_needle

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragspan.base.errors import InputError
-from ragspan.base.options import PLACEMENT_DEFAULTS
+from ragspan.base.placement import PLACEMENT_DEFAULTS
 from ragspan.evalsets.adapt import flatten_tags, provenance, resolve_doc
 from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.io.corpus import Corpus

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.errors import InputError, UsageError, present
-from ragspan.base.options import PLACEMENT_DEFAULTS, PLACEMENT_OPTIONS
+from ragspan.base.placement import PLACEMENT_DEFAULTS, PLACEMENT_OPTIONS
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
 from ragspan.io.rows import is_offset
