@@ -54,29 +54,43 @@ def test_edge_exact_equals_the_numpy_index_with_and_without_filters():
 
 
 def test_hnsw_reports_its_recall():
-    from ragspan.retrieval.edge_index import EdgeIndex
+    """HNSW measured as HNSW: the graph is searched whatever the corpus size (400 points, far
+    under Qdrant's 10 MB full-scan threshold, reach it too), the report says how many points
+    the graph holds, and a 20,000-point shard's recall at a narrow beam is below 1 where the
+    exact search's is 1."""
+    from ragspan.retrieval.edge_index import EdgeIndex, query_recall
     from ragspan.retrieval.index import Hnsw
 
     vecs = _vectors(400, 16)
     payloads = [{"doc_id": f"d{i % 4}"} for i in range(400)]
     queries = _vectors(30, 16, seed=2)
-    wide = EdgeIndex(vecs, payloads, hnsw=Hnsw(m=16, ef_construct=200, ef=400))
+    for ef, low in ((400, 1.0), (10, None)):
+        small = EdgeIndex(vecs, payloads, hnsw=Hnsw(m=4, ef_construct=8, ef=ef))
+        try:
+            small.search_batch(queries, 10, [None] * 30)
+            recall = small.ann_recall(10)
+        finally:
+            small.close()
+        assert recall is not None and recall["queries"] == 30
+        assert recall["points_in_graph"] == 400 and recall["points_scanned"] == 0
+        assert recall["mean"] == 1.0 if low == 1.0 else recall["mean"] < 1.0, recall
+    big, q = _vectors(20_000, 32), _vectors(40, 32, seed=3)
+    narrow = EdgeIndex(big, [{"doc_id": "d"}] * 20_000, hnsw=Hnsw(m=4, ef_construct=8, ef=10))
+    exact = EdgeIndex(big, [{"doc_id": "d"}] * 20_000)
     try:
-        wide.search_batch(queries, 10, [None] * 30)
-        recall = wide.ann_recall(10)
-    finally:
-        wide.close()
-    assert recall is not None and recall["queries"] == 30 and recall["mean"] == 1.0
-    # past Qdrant's full-scan threshold (10 MB of vectors), so the graph is searched
-    narrow = EdgeIndex(_vectors(24_000, 128), [{"doc_id": "d"}] * 24_000,
-                       hnsw=Hnsw(m=4, ef_construct=8, ef=10))
-    try:
-        narrow.search_batch(_vectors(40, 128, seed=3), 10, [None] * 40)
+        found = narrow.search_batch(q, 10, [None] * 40)
         recall = narrow.ann_recall(10)
+        truth = exact.search_batch(q, 10, [None] * 40)
     finally:
         narrow.close()
-    assert recall is not None and 0.0 <= recall["min"] <= recall["mean"] <= 1.0
-    assert recall["mean"] < 1.0  # a narrow beam over random vectors misses some
+        exact.close()
+    assert recall is not None and 0.0 <= recall["min"] <= recall["mean"] < 1.0
+    assert recall["points_in_graph"] == 20_000
+    # the same queries searched exactly: recall 1 against brute force over the vectors
+    brute = np.argsort(-(q @ big.T), axis=1, kind="stable")[:, :10]
+    assert all(query_recall(ids.tolist(), b.tolist()) == 1.0 for (ids, _), b in zip(truth, brute))
+    assert np.mean([query_recall(ids.tolist(), b.tolist())
+                    for (ids, _), b in zip(found, brute)]) == pytest.approx(recall["mean"])
 
 
 def test_hnsw_config_needs_a_graph_backend(tmp_path):
@@ -211,3 +225,46 @@ def test_the_pipeline_on_the_edge_backend_equals_the_exact_one(tmp_path):
     assert 0.0 <= summary["ann_recall"]["mean"] <= 1.0 and summary["ann_recall"]["k"] == 20
     assert "ann_recall" not in json.loads((tmp_path / "edge.json").read_text())["predicate"][
         "summary"]
+
+
+@pytest.mark.model
+def test_a_users_quantized_shard_reports_each_loss(tmp_path):
+    """--hnsw-ef on the user's shard: the graph's own loss (searched at full precision
+    against exact search) and quantization's (the graph as configured against it) apart;
+    a shard under its full-scan threshold is named as scanned, its recall meaning nothing."""
+    pytest.importorskip("sentence_transformers")
+    import qdrant_edge as qe
+
+    corpus = [json.loads(x) for x in (ROOT / "examples" / "cuad" / "corpus.jsonl")
+              .read_text(encoding="utf-8").splitlines()]
+    chunks = [(d["id"], s, min(s + 200, len(d["text"]))) for d in corpus
+              for s in range(0, len(d["text"]), 200)]
+    vecs = _vectors(len(chunks), 384)
+    common = ["--corpus", ROOT / "examples" / "cuad" / "corpus.jsonl", "--eval-set",
+              ROOT / "examples" / "cuad" / "eval.jsonl", "--cache-dir", tmp_path / "cache",
+              "--depth", "5", "--hnsw-ef", "8", "--scope", "none"]
+    for name, threshold, quantize in (("plain", 10_000, False), ("quantized", 1, True)):
+        folder = tmp_path / name
+        params = qe.EdgeVectorParams(size=384, distance=qe.Distance.Dot,
+                                     quantization_config=qe.BinaryQuantizationConfig(
+                                         always_ram=True) if quantize else None)
+        shard = qe.EdgeShard.create(str(folder), qe.EdgeConfig(
+            vectors=params, hnsw_config=qe.HnswIndexConfig(
+                m=4, ef_construct=8, full_scan_threshold=threshold),
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=1)))
+        shard.update(qe.UpdateOperation.upsert_points([
+            qe.Point(i, vecs[i].tolist(), {"doc_id": d, "start": s, "end": e})
+            for i, (d, s, e) in enumerate(chunks)]))
+        shard.optimize()
+        shard.close()
+        res = run_cli("run-retriever", "--edge-shard", folder, *common, "--out",
+                      tmp_path / f"{name}.jsonl", "--report", tmp_path / f"{name}.json")
+        assert res.exit_code == 0, res.stderr
+        recall = json.loads((tmp_path / f"{name}.json").read_text())["predicate"]["summary"][
+            "ann_recall"]
+        assert recall["points_in_graph"] == len(chunks) and recall["quantized"] is quantize
+        if quantize:
+            assert {"hnsw", "quantization"} <= set(recall)
+            assert recall["hnsw"]["mean"] < 1.0  # a beam of 8 misses, whatever the vectors
+        else:
+            assert "full-scan threshold" in recall["note"] and recall["mean"] == 1.0

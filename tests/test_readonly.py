@@ -266,3 +266,16 @@ def test_archives_nested_too_deep_are_refused(tmp_path):
         inner = outer
     with pytest.raises(InputError, match="nests archives more than 4 deep"):
         check_archive(str(inner), limit=10 ** 9)
+
+
+def test_a_collection_snapshot_of_several_shards_is_refused_naming_the_count(tmp_path):
+    snap = _tar(tmp_path / "c.snapshot", [
+        _member("config.json", size=2), _member("0/segments/a.tar", size=10),
+        _member("1/segments/b.tar", size=10), _member("2/segments/c.tar", size=10)])
+    assert check_archive(str(snap)).shards == ("0", "1", "2")
+    res = run_cli("run-retriever", "--snapshot", snap, "--corpus", EX / "corpus.jsonl",
+                  "--eval-set", EX / "eval.jsonl", "--out", tmp_path / "run.jsonl",
+                  "--no-cache")
+    assert_input_error(res, "c.snapshot", "a collection's snapshot of 3 shards (0, 1, 2)")
+    one = _tar(tmp_path / "one.snapshot", [_member("segments/a.tar", size=10)])
+    assert check_archive(str(one)).shards == ()

@@ -174,11 +174,13 @@ def _copy_extents(fd: int, out: IO[bytes], size: int) -> bool:
 @dataclass(frozen=True)
 class ArchiveFacts:
     """What ``check_archive`` read of an archive: its members, their declared bytes, the
-    limit they were held to."""
+    limit they were held to, and the shards of a collection snapshot (its top-level
+    numbered folders holding ``segments``; none for one shard's snapshot)."""
 
     members: int
     declared_bytes: int
     limit: int
+    shards: tuple[str, ...] = ()
 
 
 def default_limit(path: str) -> int:
@@ -192,14 +194,16 @@ def check_archive(path: str, limit: int | None = None) -> ArchiveFacts:
     bound = _Bound(default_limit(path), "the default: " f"{UNPACK_RATIO}x the archive, at "
                    f"most {UNPACK_CAP:,}; --max-unpacked-bytes raises it") if limit is None \
         else _Bound(limit, "--max-unpacked-bytes")
+    shards: set[str] = set()
     try:
         with tarfile.open(path, "r:") as tar:
-            members, declared = _members(tar, path, bound, "", 0, 0)
+            members, declared = _members(tar, path, bound, "", 0, 0, shards)
     except tarfile.TarError as exc:
         raise InputError(f"not a tar archive: {exc}", path) from None
     except EOFError:
         raise InputError("the archive ends inside a member (truncated)", path) from None
-    return ArchiveFacts(members, declared, bound.bytes)
+    return ArchiveFacts(members, declared, bound.bytes,
+                        tuple(sorted(shards, key=lambda x: (len(x), x))))
 
 
 @dataclass(frozen=True)
@@ -233,14 +237,17 @@ def _nested(tar: tarfile.TarFile, m: tarfile.TarInfo, path: str, bound: _Bound, 
 
 
 def _members(tar: tarfile.TarFile, path: str, bound: _Bound, inside: str, count: int,
-             declared: int) -> tuple[int, int]:
+             declared: int, shards: set[str] | None = None) -> tuple[int, int]:
     for m in tar:
         count += 1
         name = f"{inside}{m.name}"
+        parts = m.name.replace("\\", "/").lstrip("./").split("/")
+        if shards is not None and len(parts) > 1 and parts[0].isdigit() \
+                and parts[1] == "segments":
+            shards.add(parts[0])
         if count > MAX_ENTRIES:
             raise InputError(f"more than {MAX_ENTRIES:,} members", path)
-        parts = m.name.replace("\\", "/").split("/")
-        if m.name.startswith(("/", "\\")) or ".." in parts:
+        if m.name.startswith(("/", "\\")) or ".." in m.name.replace("\\", "/").split("/"):
             raise InputError(f"member '{name}' points outside the archive's folder", path)
         if m.islnk() or m.issym():
             raise InputError(f"member '{name}' is a link (to '{m.linkname}'): a snapshot "

@@ -22,6 +22,7 @@ placed in the corpus).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
@@ -36,7 +37,12 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.readonly import check_archive, copy_tree
 from ragspan.io.runs.anchoring import Anchor
-from ragspan.retrieval.edge_index import edge_module, query_recall, recall_summary
+from ragspan.retrieval.edge_index import (
+    FULL_SCAN_KB,
+    edge_module,
+    query_recall,
+    recall_summary,
+)
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter
 from ragspan.retrieval.live import LiveSpec, _item
@@ -91,7 +97,13 @@ def _loaded(source: str, snapshot: bool, folder: str,
     if snapshot:
         if not os.path.isfile(source):
             raise InputError("--snapshot: no such file", source)
-        check_archive(source, max_unpacked_bytes)
+        facts = check_archive(source, max_unpacked_bytes)
+        if len(facts.shards) > 1:
+            raise InputError(f"--snapshot is a collection's snapshot of {len(facts.shards)} "
+                             f"shards ({', '.join(facts.shards[:8])}): searching one would "
+                             "score part of the corpus; take one shard's snapshot of a "
+                             "single-shard collection (docs/retrieval.md, \"Your index, "
+                             "offline\")", source)
         engine(lambda: qe.EdgeShard.unpack_snapshot(source, target), source,
                "--snapshot cannot be unpacked", target)
     else:
@@ -104,9 +116,13 @@ def _loaded(source: str, snapshot: bool, folder: str,
 
 
 def _search(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.ndarray,
-            exact: bool) -> list[list[Any]]:
+            exact: bool, full_precision: bool = False) -> list[list[Any]]:
+    """Every query's top ``spec.depth``: exact, or through the graph with ``spec.hnsw_ef``
+    (``full_precision``: quantized vectors ignored, the graph's own loss alone)."""
     qe = edge_module()
-    params = qe.SearchParams(exact=True) if exact else qe.SearchParams(hnsw_ef=spec.hnsw_ef)
+    params = qe.SearchParams(exact=True) if exact else qe.SearchParams(
+        hnsw_ef=spec.hnsw_ef, quantization=qe.QuantizationSearchParams(ignore=True)
+        if full_precision else None)
     out: list[list[Any]] = []
     for lo in range(0, len(queries), spec.batch):
         part = queries[lo:lo + spec.batch]
@@ -122,11 +138,46 @@ def _search(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.nd
 
 
 def _searched(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.ndarray,
-              exact: bool, source: str, copy: str) -> list[list[Any]]:
+              exact: bool, source: str, copy: str, full_precision: bool = False
+              ) -> list[list[Any]]:
     """``_search`` through ``engine``: a vector size or name the shard refuses, a payload it
     cannot read, a panic, each an InputError naming the shard."""
-    return engine(lambda: _search(shard, spec, queries, vectors, exact), source,
-                  "the shard cannot be searched", copy)
+    return engine(lambda: _search(shard, spec, queries, vectors, exact, full_precision),
+                  source, "the shard cannot be searched", copy)
+
+
+def shard_config(copy: str) -> dict[str, Any]:
+    """What the shard's own ``edge_config.json`` says of its search: its full-scan threshold
+    (KB; Qdrant's default where it says none) and whether its vectors are quantized."""
+    try:
+        with open(os.path.join(copy, "edge_config.json"), encoding="utf-8") as fh:
+            config = json.load(fh)
+    except (OSError, ValueError):
+        config = {}
+    hnsw = config.get("hnsw_config") if isinstance(config, dict) else None
+    threshold = hnsw.get("full_scan_threshold") if isinstance(hnsw, dict) else None
+    vectors = config.get("vectors") if isinstance(config, dict) else None
+    quantized = isinstance(config, dict) and config.get("quantization_config") is not None \
+        or isinstance(vectors, dict) and any(isinstance(v, dict) and v.get("quantization_config")
+                                             for v in vectors.values())
+    return {"full_scan_threshold_kb": threshold if isinstance(threshold, int) else FULL_SCAN_KB,
+            "quantized": bool(quantized)}
+
+
+def _recall(spec: LiveSpec, found: list[list[Any]], truth: list[list[Any]],
+            graph: list[list[Any]] | None, counts: dict[str, Any]) -> dict[str, Any]:
+    """``ann_recall``: the graph's results against the exact search's. With quantized
+    vectors, ``graph`` (the graph searched at full precision) splits the loss: ``hnsw`` its
+    own, ``quantization`` what the quantized vectors lose against it."""
+    def of(a: list[list[Any]], b: list[list[Any]]) -> dict[str, Any]:
+        return recall_summary([query_recall([str(p.id) for p in x], [str(p.id) for p in y])
+                               for x, y in zip(a, b)], spec.depth)
+
+    out = {**of(found, truth), "ef": spec.hnsw_ef, **counts}
+    if graph is not None:
+        out["hnsw"] = of(graph, truth)
+        out["quantization"] = of(found, graph)
+    return out
 
 
 def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
@@ -146,15 +197,25 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
             vectors = embedder.embed([q.query for q in queries], "embedding queries")
             copy = os.path.join(folder, "shard")
             found = _searched(shard, spec, queries, vectors, spec.hnsw_ef is None, source, copy)
+            stats = engine(shard.info, source, "the shard cannot be read", copy)
+            points = int(stats.points_count)
             recall = None
             if spec.hnsw_ef is not None:
+                said = shard_config(copy)
                 truth = _searched(shard, spec, queries, vectors, True, source, copy)
-                recall = {**recall_summary([query_recall([str(p.id) for p in f],
-                                                         [str(p.id) for p in t])
-                                            for f, t in zip(found, truth)], spec.depth),
-                          "ef": spec.hnsw_ef}
-            points = int(engine(lambda: shard.info().points_count, source,
-                                "the shard cannot be read", copy))
+                graph = _searched(shard, spec, queries, vectors, False, source, copy,
+                                  full_precision=True) if said["quantized"] else None
+                in_graph = int(stats.indexed_vectors_count)
+                kb = points * int(vectors.shape[1]) * 4 / 1024
+                recall = _recall(spec, found, truth, graph, {
+                    "points_in_graph": in_graph, "points_scanned": points - in_graph,
+                    "full_scan_threshold_kb": said["full_scan_threshold_kb"],
+                    "vectors_kb": round(kb), "quantized": said["quantized"]})
+                if kb < said["full_scan_threshold_kb"]:
+                    recall["note"] = (f"the shard's {round(kb):,} KB of vectors are under its "
+                                      f"full-scan threshold ({said['full_scan_threshold_kb']:,} "
+                                      "KB): Qdrant scans them exactly, so this recall says "
+                                      "nothing of its graph")
         finally:
             with contextlib.suppress(InputError):  # the copy is removed next whatever it says
                 engine(shard.close, source, "the shard cannot be closed", folder)
