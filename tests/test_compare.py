@@ -184,7 +184,13 @@ def test_k_mismatch_and_error_baseline_and_missing(tmp_path):
 def test_usage_errors(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [1] * N)
     assert compare(b, c, "--budget", "nonsense=2pt").exit_code == 2
-    assert compare(b, c, "--budget", "complete_grounding=2").exit_code == 2
+    # a bare number is the toolkit's percent of the baseline's mean, never points; on span
+    # reports a name ragspan has (span precision) keeps ragspan's meaning
+    for spec, column in (("complete_grounding=2", "complete_grounding@1"),
+                         ("precision=2", "precision@1"), ("ndcg=2", "doc_ndcg@1")):
+        res = compare(b, c, "--budget", spec, "--allow-identical")
+        assert res.exit_code == 0, res.stderr
+        assert res.json()["predicate"]["summary"]["metrics"][column]["budget"] == "2%"
     assert compare(b, c, "--budget", "retrieved_chars=2pt").exit_code == 2
     assert compare(b, c, "--alpha", "1.5").exit_code == 2
 
@@ -308,3 +314,16 @@ def test_doc_level_markdown_has_no_empty_columns(tmp_path):
     head = next(ln for ln in res.stdout.splitlines() if ln.startswith("| query id"))
     assert [c.strip() for c in head.strip("|").split("|")] == ["query id", "change"]
     assert "| q16 | 1.00 → 0.00 |" in res.stdout
+
+
+def test_summary_per_query_counts_every_gated_metric(tmp_path):
+    b, c = make_reports(tmp_path, [1] * 20 + [0] * 10, [1] * 14 + [0] * 6 + [1] * 3 + [0] * 7)
+    res = compare(b, c, "--format", "json")
+    pred = res.json()["predicate"]
+    counts = pred["summary"]["per_query"]
+    assert set(counts) == set(pred["summary"]["gated_metrics"])
+    (name,) = [n for n in counts if n.startswith("complete_grounding")]
+    assert counts[name] == {"better": 3, "worse": 6, "same": 21,
+                            "worst": {"id": counts[name]["worst"]["id"], "drop": 1.0}}
+    rows = {q["id"]: q for q in pred["details"]["per_query_diff"]["queries"]}
+    assert rows[counts[name]["worst"]["id"]]["delta"][0] == -1.0

@@ -72,7 +72,9 @@ def test_five_queries_and_the_rest_folded(comment):
                         r"sides not shown", folded)
     assert summary and int(summary.group(2)) >= 12  # the doc_* rows at 1.0 on both sides
     assert "doc_ndcg" not in comment and folded.rstrip().endswith("</details>")
-    assert len(comment.encode("utf-8")) < 6_000, len(comment.encode("utf-8"))
+    # the whole comment, its scoring caveats included, is a few KB; unfolded, the 128 cutoff
+    # rows alone would add some 12 KB
+    assert len(comment.encode("utf-8")) < 6_500, len(comment.encode("utf-8"))
 
 
 @pytest.mark.model

@@ -160,3 +160,37 @@ def test_bad_facts_sidecar_refused(tmp_path, facts, message):
     ev, co = build(tmp_path, CLEAN)
     path = write_jsonl(tmp_path / "facts.jsonl", facts)
     assert_input_error(validate(ev, co, "--facts", path), "facts.jsonl", message)
+
+
+def test_multi_document_and_cross_references_checked(tmp_path):
+    """The harness's other marks: ``multi_document`` must agree with where the gold lies (true
+    needs two documents, false allows one) and each ``cross_references`` entry must be said by
+    one of the row's gold documents."""
+    rows = [
+        {"id": "multi_one_doc", "question": "Who warrants title?",
+         "expected": ["The Seller warrants title"], "expected_sources": ["01_agreement.txt"],
+         "multi_document": True},
+        {"id": "single_two_docs", "question": "How is the price paid?",
+         "expected": ["payable as set out in Exhibit A", "80% at closing"],
+         "expected_sources": ["01_agreement.txt", "03_exhibit_a.txt"],
+         "dimensions": {"multi_document": False}},
+        {"id": "ref_missing", "question": "How is the price paid?",
+         "expected": ["payable as set out in Exhibit A", "80% at closing"],
+         "expected_sources": ["01_agreement.txt", "03_exhibit_a.txt"], "multi_document": True,
+         "cross_references": ["Exhibit A", "Schedule 7"]},
+        {"id": "ref_ok", "question": "Who holds the escrow?",
+         "expected": ["payable as set out in Exhibit A", "The escrow agent is First Trust"],
+         "expected_sources": ["01_agreement.txt", "03_exhibit_a.txt"],
+         "dimensions": {"multi_document": True, "cross_references": ["Exhibit A"]}},
+    ]
+    ev, co = build(tmp_path, rows)
+    res = validate(ev, co)
+    assert res.exit_code == 3
+    assert found(res) == [("cross_reference_not_found", "error", "ref_missing"),
+                          ("crossref_single_document", "error", "multi_one_doc"),
+                          ("multi_document", "error", "single_two_docs")]
+    messages = {f["query"]: f["message"] for f in res.json()["predicate"]["details"]["findings"]}
+    assert "marked multi_document but its gold spans lie in one document ('01_agreement')" \
+        in messages["multi_one_doc"]
+    assert "'Schedule 7'" in messages["ref_missing"]
+    assert "2 documents: '01_agreement', '03_exhibit_a'" in messages["single_two_docs"]

@@ -182,6 +182,35 @@ def test_a_corpus_wide_question_saturates_when_k_takes_in_the_corpus(tmp_path):
                    "by_k": {"6": {"queries": 6, "share": 1.0}}}  # @2: a third of the corpus
 
 
+
+def test_a_budget_larger_than_the_named_document_is_said(tmp_path):
+    """The published harness's warning: a character budget at least as large as the
+    question's document lets a scoped retriever return it whole. Said once, naming each such
+    cutoff with its count, and kept in summary.warnings; a budget under every document is not
+    named, nor a question without doc_id."""
+    import json
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "short", "text": "x" * 800},
+                                                     {"id": "long", "text": "y" * 5000}])
+    rows = [{"id": f"q{i}", "query": "?", "doc_id": d,
+             "gold_spans": [{"doc_id": d, "start": 10, "end": 60}]}
+            for i, d in enumerate(["short", "short", "long", "long"])]
+    rows.append({"id": "wide", "query": "?", "gold_spans": [{"doc_id": "long", "start": 0,
+                                                             "end": 50}]})
+    evalset = write_jsonl(tmp_path / "eval.jsonl", rows)
+    run = write_jsonl(tmp_path / "run.jsonl", [
+        {"id": r["id"], "retrieved": [{"doc_id": "long", "start": 0, "end": 100}]} for r in rows])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k", "1",
+                  "--k", "500c", "--k", "1000c", "--k", "8000c", "--no-budget-grid",
+                  "--out", tmp_path / "s.json")
+    assert res.exit_code == 0, res.stderr
+    line = next(x for x in res.stderr.splitlines() if "the whole named document" in x)
+    assert ("at k = 1000c (2 of 4 queries, 50%), k = 8000c (4 of 4 queries, 100%): grounding "
+            "there says nothing of ranking") in line
+    assert "500c" not in line
+    warned = json.loads((tmp_path / "s.json").read_text())["predicate"]["summary"]["warnings"]
+    assert any(w["code"] == "budget_over_document" for w in warned)
+
 def test_a_character_budget_is_refused_where_documents_are_scored(tmp_path):
     qrels = tmp_path / "q.trec"
     qrels.write_text("q0 0 d0 1\n", encoding="utf-8")

@@ -54,8 +54,8 @@ def test_first_keeps_each_ids_first_row_and_counts_the_rest(files):
     pred = json.loads((tmp / "s.json").read_text())["predicate"]
     assert pred["parameters"]["on_duplicate"] == "first"
     assert pred["summary"]["skipped_rows"] == {
-        "eval_set": {"repeated": 1, "without_id": 1, "lines": [3, 4]},
-        "run": {"repeated": 1, "without_id": 1, "lines": [2, 4]}}
+        "eval_set": {"repeated": 1, "without_id": 1, "repeated_docs": 0, "lines": [3, 4]},
+        "run": {"repeated": 1, "without_id": 1, "repeated_docs": 0, "lines": [2, 4]}}
     assert pred["summary"]["queries"] == 2
     # the first q1 row (a hit) is scored, not the repeated one (a miss)
     assert pred["summary"]["metrics"]["complete_grounding@1"] == 0.5
@@ -81,8 +81,8 @@ def test_doc_level_jsonl_qrels_and_run(tmp_path):
     assert res.exit_code == 0, res.stderr
     pred = res.json()["predicate"]
     assert pred["summary"]["skipped_rows"] == {
-        "qrels": {"repeated": 1, "without_id": 1, "lines": [2, 3]},
-        "run": {"repeated": 1, "without_id": 0, "lines": [3]}}
+        "qrels": {"repeated": 1, "without_id": 1, "repeated_docs": 0, "lines": [2, 3]},
+        "run": {"repeated": 1, "without_id": 0, "repeated_docs": 0, "lines": [3]}}
     assert pred["summary"]["metrics"]["doc_recall@1"] == 0.5  # q1 found d1, q2's first row missed
 
 
@@ -124,3 +124,27 @@ def test_trec_files_are_judgments_not_rows(tmp_path):
     pred = res.json()["predicate"]
     assert pred["summary"]["metrics"]["doc_recall@2"] == 1.0
     assert pred["summary"]["skipped_rows"]["run"]["repeated"] == 0
+
+
+def test_a_document_listed_twice_keeps_its_first_place(tmp_path):
+    """The toolkit's JSONL run that lists a document twice for a question: refused by
+    default (naming the rule that reads it); under ``--on-duplicate first`` each document's
+    first place is kept, the later entries dropped (with their scores) and counted."""
+    qrels = write_jsonl(tmp_path / "qrels.jsonl", [{"id": "q1", "relevant_ids": ["d2"]},
+                                                   {"id": "q2", "relevant_ids": ["d3"]}])
+    run = write_jsonl(tmp_path / "run.jsonl", [
+        {"id": "q1", "retrieved_ids": ["d1", "d1", "d2", "d1"], "scores": [4, 3, 2, 1]},
+        {"id": "q2", "retrieved_ids": ["d3", "d4"]}])
+    args = ("score", "--qrels", qrels, "--run", run, "--k", "2", "--format", "json")
+    assert_input_error(run_cli(*args), "run.jsonl:1",
+                       "document 'd1' listed twice for query 'q1'", "--on-duplicate first")
+    res = run_cli(*args, "--on-duplicate", "first")
+    assert res.exit_code == 0, res.stderr
+    pred = res.json()["predicate"]
+    assert pred["summary"]["skipped_rows"]["run"] == {
+        "repeated": 0, "without_id": 0, "repeated_docs": 2, "lines": [1]}
+    # d2 moves up to rank 2 once d1's repeats are gone: found within the top 2
+    assert pred["summary"]["metrics"]["doc_recall@2"] == 1.0
+    assert "run: 2 repeated documents dropped from their rows" in res.stderr
+    table = run_cli(*args[:-2], "--on-duplicate", "first", "--format", "table")
+    assert "skipped (run): 2 repeated documents under --on-duplicate first" in table.stdout

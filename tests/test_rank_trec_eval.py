@@ -90,6 +90,31 @@ def test_200_random_pairs_equal_pytrec_eval(tmp_path, level):
     assert checked > 1000
 
 
+def test_doc_judged_equals_precision_with_every_judgment_relevant(tmp_path):
+    """``doc_judged@k`` is ir_measures' Judged@k: P@k where every judged document counts as
+    relevant, so pytrec_eval's P_k on the qrels with every grade raised by one (level 1) is its
+    reference; unjudged documents in the top k, and fewer than k results, lower it."""
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(100):
+        qrels, run = random_pair(rng)
+        if not run:
+            continue
+        qp, rp = write_trec(tmp_path, qrels, run)
+        scores = score_doc_run(read_doc_run(rp), read_qrels(qp).judgments, KS, 1, False)
+        idx = {q: i for i, q in enumerate(scores.qids)}
+        raised = {q: {d: g + 1 for d, g in ds.items()} for q, ds in qrels.items()}
+        want = pytrec_eval.RelevanceEvaluator(
+            raised, {f"P_{k}" for k in KS}, relevance_level=1).evaluate(run)
+        for q in qrels:
+            for k in KS:
+                expected = want[q][f"P_{k}"] if q in want else 0.0
+                assert scores.values[f"doc_judged@{k}"][idx[q]] == pytest.approx(expected,
+                                                                                 abs=1e-9)
+                checked += 1
+    assert checked > 500
+
+
 @pytest.mark.parametrize("judged_only", [False, True])
 def test_score_path_with_top_cut_equals_pytrec_eval(tmp_path, judged_only):
     """What ``score`` runs (the run read on a worker thread, only each query's top max(k)

@@ -157,6 +157,18 @@ def test_reranker_with_a_locally_built_cross_encoder(cuad, tmp_path):
     dense = {r["id"]: [s["chunk_id"] for s in r["retrieved"]] for r in rows(cuad, "dense")}
     for r in first:
         assert [s["chunk_id"] for s in r["retrieved_first_stage"]] == dense[r["id"]]
+    # [rerank] top_k and min_score cut the reranked list, min_keep keeps its best; the
+    # first stage is untouched
+    reranked = {r["id"]: r["retrieved"] for r in first}
+    every = sorted({s["score"] for r in first for s in r["retrieved"]})
+    floor = (every[len(every) // 2] + every[len(every) // 2 + 1]) / 2  # between two scores
+    body = body.replace('name = "rerank"', 'name = "cut"') + (
+        f"top_k = 4\nmin_score = {floor}\nmin_keep = 1\n")
+    run(cuad, "cut", body)
+    for r in rows(cuad, "cut"):
+        want = [s for s in reranked[r["id"]][:4] if s["score"] >= floor] or reranked[r["id"]][:1]
+        assert [s["chunk_id"] for s in r["retrieved"]] == [s["chunk_id"] for s in want]
+        assert [s["chunk_id"] for s in r["retrieved_first_stage"]] == dense[r["id"]]
 
 
 def test_leakage_embedding_method(tmp_path):
@@ -183,3 +195,4 @@ def test_leakage_embedding_method(tmp_path):
     assert [(x["id"], x["document"]) for x in pred["details"]["leaks"]] == [("para", "faq")]
     leak = pred["details"]["leaks"][0]
     assert leak["similarity"] >= 0.7 and leak["passage"]["start"] == 0
+

@@ -29,7 +29,7 @@ from ragspan.retrieval.tokens import load_tokenizer
 from ragspan.scoring.doc_scoring import evalset_judgments, read_and_score, score_doc_run, span_doc_projection
 from ragspan.scoring.metrics.registry import Chars, Tokens, is_budget, parse_cutoff
 from ragspan.scoring.report_body import doc_body, span_body
-from ragspan.scoring.run_facts import SATURATION_WARN
+from ragspan.scoring.run_facts import SATURATION_WARN, budgets_over_documents
 from ragspan.scoring.span_scoring import DEFAULT_KS, check_run_made_for, compute_span_report
 
 __all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
@@ -157,6 +157,10 @@ def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
     stderr line per file that had any."""
     files = {judgments: skipped[0], "run": skipped[1]}
     for role, tally in files.items():
+        if tally.repeated_docs:
+            log.warning("--on-duplicate first: %s: %d repeated documents dropped from their "
+                        "rows (each document's first place kept)", role.replace("_", " "),
+                        tally.repeated_docs, extra=said("repeated_docs", tally.repeated_docs))
         if tally.total:
             log.warning("--on-duplicate first: %s: %d rows skipped (%d repeating an earlier "
                         "row's id, %d without id; the first row of each id kept)",
@@ -195,6 +199,21 @@ def warn_saturation(saturation: Saturation | None) -> None:
                         extra=said("saturated", v.queries))
 
 
+def warn_whole_documents(over: list[tuple[str, int, int]]) -> None:
+    """One warning naming each character budget at least as large as the named document of
+    at least ``SATURATION_WARN`` of the scoped queries (``run_facts.budgets_over_documents``):
+    there a retriever scoped to the document can return all of it."""
+    said_at = [(k, fits, scoped) for k, fits, scoped in over if fits >= SATURATION_WARN * scoped]
+    if not said_at:
+        return
+    scoped = said_at[0][2]
+    log.warning("the budget holds the whole named document at "
+                + ", ".join(f"k = {k} ({fits} of {scoped} queries, {100 * fits / scoped:.0f}%)"
+                            for k, fits, _ in said_at)
+                + ": grounding there says nothing of ranking",
+                extra=said("budget_over_document", said_at[-1][1]))
+
+
 def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int],
                   relevance_level: int, judged_only: bool, min_coverage: float,
                   doc_only: bool, skipped: Skipped | None = None) -> ReportBody:
@@ -203,7 +222,8 @@ def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int]
     refuse_budgets(ks, "this is a doc-level run" if not doc_only
                    else "this eval set has doc-level judgments only")
     r = read_doc_run(run, run_format, top=max(ks), skipped=skipped)
-    scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level, judged_only)
+    scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level,
+                           judged_only).without_judged()
     missing = scores.counts.judged_queries_without_run_row
     total = len(scores.in_run) + (missing if judged_only else 0)
     check_coverage(total - missing, total, r.path, "queries of the eval set", min_coverage)
@@ -285,6 +305,8 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence
     cut = [k for k in ks if not isinstance(k, Tokens)]
     doc_view = span_doc_projection(report, cut, relevance_level, False) if cut else None
     warn_saturation(report.saturation)
+    if corp is not None:
+        warn_whole_documents(budgets_over_documents(evalset, corp, ks))
     body = span_body(report, doc_view)
     for code, count, line in repairs(body.summary):
         log.warning("%s", line, extra=said(code, count))

@@ -281,7 +281,13 @@ PIPELINE_SECTIONS: dict[str, tuple[Option, ...]] = {
     "rerank": (Option("model", "str", "", "CrossEncoder model, name or path (required)."),
                Option("depth", "int", 20, "Fused candidates rescored.", low=1, high=MAX_DEPTH),
                Option("batch_size", "int", 32, "Pairs scored per batch.", low=1,
-                      high=MAX_BATCH), ENABLED),
+                      high=MAX_BATCH),
+               Option("top_k", "int", None, "Reranked candidates kept (unset: depth).", low=1,
+                      high=MAX_DEPTH, nullable=True),
+               Option("min_score", "float", None, "Reranked candidates scoring below this are "
+                      "dropped, counted (unset: none).", low=-1e9, high=1e9, nullable=True),
+               Option("min_keep", "int", 1, "With min_score: the fewest kept whatever their "
+                      "scores.", low=0, high=MAX_DEPTH), ENABLED),
     "fusion": (Option("k", "int", 60, "Reciprocal rank fusion constant.", low=1,
                       high=MAX_FUSION_K),
                Option("method", "enum", "rrf", "Fusion method.", choices=("rrf",))),

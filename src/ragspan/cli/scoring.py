@@ -30,9 +30,11 @@ from ragspan.cli.common import (
               help="The run's chunk manifest (run-retriever --chunks-out): decides the "
                    "ceiling-bound and chunk-severance failure labels.")
 @click.option("--qrels", type=str, help="Doc-level judgments (TREC, BEIR TSV or JSONL).")
-@click.option("--qrels-format", type=click.Choice(["auto", "trec", "beir", "jsonl"]),
+@click.option("--qrels-format", "--queries-format", "qrels_format",
+              type=click.Choice(["auto", "trec", "beir", "jsonl"]),
               default="auto", show_default=True)
-@click.option("--run-format", type=click.Choice(["auto", "span", "trec", "jsonl"]),
+@click.option("--run-format", "--retrieved-format", "run_format",
+              type=click.Choice(["auto", "span", "trec", "jsonl"]),
               default="auto", show_default=True)
 @cutoff_option
 @click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),

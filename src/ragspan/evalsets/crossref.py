@@ -6,8 +6,11 @@ top level or under ``dimensions``), the document a question starts from (``ancho
 the document of each answer string (``expected_sources``); ``adapt`` places each string in
 its document and keeps the other two as tags. Checked here, each finding naming the query:
 
-- ``crossref_single_document`` (error): a question marked ``requires_crossref`` whose gold
-  spans lie in fewer than two documents;
+- ``crossref_single_document`` (error): a question marked ``requires_crossref`` or
+  ``multi_document`` whose gold spans lie in fewer than two documents; ``multi_document``
+  (error): one marked ``multi_document`` false whose gold spans lie in several;
+- ``cross_reference_not_found`` (error): a ``cross_references`` entry (the reference the
+  question must follow, "Exhibit A") that none of the question's gold documents says;
 - ``anchor_doc`` (error): an ``anchor_doc`` that is no document of the corpus, or holds none
   of the question's gold spans;
 - ``crossref_cue`` (warning, only in a set that marks ``requires_crossref`` at all): a query
@@ -37,6 +40,8 @@ from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha2
 SHORT = 20  # characters: the answers gold_in_query's verbatim check leaves to a word match
 CROSSREF_TAGS = ("requires_crossref", "dimensions.requires_crossref")
 ANCHOR_TAGS = ("anchor_doc", "dimensions.anchor_doc")
+MULTI_TAGS = ("multi_document", "dimensions.multi_document")
+REFERENCE_TAGS = ("cross_references", "dimensions.cross_references")
 FACT_TAGS = ("facts", "fact_ids")
 CUE = re.compile(
     r"\b(?:exhibits?|schedules?|annex(?:es)?|appendix|appendices|attachments?|sections?|"
@@ -105,51 +110,82 @@ def crossref_findings(evalset: EvalSet, corpus: Corpus,
                       facts: list[Fact] | None = None) -> list[dict[str, Any]]:
     """The checks of this module, in query order, then the facts' own."""
     findings: list[dict[str, Any]] = []
-    marks = any(_tag(q, CROSSREF_TAGS) is not None for q in evalset.queries)
+    marks = any(_tag(q, CROSSREF_TAGS + MULTI_TAGS) is not None for q in evalset.queries)
     holders = _Holders(corpus)
     for q in evalset.queries:
-        docs = sorted({s.doc_id for s in q.gold_spans})
-        crossref = (_tag(q, CROSSREF_TAGS) or "").strip().lower() in ("true", "1", "yes")
-        if crossref and len(docs) < 2:
-            findings.append(_finding(
-                "crossref_single_document", "error", q.id,
-                f"marked requires_crossref but its gold spans lie in "
-                f"{'one document' if docs else 'no document'}"
-                + (f" ('{docs[0]}')" if docs else "") + ": give the evidence in each document"))
-        anchor = _tag(q, ANCHOR_TAGS)
-        if anchor is not None:
-            anchor_id = _doc_of(corpus, anchor)
-            if anchor_id is None:
-                findings.append(_finding("anchor_doc", "error", q.id,
-                                         f"anchor_doc '{anchor}' is not a document of the corpus"))
-            elif anchor_id not in docs:
-                findings.append(_finding(
-                    "anchor_doc", "error", q.id,
-                    f"anchor_doc '{anchor}' holds none of its gold spans (they lie in "
-                    + ", ".join(f"'{d}'" for d in docs) + ")"))
-        cue = CUE.search(q.query)
-        if marks and cue and not crossref and len(docs) < 2:
-            findings.append(_finding(
-                "crossref_cue", "warning", q.id,
-                f"the query points elsewhere ({cue.group(0)!r}) but is not marked "
-                "requires_crossref and its gold spans lie in one document"))
-        for i, s in enumerate(q.gold_spans):
-            doc = corpus.documents.get(s.doc_id)
-            if doc is None or s.end > len(doc.text):
-                continue  # check_eval_set reports it
-            answer = doc.text[s.start:s.end].strip()
-            if not answer or len(answer) >= SHORT:
-                continue
-            others = [d for d in holders.of(answer) if d != s.doc_id]
-            if others:
-                findings.append(_finding(
-                    "answer_not_unique", "warning", q.id,
-                    f"gold_spans[{i}]'s short answer {answer!r} occurs in {len(others)} other "
-                    f"document(s) too (first '{others[0]}'): the string does not show which "
-                    "document was read"))
+        findings += _row_findings(q, corpus, marks)
+        findings += _short_answer_findings(q, corpus, holders)
     if facts is not None:
         findings += _fact_findings(evalset, corpus, facts, holders)
     return findings
+
+
+def _yes(raw: str | None) -> bool | None:
+    """A boolean tag as ``adapt`` keeps it (``true``/``false``), None when absent."""
+    return None if raw is None else raw.strip().lower() in ("true", "1", "yes")
+
+
+def _row_findings(q: EvalQuery, corpus: Corpus, marks: bool) -> list[dict[str, Any]]:
+    """A row's marks against where its gold spans lie: requires_crossref / multi_document,
+    anchor_doc, cross_references, and an unmarked query's cue."""
+    found: list[dict[str, Any]] = []
+    docs = sorted({s.doc_id for s in q.gold_spans})
+    where = (f"one document ('{docs[0]}')" if len(docs) == 1 else "no document" if not docs
+             else f"{len(docs)} documents")
+    crossref, multi = _yes(_tag(q, CROSSREF_TAGS)), _yes(_tag(q, MULTI_TAGS))
+    for name, value in (("requires_crossref", crossref), ("multi_document", multi)):
+        if value and len(docs) < 2:
+            found.append(_finding("crossref_single_document", "error", q.id,
+                                  f"marked {name} but its gold spans lie in {where}: give "
+                                  "the evidence in each document"))
+    if multi is False and len(docs) > 1:
+        found.append(_finding("multi_document", "error", q.id,
+                              f"marked multi_document false but its gold spans lie in {where}: "
+                              + ", ".join(f"'{d}'" for d in docs)))
+    anchor = _tag(q, ANCHOR_TAGS)
+    if anchor is not None:
+        anchor_id = _doc_of(corpus, anchor)
+        if anchor_id is None:
+            found.append(_finding("anchor_doc", "error", q.id,
+                                  f"anchor_doc '{anchor}' is not a document of the corpus"))
+        elif anchor_id not in docs:
+            found.append(_finding(
+                "anchor_doc", "error", q.id,
+                f"anchor_doc '{anchor}' holds none of its gold spans (they lie in "
+                + ", ".join(f"'{d}'" for d in docs) + ")"))
+    for ref in _list_tag(_tag(q, REFERENCE_TAGS)):
+        if ref and not any(ref in corpus.text(d) for d in docs if d in corpus.documents):
+            found.append(_finding(
+                "cross_reference_not_found", "error", q.id,
+                f"cross_references names {ref!r}, which none of its gold documents says "
+                f"(they are {', '.join(repr(d) for d in docs) or 'none'})"))
+    cue = CUE.search(q.query)
+    if marks and cue and not crossref and not multi and len(docs) < 2:
+        found.append(_finding(
+            "crossref_cue", "warning", q.id,
+            f"the query points elsewhere ({cue.group(0)!r}) but is not marked "
+            "requires_crossref and its gold spans lie in one document"))
+    return found
+
+
+def _short_answer_findings(q: EvalQuery, corpus: Corpus,
+                           holders: _Holders) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for i, s in enumerate(q.gold_spans):
+        doc = corpus.documents.get(s.doc_id)
+        if doc is None or s.end > len(doc.text):
+            continue  # check_eval_set reports it
+        answer = doc.text[s.start:s.end].strip()
+        if not answer or len(answer) >= SHORT:
+            continue
+        others = [d for d in holders.of(answer) if d != s.doc_id]
+        if others:
+            found.append(_finding(
+                "answer_not_unique", "warning", q.id,
+                f"gold_spans[{i}]'s short answer {answer!r} occurs in {len(others)} other "
+                f"document(s) too (first '{others[0]}'): the string does not show which "
+                "document was read"))
+    return found
 
 
 class _Holders:
@@ -206,6 +242,12 @@ def _fact_findings(evalset: EvalSet, corpus: Corpus, facts: list[Fact],
                     f"fact '{fid}' ('{doc_id}' [{start}, {end})) lies inside none of its "
                     "gold spans"))
     return findings
+
+
+def _list_tag(raw: str | None) -> list[str]:
+    """A list tag (``facts``, ``cross_references``): a JSON list (as ``adapt`` keeps a list
+    field) or one value; none when absent."""
+    return [] if raw is None else _fact_ids(raw)
 
 
 def _fact_ids(raw: str) -> list[str]:

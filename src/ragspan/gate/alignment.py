@@ -188,9 +188,13 @@ def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int])
 
 def report_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
     """What each report's scoring said about its inputs (``summary.warnings``), named with
-    its side, so the verdict carries what a ``-q`` score run kept off stderr."""
+    its side, so the verdict carries what a ``-q`` score run kept off stderr; a warning both
+    reports carry word for word (the same eval set and budgets) is said once, for both."""
+    both = [w for w in base.warnings if w in cand.warnings]
     return [f"the {role} report's scoring warned ({w.code}, {w.count}): {w.example}"
-            for role, r in (("baseline", base), ("candidate", cand)) for w in r.warnings]
+            for role, r in (("baseline", base), ("candidate", cand)) for w in r.warnings
+            if w not in both] + [f"both reports' scoring warned ({w.code}, {w.count}): "
+                                 f"{w.example}" for w in both]
 
 
 def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:

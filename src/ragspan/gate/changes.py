@@ -42,6 +42,24 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
     return out
 
 
+def per_query_summary(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, Any]:
+    """``summary.per_query``: per gated metric, how many queries the candidate made better,
+    worse and left the same (a change below 1e-12 is the same), and its worst query (the
+    largest drop, ties by id; None when none dropped)."""
+    out: dict[str, Any] = {}
+    for name in (n for n in cmp.names if n in gated):
+        j = cmp.names.index(name)
+        delta = cmp.cand[:, j] - cmp.base[:, j]
+        if not parse_name(name).spec.higher_is_better:
+            delta = -delta
+        worse = [(float(d), qid) for d, qid in zip(delta, cmp.ids) if d < -1e-12]
+        worst = min(worse) if worse else None
+        out[name] = {"better": int((delta > 1e-12).sum()), "worse": len(worse),
+                     "same": int((abs(delta) <= 1e-12).sum()),
+                     "worst": None if worst is None else {"id": worst[1], "drop": -worst[0]}}
+    return out
+
+
 def per_query_diff(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, Any]:
     """Every query's baseline, candidate and delta (candidate - baseline) of every gated
     metric, in the baseline's query order: ``{"metrics": [names], "queries": [{"id",

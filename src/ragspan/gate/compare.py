@@ -46,7 +46,13 @@ from ragspan.gate.budget_match import (
     equal_budget_plan,
 )
 from ragspan.gate.budgets import budget_for
-from ragspan.gate.changes import grounding_changes, most_regressed, per_query_diff, why_line
+from ragspan.gate.changes import (
+    grounding_changes,
+    most_regressed,
+    per_query_diff,
+    per_query_summary,
+    why_line,
+)
 from ragspan.gate.decision import MetricOutcome, decide
 from ragspan.gate.drift import anchor_check, noise_check
 from ragspan.gate.evaluate import evaluate, family, slice_groups, slice_outcomes
@@ -60,6 +66,7 @@ from ragspan.gate.migration import (
     left_out_warning,
 )
 from ragspan.gate.options import GateOptions
+from ragspan.gate.percent_budgets import onto_doc_columns
 from ragspan.gate.power import power_statement, power_warnings
 from ragspan.gate.result import GateResult
 from ragspan.scoring.metrics.registry import (
@@ -116,6 +123,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     defaults = default_budgets(base.kind)
     check_gated_present(base, cand, given, defaults)
     cmp = align(base, cand)
+    given = onto_doc_columns(given, cmp.names)
     _refuse_unmatched(unmatched_budgets(given, cmp.names), budget_origin or {})
     given = budgets_at_cutoffs(cmp, given)
     bcheck = budget_check(cmp, opts)
@@ -198,7 +206,8 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                       power=power, warnings=tuple(warnings), anchor=anchor_part,
                       noise=noise_part, clusters=plan.as_json(cmp.ids),
                       placement=_placement(base, cand), migration=moved,
-                      per_query=per_query_diff(cmp, gated))
+                      per_query=per_query_diff(cmp, gated),
+                      per_query_counts=per_query_summary(cmp, gated))
 
 
 def _refuse_ungated(ungated: tuple[tuple[str, str], ...], allowed: bool, path: str) -> None:

@@ -9,21 +9,24 @@ precision, nDCG, MRR, MAP and hit rate, all at every k. In a budget, a short nam
 column (``doc_recall``, ``doc_ndcg@10``, ...) and a bare number means percent. Each is a
 ragspan budget: ``P%`` is a drop of P percent of the baseline's mean (a relative budget, as
 that gate reads it), and the rule is the threshold mode (any drop over its budget fails)
-unless a mode is given. Outside this spelling a bare number is ambiguous (points or percent)
-and is refused.
+unless a mode is given. The short names and bare percents are read so with or without the
+percent settings (a workflow's budget ``ndcg=1`` alone means ``doc_ndcg=1%``, as in that
+gate), except that without them ``precision``, ``mrr`` and ``hit_rate`` keep ragspan's
+meaning (span metrics) wherever the reports carry those columns; ragspan's own spelling
+(``2pt``, ``2%``) stays the documented one.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from ragspan.base.errors import UsageError
-from ragspan.base.voice import setting
 from ragspan.gate.budgets import Budget
+from ragspan.scoring.metrics.registry import METRICS
 
 SHORT_NAMES = {"recall": "doc_recall", "precision": "doc_precision", "ndcg": "doc_ndcg",
                "mrr": "doc_mrr", "map": "doc_map", "hit_rate": "doc_hit_rate"}
-_AT_K = re.compile(r"(?P<name>[a-z_]+?)_at_(?P<k>[1-9][0-9]{0,6})")
+_AT_K = re.compile(r"(?P<name>[a-z_]+?)_at_(?P<k>[1-9][0-9]{0,6}|k)")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 DEFAULT_RECALL_PCT = 2.0
 
@@ -43,22 +46,39 @@ def default_budgets(recall_pct: float | None, other_pct: float | None) -> dict[s
 
 
 def translate(spec: str, spelled: bool) -> str:
-    """One budget value in ragspan's spelling. With ``spelled`` (a percent setting is
-    given), ``ndcg=1`` is ``doc_ndcg=1%`` and ``recall_at_10=off`` ``doc_recall@10=off``;
-    without it, a short name or a bare number is a UsageError saying what to write."""
+    """One budget value in ragspan's spelling, read as toolkit-rag-quality reads it: a
+    short name is the doc-level column (``ndcg=1`` is ``doc_ndcg=1%``, ``recall_at_10=off``
+    ``doc_recall@10=off``, ``ndcg_at_k=1`` every k of ``doc_ndcg``) and a bare number a
+    percent of the baseline's mean (``complete_grounding=2`` is ``complete_grounding=2%``,
+    never points). Without ``spelled`` (no percent setting given) a short name that is also
+    a ragspan metric (``precision``, ``mrr``, ``hit_rate``: span metrics) keeps ragspan's
+    meaning, so a ragspan workflow's budget never changes column (docs/gate.md,
+    "Percent-of-baseline budgets")."""
     if "=" not in spec:
         return spec  # parse_budget names the problem
     metric, value = (x.strip() for x in spec.split("=", 1))
+    bare = _NUMBER.fullmatch(value) is not None
+    if not spelled and metric in METRICS:
+        return f"{metric}={value}%" if bare else spec
     column = SHORT_NAMES.get(metric)
     at = _AT_K.fullmatch(metric)
     if column is None and at is not None and at.group("name") in SHORT_NAMES:
-        column = f"{SHORT_NAMES[at.group('name')]}@{at.group('k')}"
-    bare = _NUMBER.fullmatch(value) is not None
-    if not spelled and (column is not None or bare):
-        raise UsageError(
-            f"{setting('budget')} {spec!r}: "
-            + (f"'{metric}' is a short name; write {column}" if column is not None
-               else f"a bare number is points or percent; write {value}pt or {value}%")
-            + f" (short names and bare percents are read so with "
-            f"{setting('max-recall-regression-pct')} or {setting('max-regression-pct')})")
+        k = at.group("k")
+        column = SHORT_NAMES[at.group("name")] + ("" if k == "k" else f"@{k}")
     return f"{column or metric}={value}%" if bare else f"{column or metric}={value}"
+
+
+def onto_doc_columns(budgets: dict[str, Budget], names: Sequence[str]) -> dict[str, Budget]:
+    """Budgets whose key is a short name that is also a span metric (``precision``,
+    ``mrr@10``, ``hit_rate``), kept as ragspan's own by ``translate``, moved onto the
+    doc-level column when the reports carry no span metric of that name (a doc-level
+    comparison, the toolkit's own case); every other key as it is. Returns ``budgets``
+    itself when nothing moves."""
+    carried = set(names) | {n.split("@", 1)[0] for n in names}
+    moved: dict[str, Budget] = {}
+    for key, budget in budgets.items():
+        base, at, k = key.partition("@")
+        twin = SHORT_NAMES.get(base)
+        moved[f"{twin}{at}{k}" if twin and key not in carried and base not in carried
+              and f"{twin}{at}{k}" in carried else key] = budget
+    return budgets if list(moved) == list(budgets) else moved

@@ -57,6 +57,9 @@ class GateResult:
     migration: dict[str, Any] | None = None
     # every query's gated metrics on both sides (``gate.changes.per_query_diff``)
     per_query: dict[str, Any] | None = None
+    # per gated metric, queries better, worse, the same, and the worst
+    # (``gate.changes.per_query_summary``)
+    per_query_counts: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -94,6 +97,8 @@ class GateResult:
             out["grounding_changes"] = self.changes
         if self.why:
             out["why"] = self.why
+        if self.per_query_counts is not None:
+            out["per_query"] = self.per_query_counts
         if self.budget is not None:
             out["retrieval_budget"] = {"tolerance": self.budget.tolerance,
                                        "changed": self.budget.changed,

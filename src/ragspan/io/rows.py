@@ -17,10 +17,13 @@ LISTED_SKIPS = 20  # skipped rows' lines listed per file (all are counted)
 class Skipped:
     """``--on-duplicate first``: the rows of one JSON-lines file that were skipped, counted
     (``repeated``: an id an earlier row has, that row kept; ``without_id``: no ``id``) with
-    the first ``LISTED_SKIPS`` lines. The default rule (no ``Skipped``) refuses both."""
+    the first ``LISTED_SKIPS`` lines; in a doc run also the entries dropped from a row that
+    lists a document again (``repeated_docs``: its first place kept, the row itself kept).
+    The default rule (no ``Skipped``) refuses all three."""
 
     repeated: int = 0
     without_id: int = 0
+    repeated_docs: int = 0
     lines: list[int] = field(default_factory=list)
 
     def skip(self, line: int, repeated: bool) -> None:
@@ -28,16 +31,25 @@ class Skipped:
             self.repeated += 1
         else:
             self.without_id += 1
-        if len(self.lines) < LISTED_SKIPS:
+        self._line(line)
+
+    def skip_docs(self, line: int, count: int) -> None:
+        """``count`` repeated documents dropped from the row on ``line``."""
+        self.repeated_docs += count
+        self._line(line)
+
+    def _line(self, line: int) -> None:
+        if len(self.lines) < LISTED_SKIPS and line not in self.lines:
             self.lines.append(line)
 
     @property
     def total(self) -> int:
+        """Rows skipped (``repeated_docs`` are entries of kept rows, counted apart)."""
         return self.repeated + self.without_id
 
     def as_json(self) -> dict[str, Any]:
         return {"repeated": self.repeated, "without_id": self.without_id,
-                "lines": list(self.lines)}
+                "repeated_docs": self.repeated_docs, "lines": list(self.lines)}
 
 
 def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:

@@ -82,6 +82,9 @@ class RerankSpec:
     model: str = D("rerank", "model")
     depth: int = D("rerank", "depth")
     batch_size: int = D("rerank", "batch_size")
+    top_k: int | None = D("rerank", "top_k")
+    min_score: float | None = D("rerank", "min_score")
+    min_keep: int = D("rerank", "min_keep")
 
 
 @dataclass(frozen=True)

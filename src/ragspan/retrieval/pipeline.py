@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragspan.base.errors import InputError, present
+from ragspan.base.warned import said
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.retrieval.chunkers import Chunk, chunk_document
@@ -23,7 +24,7 @@ from ragspan.retrieval.embed import Embedder
 from ragspan.retrieval.filters import PayloadTable, query_filters
 from ragspan.retrieval.fusion import Candidate, rrf
 from ragspan.retrieval.index import ExactIndex, QdrantIndex
-from ragspan.retrieval.rerank import Reranker
+from ragspan.retrieval.rerank import Reranker, kept
 from ragspan.retrieval.sparse import BM25Index
 
 log = logging.getLogger("ragspan")
@@ -79,6 +80,7 @@ class Pipeline:
         self.dense: Any = None
         self.sparse: Any = None
         self.reranker: Any = None
+        self.rerank_dropped = 0  # candidates [rerank] top_k / min_score left out, all queries
         try:
             self._build(cfg, cache_dir, progress, strict_cache, keep_collection)
         except BaseException:  # a server collection made so far is deleted, Ctrl-C too
@@ -151,11 +153,14 @@ class Pipeline:
         if self.reranker is None:
             return fused[:cfg.depth], None
         t2 = time.perf_counter()
-        pool = fused[:present(cfg.rerank, "the rerank settings").depth]
+        spec = present(cfg.rerank, "the rerank settings")
+        pool = fused[:spec.depth]
         rs = self.reranker.scores(query.query, [self.table.texts[c.index] for c in pool])
         order = sorted(range(len(pool)), key=lambda j: (-rs[j], j))
+        keep = kept([float(rs[j]) for j in order], spec.top_k, spec.min_score, spec.min_keep)
+        self.rerank_dropped += len(order) - keep
         final = [Candidate(pool[j].index, float(rs[j]), {**pool[j].sources, "rerank": r})
-                 for r, j in enumerate(order, start=1)]
+                 for r, j in enumerate(order[:keep], start=1)]
         stages["rerank"] = (time.perf_counter() - t2) * 1000.0
         return final[:cfg.depth], fused[:cfg.depth]
 
@@ -215,6 +220,10 @@ class Pipeline:
             rows.append(row)
             if self.progress:
                 self.progress("querying", n, len(queries))
+        if self.rerank_dropped:
+            log.warning("[rerank] top_k / min_score left out %d reranked candidates over %d "
+                        "queries", self.rerank_dropped, len(queries),
+                        extra=said("rerank_dropped", self.rerank_dropped))
         return rows
 
     def close(self) -> None:

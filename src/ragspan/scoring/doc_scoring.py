@@ -67,7 +67,16 @@ class DocScores:
     judged_only: bool
 
     def metric_names(self) -> list[str]:
-        return [format_name(b, k) for b in DOC_METRICS for k in self.ks]
+        return [n for b in DOC_METRICS for k in self.ks if (n := format_name(b, k)) in self.values]
+
+    def without_judged(self) -> DocScores:
+        """These scores without ``doc_judged``: against an eval set's judgments (its gold
+        documents, or its ``relevance``), every document is judged by construction (a
+        document the eval set names no evidence in holds none), so the share of judged
+        results would only repeat ``doc_precision``; it is the trec_eval family's number,
+        for qrels."""
+        return replace(self, values={
+            n: v for n, v in self.values.items() if not n.startswith("doc_judged@")})
 
 
 @dataclass(frozen=True)
@@ -260,7 +269,7 @@ def span_doc_projection(report: Any, ks: Sequence[int], level: int = 1,
             per_query[k] = np.bincount(rq[inside], minlength=len(spans.ids))
     scores = JudgedDocs.of(judgments)
     return scores.score(list(spans.ids), list(spans.doc_names), rq, rd, rr, ks, level,
-                        judged_only, None, per_query)
+                        judged_only, None, per_query).without_judged()
 
 
 def first_index(offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:

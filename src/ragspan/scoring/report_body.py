@@ -292,6 +292,7 @@ def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
         "trec_eval_equivalents": {
             "doc_precision": "P_k", "doc_recall": "recall_k", "doc_ndcg": "ndcg_cut_k",
             "doc_map": "map_cut_k", "doc_mrr": "recip_rank (top k)", "doc_hit_rate": "success_k",
+            "doc_judged": "Judged@k (ir_measures)",
         },
     }
     return ReportBody(kind="score.doc", subject=(subject,), inputs=tuple(inputs),

@@ -28,7 +28,7 @@ from ragspan.io.evalset import EvalSet
 from ragspan.io.runs.spans import SpanList, SpanRun
 from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns
-from ragspan.scoring.metrics.registry import is_budget
+from ragspan.scoring.metrics.registry import Chars, is_budget
 from ragspan.scoring.metrics.span import (
     GoldColumns,
     RankedColumns,
@@ -231,3 +231,24 @@ def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Co
     if not by_k:
         return None
     return Saturation(SATURATED, by_k, n_scoped)
+
+
+def budgets_over_documents(evalset: EvalSet, corpus: Corpus, ks: Sequence[int]
+                           ) -> list[tuple[str, int, int]]:
+    """Per character cutoff, ``(cutoff, queries, scoped)``: of the ``scoped`` queries that
+    name a document of the corpus, how many name one no longer than the budget, so a
+    retriever scoped to it may return the whole document and ground every question there
+    (the published harness's warning). Before any run is read: the budget alone decides it.
+    Cutoffs no query's document fits are left out."""
+    lengths = corpus.lengths()
+    docs = np.array([lengths[q.doc_id] for q in evalset.queries
+                     if q.doc_id is not None and q.doc_id in lengths], dtype=np.int64)
+    if not docs.size:
+        return []
+    out = []
+    for k in ks:
+        if isinstance(k, Chars):
+            fits = int((docs <= int(k)).sum())
+            if fits:
+                out.append((str(k), fits, int(docs.size)))
+    return out

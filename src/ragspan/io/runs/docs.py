@@ -171,7 +171,7 @@ def _read_json_lines(text: str, name: str, sha: str, fmt: str, top: int | None,
         qid = row_id(obj, seen, name, line, skipped)
         if qid is None:
             continue
-        docs, scores = _json_row(obj, fmt, qid, name, line)
+        docs, scores = _json_row(obj, fmt, qid, name, line, skipped)
         if top is not None:  # the listed order is the ranking: the rest is never scored
             docs, scores = docs[:top], scores[:top]
         parts.append(([qid] * len(docs), docs, scores, np.full(len(docs), line, np.int64)))
@@ -188,10 +188,11 @@ def _json_ids(ids: list[Any], name: str, line: int, what: str) -> list[str]:
     return [parse_id(x, name, line, what) for x in ids]
 
 
-def _json_row(obj: dict[str, Any], fmt: str, qid: str, name: str, line: int
-              ) -> tuple[list[str], np.ndarray]:
+def _json_row(obj: dict[str, Any], fmt: str, qid: str, name: str, line: int,
+              skipped: Skipped | None = None) -> tuple[list[str], np.ndarray]:
     """One JSONL run row's ranked doc ids and scores (NaN when the row has none): every id
-    checked, no document twice."""
+    checked, no document twice (with ``skipped``, ``--on-duplicate first``: each document's
+    first place kept, the later ones dropped and counted)."""
     if fmt == "span":  # doc-level view of a span run: first occurrence of each document
         spans = obj.get("retrieved")
         if not isinstance(spans, list) or not all(isinstance(x, dict) and "doc_id" in x
@@ -204,10 +205,17 @@ def _json_row(obj: dict[str, Any], fmt: str, qid: str, name: str, line: int
     if not isinstance(ids, list):
         raise InputError("'retrieved_ids' must be a list of doc ids", name, line)
     docs = _json_ids(ids, name, line, "retrieved_ids[]")
+    keep: list[int] | None = None
     if len(set(docs)) != len(docs):
-        repeated = _first_repeat(docs)
-        raise InputError(f"document '{repeated}' listed twice for query '{qid}' "
-                         f"(first on line {line})", name, line)
+        if skipped is None:
+            repeated = _first_repeat(docs)
+            raise InputError(f"document '{repeated}' listed twice for query '{qid}' "
+                             f"(first on line {line}; --on-duplicate first keeps its first "
+                             "place)", name, line)
+        first = {d: i for i, d in reversed(list(enumerate(docs)))}
+        keep = sorted(first.values())
+        skipped.skip_docs(line, len(docs) - len(keep))
+        docs = [docs[i] for i in keep]
     if "scores" not in obj:
         return docs, np.full(len(docs), np.nan)
     raw = obj["scores"]
@@ -220,7 +228,7 @@ def _json_row(obj: dict[str, Any], fmt: str, qid: str, name: str, line: int
         scores = np.array([np.inf])
     if not np.isfinite(scores).all():
         raise InputError("non-finite score in 'scores'", name, line)
-    return docs, scores
+    return docs, (scores if keep is None else scores[keep])
 
 
 def write_doc_run(run: DocRun, fmt: str, tag: str = "ragspan") -> str:

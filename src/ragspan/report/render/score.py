@@ -142,6 +142,11 @@ def repairs(summary: dict[str, Any]) -> list[tuple[str, int, str]]:
                         f"--on-duplicate first ({tally['repeated']} repeating an earlier "
                         f"row's id, {tally['without_id']} without id; lines "
                         f"{', '.join(map(str, tally['lines']))})"))
+        if tally.get("repeated_docs"):
+            out.append(("repeated_docs", tally["repeated_docs"],
+                        f"skipped ({role.replace('_', ' ')}): {tally['repeated_docs']} "
+                        "repeated documents under --on-duplicate first (each document's "
+                        "first place in its row kept)"))
     return out
 
 

@@ -14,6 +14,8 @@ Per query, with ``num_rel`` = judged documents with grade >= relevance level:
 * ``recip_rank`` 1 / rank of the first relevant document within the top k (trec_eval's
   ``recip_rank`` is the k = infinity case).
 * ``success_k``  1 if a relevant document is in the top k.
+* ``judged@k``   judged documents (any grade) in top k / k, as ir_measures' ``Judged@k``:
+  how much of the ranking the judgments decide.
 """
 
 from __future__ import annotations
@@ -104,6 +106,9 @@ def rank_metrics(
         np.divide(1.0, first_rel + 1.0, out=rr, where=hit)
         out[format_name("doc_mrr", k)] = rr
         out[format_name("doc_hit_rate", k)] = hit.astype(float)
+        n_judged = np.bincount(q, weights=(ranking.grade[top] != UNJUDGED), minlength=n)
+        out[format_name("doc_judged", k)] = (n_judged / at if isinstance(at, int)
+                                             else _div(n_judged, at.astype(float)))
     return out
 
 

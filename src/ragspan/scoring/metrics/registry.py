@@ -92,6 +92,11 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec('doc_hit_rate', 'doc', True, True, True,
                    '1 if a relevant doc is in the top k',
                    'success_k', grows=True),
+        MetricSpec('doc_judged', 'doc', False, True, True,
+                   'judged docs in the top k / k (a doc the judgments name, whatever its '
+                   "grade; ir_measures' Judged@k): how much of a doc metric the judgments "
+                   'decide, where unjudged docs count as not relevant. Against qrels only: an '
+                   'eval set judges every document (no evidence named, none held)'),
     )
 }
 
@@ -242,6 +247,6 @@ def markdown_tables() -> tuple[str, str]:
     span += [f"| `{m.name}@k` | {cell(m.definition)} |" for m in METRICS.values()
              if m.family == "span"]
     doc = ["| ragspan | trec_eval | definition |", "| --- | --- | --- |"]
-    doc += [f"| `{m.name}@k` | `{m.trec_eval}` | {cell(m.definition)} |"
-            for m in METRICS.values() if m.family == "doc"]
+    doc += [f"| `{m.name}@k` | {f'`{m.trec_eval}`' if m.trec_eval else 'none'} | "
+            f"{cell(m.definition)} |" for m in METRICS.values() if m.family == "doc"]
     return "\n".join(span) + "\n", "\n".join(doc) + "\n"
