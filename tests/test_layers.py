@@ -238,6 +238,24 @@ def test_no_string_in_the_gate_names_a_flag():
     assert found == []
 
 
+def test_no_flag_is_declared_twice_in_the_cli():
+    """Each flag's click option is declared once in ``cli/``: a flag several commands take is
+    a record of ``cli.flags.FLAGS`` that each command names, not a second ``click.option``."""
+    from ragspan.cli.flags import FLAGS
+
+    declared: dict[str, list[str]] = {}
+    for path in sorted((SRC / "ragspan" / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "option":
+                for arg in node.args:
+                    if isinstance(arg, ast.Constant) and str(arg.value).startswith("--"):
+                        declared.setdefault(arg.value, []).append(f"{path.name}:{node.lineno}")
+    twice = {f: at for f, at in declared.items() if len(at) > 1}
+    assert twice == {}
+    assert not set(declared) & {"--" + k for k in FLAGS}  # a shared flag comes from its record
+
+
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Longer than the limits, each for a stated reason (docs/architecture.md); a new entry needs one.

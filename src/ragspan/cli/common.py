@@ -4,7 +4,6 @@ code), the output guard, option builders from their one declaration, and ``emit`
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +16,8 @@ from ragspan.base.argv import outputs_elided
 from ragspan.base.errors import RagspanError
 from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
 from ragspan.base.placement import PLACEMENT_OPTIONS
+from ragspan.cli.flags import flag
+from ragspan.cli.ranges import FiniteFloatRange
 
 FORMATS = ("json", "table", "markdown")
 # commands that run models for long keep the cyclic garbage collector running; every other
@@ -27,15 +28,6 @@ COLLECTING = frozenset({"run-retriever", "sweep"})
 FORMAT_HELP = "What to print on stdout (default: table on a terminal, JSON otherwise)."
 
 
-class FiniteFloatRange(click.FloatRange):
-    """``click.FloatRange`` that also refuses NaN and infinities (which compare false with
-    every bound, so a plain range lets them through)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = click.FLOAT.convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return super().convert(number, param, ctx)
 
 
 class CutoffParam(click.ParamType):  # type: ignore[type-arg]
@@ -156,10 +148,9 @@ def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--verbose``, ``--quiet``, ``--log-format`` on every command."""
-    @click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
-    @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
-    @click.option("--log-format", type=click.Choice(["text", "json"]), default=None,
-                  help="Log lines as text or JSON (stderr).")
+    @flag("verbose")
+    @flag("quiet")
+    @flag("log-format")
     @functools.wraps(func)
     def wrapper(*args: Any, verbose: bool, quiet: bool, log_format: str | None, **kw: Any) -> Any:
         ctx = click.get_current_context()
@@ -201,10 +192,9 @@ def emit(result: Any, out: str | None, fmt: str | None) -> None:
 
 @click.group(cls=RagspanGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ragspan")
-@click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
-@click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr.")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
-              help="Log lines as text or JSON (stderr).")
+@flag("verbose")
+@flag("quiet")
+@flag("log-format", default="text")
 def cli(verbose: bool, quiet: bool, log_format: str) -> None:
     """ragspan: a regression gate for retrieval, decided by character-span arithmetic."""
 
@@ -271,23 +261,20 @@ def _few_ks(ctx: click.Context, param: click.Parameter, value: tuple[int, ...]) 
 
 
 def k_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--k", "ks", type=click.IntRange(min=1, max=MAX_K), multiple=True,
-                        callback=_few_ks,
-                        help="Cutoff; repeat for several (default 5 and 10).")(func)
+    return flag("k", "Cutoff; repeat for several (default 5 and 10).",
+                type=click.IntRange(min=1, max=MAX_K), callback=_few_ks)(func)
 
 
 def cutoff_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--k", "ks", type=CutoffParam(), multiple=True, callback=_few_ks,
-                        help="Cutoff: a count of results (5) or, for span metrics, a "
-                             "character budget (2000c) or a token budget (512t, in "
-                             "--tokenizer's tokens); repeat for several (default 5 and "
-                             "10).")(func)
+    return flag("k", "Cutoff: a count of results (5) or, for span metrics, a character budget "
+                "(2000c) or a token budget (512t, in --tokenizer's tokens); repeat for "
+                "several (default 5 and 10).", type=CutoffParam(), callback=_few_ks)(func)
 
 
 def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--out`` (the eval set), ``--corpus-out``, ``--report`` and ``--format`` for the commands
     that build eval sets."""
     func = format_option(func)
-    func = click.option("--report", type=str, help="Write the JSON report here (atomically).")(func)
+    func = flag("report")(func)
     func = click.option("--corpus-out", type=str, help="Write the corpus (JSONL) here.")(func)
-    return click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")(func)
+    return flag("out", "Eval set to write (JSONL).", required=True)(func)

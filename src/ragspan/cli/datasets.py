@@ -8,7 +8,6 @@ from typing import Any
 import click
 
 from ragspan.cli.common import (
-    FiniteFloatRange,
     cli,
     common_options,
     emit,
@@ -18,6 +17,8 @@ from ragspan.cli.common import (
     output_options,
     placement_options,
 )
+from ragspan.cli.flags import flag
+from ragspan.cli.ranges import FiniteFloatRange
 
 
 @cli.command()
@@ -57,7 +58,7 @@ def import_group() -> None:
 
 
 @import_group.command("cuad")
-@click.option("--csv", type=str, help="master_clauses.csv")
+@flag("csv", "master_clauses.csv")
 @click.option("--contracts", type=str, help="Folder of full_contract_txt files.")
 @click.option("--categories", type=str, help="category_descriptions.csv")
 @click.option("--squad-json", type=str, help="CUADv1.json (SQuAD shape) instead of the CSV.")
@@ -90,7 +91,7 @@ def import_cuad(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 
 
 @import_group.command("legalbench-rag")
-@click.option("--root", required=True, type=str, help="Folder with corpus/ and benchmarks/.")
+@flag("root", "Folder with corpus/ and benchmarks/.", required=True)
 @click.option("--subset", "subsets", multiple=True, help="Benchmark name; repeatable (default all).")
 @click.option("--paper-sampling", is_flag=True,
               help="Keep the benchmark's own 194-per-subset selection.")
@@ -110,8 +111,7 @@ def import_legalbench(report: str | None, fmt: str, out: str, corpus_out: str | 
 
 
 @import_group.command("beir")
-@click.option("--root", required=True, type=str,
-              help="Folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+@flag("root", "Folder with corpus.jsonl, queries.jsonl, qrels/<split>.tsv.", required=True)
 @click.option("--split", default="test", show_default=True)
 @output_options
 @common_options
@@ -127,12 +127,11 @@ def import_beir(report: str | None, fmt: str, out: str, corpus_out: str | None, 
 @click.option("--rows", required=True, type=str,
               help="Ragas-style rows (JSONL or JSON array): user_input, reference_contexts, "
                    "retrieved_contexts[, reference].")
-@click.option("--corpus", required=True, type=str,
-              help="The corpus the contexts come from (JSONL or directory).")
-@click.option("--out", required=True, type=str, help="Eval set to write (JSONL).")
+@flag("corpus", "The corpus the contexts come from (JSONL or directory).", required=True)
+@flag("out", "Eval set to write (JSONL).", required=True)
 @click.option("--run-out", required=True, type=str, help="Span run to write (JSONL).")
 @placement_options("on-ambiguous", "fuzzy-threshold")
-@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@flag("report")
 @format_option
 @common_options
 @guard(inputs=("rows", "corpus"), outputs=("out", "run_out", "report"), report="report")
@@ -149,25 +148,22 @@ def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
                    "document), OTLP protobuf, the OpenTelemetry SDK's console exporter output, "
                    "Phoenix's span export; gzip-compressed or not. OpenInference RETRIEVER "
                    "(and RERANKER) spans or GenAI retrieval spans.")
-@click.option("--eval-set", "eval_set", required=True, type=str,
-              help="The questions the traces answered.")
-@click.option("--corpus", required=True, type=str,
-              help="The corpus the retrieved documents come from (JSONL or directory).")
-@click.option("--out", required=True, type=str, help="The run with steps to write (JSONL).")
+@flag("eval-set", "The questions the traces answered.", required=True)
+@flag("corpus", "The corpus the retrieved documents come from (JSONL or directory).", required=True)
+@flag("out", "The run with steps to write (JSONL).", required=True)
 @click.option("--query-id-attribute", type=str, default=None,
               help="A span attribute holding the question's id (any span of the trace); "
                    "default: the root span's input.value equal to the question's text.")
 @placement_options("on-ambiguous", "fuzzy-threshold")
-@click.option("--chunks", type=str, default=None,
-              help="A chunk manifest: documents given by id alone (the GenAI conventions') "
-                   "are placed as the chunk their id names.")
+@flag("chunks", "A chunk manifest: documents given by id alone (the GenAI conventions') "
+      "are placed as the chunk their id names.")
 @click.option("--doc-key", type=str, default=None,
               help="The document.metadata key of a document's corpus id (default doc_id, "
                    "document_id, source, file_name, file_path).")
 @click.option("--offset-key", type=str, default=None,
               help="The document.metadata key of a document's start offset (default "
                    "start_index, start, start_char_idx).")
-@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@flag("report")
 @format_option
 @common_options
 @guard(inputs=("otlp", "eval_set", "corpus", "chunks"), outputs=("out", "report"),
@@ -181,8 +177,7 @@ def import_traces(report: str | None, fmt: str, **opts: Any) -> None:
 
 
 @import_group.command("chroma")
-@click.option("--root", required=True, type=str,
-              help="Folder with questions_df.csv and corpora/<corpus_id>.md.")
+@flag("root", "Folder with questions_df.csv and corpora/<corpus_id>.md.", required=True)
 @output_options
 @common_options
 @guard(inputs=("root",), outputs=("out", "corpus_out", "report"), report="report")
@@ -195,13 +190,11 @@ def import_chroma(report: str | None, fmt: str, out: str, corpus_out: str | None
 
 
 @cli.command()
-@click.option("--eval-set", "eval_set", required=True, type=str,
-              help="The eval set whose offsets index --corpus.")
-@click.option("--corpus", required=True, type=str,
-              help="The corpus the eval set was made on (JSONL or directory).")
+@flag("eval-set", "The eval set whose offsets index --corpus.", required=True)
+@flag("corpus", "The corpus the eval set was made on (JSONL or directory).", required=True)
 @click.option("--to-corpus", required=True, type=str,
               help="The edited corpus to carry the gold spans over to.")
-@click.option("--out", required=True, type=str, help="The migrated eval set to write (JSONL).")
+@flag("out", "The migrated eval set to write (JSONL).", required=True)
 @click.option("--keep-edited", is_flag=True,
               help="Keep questions whose gold text was edited, at its new place (listed in "
                    "the row's migration.edited); by default they are set aside for review.")
@@ -210,7 +203,7 @@ def import_chroma(report: str | None, fmt: str, out: str, corpus_out: str | None
               help="Least similarity (0-1) of an edited gold text to its old text for "
                    "--keep-edited to keep it, and of a text placed fuzzily once its "
                    "surroundings changed too.")
-@click.option("--report", type=str, help="Write the JSON report here (atomically).")
+@flag("report")
 @format_option
 @common_options
 @guard(inputs=("eval_set", "corpus", "to_corpus"), outputs=("out", "report"), report="report")
@@ -223,21 +216,19 @@ def migrate(report: str | None, fmt: str, **kwargs: Any) -> None:
 
 
 @cli.command()
-@click.option("--eval-set", "eval_set", required=True, type=str)
-@click.option("--corpus", required=True, type=str)
-@click.option("--chunks", type=str, help="Chunk manifest (run-retriever --chunks-out): coverage gate.")
-@click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
-              default=0.5, show_default=True)
+@flag("eval-set", required=True)
+@flag("corpus", required=True)
+@flag("chunks", "Chunk manifest (run-retriever --chunks-out): coverage gate.")
+@flag("grounding-threshold")
 @click.option("--min-span-integrity", type=FiniteFloatRange(0, 1), default=None,
               help="Fail when fewer gold spans than this share sit whole in one chunk.")
-@click.option("--run", type=str,
-              help="A span run over this chunking: the precision it attained against the "
-                   "chunking's ceiling (needs --chunks).")
+@flag("run", "A span run over this chunking: the precision it attained against the "
+      "chunking's ceiling (needs --chunks).")
 @k_option
 @click.option("--facts", type=str,
               help="A planted-facts sidecar (JSON list or JSONL of id, text, doc_id): each "
                    "fact placed once, and inside the gold spans of the questions naming it.")
-@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@flag("out")
 @format_option
 @common_options
 @guard(inputs=("eval_set", "corpus", "chunks", "run", "facts"), outputs=("out",), report="out")
@@ -249,27 +240,25 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 
 
 @cli.command()
-@click.option("--eval-set", "eval_set", required=True, type=str,
-              help="Eval items (eval set, or BEIR queries with _id/text).")
-@click.option("--corpus", required=True, type=str, help="Corpus (JSONL, BEIR corpus, or directory).")
+@flag("eval-set", "Eval items (eval set, or BEIR queries with _id/text).", required=True)
+@flag("corpus", "Corpus (JSONL, BEIR corpus, or directory).", required=True)
 @click.option("--field", "fields", multiple=True, type=click.Choice(["query", "gold"]),
               help="Item field to check; repeatable (default query).")
 @click.option("--ngram", type=click.IntRange(min=1, max=64), default=3, show_default=True)
-@click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.6,
-              show_default=True, help="Containment at which an item leaks.")
-@click.option("--method", type=click.Choice(["exact", "embedding"]), default="exact",
-              show_default=True, help="embedding: paraphrase leaks (slower, approximate).")
+@flag("threshold", "Containment at which an item leaks.", default=0.6)
+@flag("method", "embedding: paraphrase leaks (slower, approximate).",
+      type=click.Choice(["exact", "embedding"]))
 @click.option("--similarity", type=FiniteFloatRange(-1, 1), default=0.9, show_default=True,
               help="Cosine similarity at which an item leaks (--method embedding).")
 @click.option("--model", default="all-MiniLM-L6-v2", show_default=True,
               help="Embedding model, name or path (--method embedding).")
 @click.option("--chunk-size", type=click.IntRange(min=1, max=10_000_000), default=1000,
               show_default=True, help="Sentence chunks of the corpus, in characters (--method embedding).")
-@click.option("--cache-dir", type=str, help="Embedding cache (--method embedding).")
-@click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@flag("cache-dir", "Embedding cache (--method embedding).")
+@flag("max-records")
 @click.option("--max-leaks", type=click.IntRange(min=0), default=0, show_default=True,
               help="Exit 4 when more items than this leak.")
-@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@flag("out")
 @format_option
 @common_options
 @guard(inputs=("eval_set", "corpus"), outputs=("out",), report="out")
@@ -283,16 +272,15 @@ def leakage(out: str | None, fmt: str, **kwargs: Any) -> None:
 @cli.command()
 @click.option("--a", "a", required=True, type=str, help="First corpus.")
 @click.option("--b", "b", required=True, type=str, help="Second corpus.")
-@click.option("--method", type=click.Choice(["exact", "minhash"]), default="exact", show_default=True)
-@click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True), default=0.8,
-              show_default=True, help="Jaccard of word-shingle sets (--method minhash).")
+@flag("method", type=click.Choice(["exact", "minhash"]))
+@flag("threshold", "Jaccard of word-shingle sets (--method minhash).", default=0.8)
 @click.option("--shingle", type=click.IntRange(min=1, max=50), default=None,
               help="minhash: shingle size in words (default 5; smaller finds reworded "
                    "near-duplicates, larger only long shared passages).")
-@click.option("--max-records", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@flag("max-records")
 @click.option("--max-duplicates", type=click.IntRange(min=0), default=0, show_default=True,
               help="Exit 4 when more pairs than this are found.")
-@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@flag("out")
 @format_option
 @common_options
 @guard(inputs=("a", "b"), outputs=("out",), report="out")

@@ -9,7 +9,6 @@ import click
 
 from ragspan.base.placement import anchoring
 from ragspan.cli.common import (
-    FiniteFloatRange,
     cli,
     common_options,
     cutoff_option,
@@ -20,16 +19,17 @@ from ragspan.cli.common import (
     placement_options,
     shown_format,
 )
+from ragspan.cli.flags import flag
+from ragspan.cli.ranges import FiniteFloatRange
 
 
 @cli.command()
-@click.option("--eval-set", "eval_set", type=str, help="Eval set (JSONL or JSON array).")
-@click.option("--run", "run", type=str, required=True, help="Run: span JSONL, doc JSONL or TREC.")
-@click.option("--corpus", type=str, help="Corpus (JSONL or directory) to check offsets against.")
-@click.option("--chunks", type=str,
-              help="The run's chunk manifest (run-retriever --chunks-out): decides the "
-                   "ceiling-bound and chunk-severance failure labels.")
-@click.option("--qrels", type=str, help="Doc-level judgments (TREC, BEIR TSV or JSONL).")
+@flag("eval-set")
+@flag("run", required=True)
+@flag("corpus", "Corpus (JSONL or directory) to check offsets against.")
+@flag("chunks", "The run's chunk manifest (run-retriever --chunks-out): decides the "
+      "ceiling-bound and chunk-severance failure labels.")
+@flag("qrels")
 @click.option("--qrels-format", "--queries-format", "qrels_format",
               type=click.Choice(["auto", "trec", "beir", "jsonl"]),
               default="auto", show_default=True)
@@ -37,8 +37,7 @@ from ragspan.cli.common import (
               type=click.Choice(["auto", "span", "trec", "jsonl"]),
               default="auto", show_default=True)
 @cutoff_option
-@click.option("--grounding-threshold", "tau", type=FiniteFloatRange(0, 1, min_open=True),
-              default=0.5, show_default=True, help="tau: share of a gold span that must be covered.")
+@flag("grounding-threshold")
 @click.option("--relevance-level", type=click.IntRange(1, 1_000), default=1,
               show_default=True,
               help="Doc level: minimum grade that counts as relevant.")
@@ -63,7 +62,7 @@ from ragspan.cli.common import (
               help="A JSON-lines row of the eval set, qrels or run that repeats an earlier "
                    "row's id or has none: refuse it, or keep each id's first row and skip "
                    "the rest (counted in the report).")
-@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@flag("out")
 @format_option
 @common_options
 @guard(inputs=("eval_set", "run", "corpus", "chunks", "qrels"), outputs=("out",), report="out")
@@ -91,8 +90,8 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
 
 @cli.command("validate-report")
 @click.argument("path", required=False, type=str)
-@click.option("--in", "src", type=str, help="The report to check (or give it positionally).")
-@click.option("--report", type=str, help="The same, as earlier releases spelled it.")
+@flag("in", "The report to check (or give it positionally).")
+@flag("report", "The same, as earlier releases spelled it.")
 @common_options
 def validate_report(path: str | None, src: str | None, report: str | None) -> None:
     """Check a report against the envelope schema: exit 0 valid, 3 invalid."""
@@ -106,9 +105,9 @@ def validate_report(path: str | None, src: str | None, report: str | None) -> No
 
 @cli.command()
 @click.argument("what", type=click.Choice(["qrels", "run"]))
-@click.option("--in", "src", required=True, type=str, help="Input file (format detected).")
+@flag("in", "Input file (format detected).", required=True)
 @click.option("--to", "fmt", required=True, type=click.Choice(["trec", "jsonl"]))
-@click.option("--out", required=True, type=str, help="Output file (written atomically).")
+@flag("out", "Output file (written atomically).", required=True)
 @click.option("--tag", default=None, type=str,
               help="A run written as TREC: its tag column (default ragspan).")
 @common_options
@@ -121,7 +120,7 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
 
 
 @cli.command()
-@click.option("--baseline", required=True, type=str, help="Baseline score report (JSON).")
+@flag("baseline", "Baseline score report (JSON).", required=True)
 @click.option("--candidate", required=True, type=str, help="Candidate score report (JSON).")
 @click.option("--anchor", type=str, default=None,
               help="A pinned release's score report: the candidate must also stay within "
@@ -129,14 +128,12 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
 @click.option("--noise", type=str, default=None,
               help="A second scoring of the baseline's configuration: queries that differ "
                    "are reported unstable, and their spread feeds the power statement.")
-@click.option("--budget", "budgets", multiple=True,
-              help="METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
-                   "Default: complete_grounding=2pt.")
+@flag("budget", "METRIC=VALUE with VALUE 2pt, 2% or off; repeatable. "
+      "Default: complete_grounding=2pt.", multiple=True, param="budgets")
 @gate_options
-@click.option("--config", type=str, default=None,
-              help="pyproject.toml with [tool.ragspan] (default: the nearest one in this "
-                   "directory or a parent). In CI, give the base branch's file: a pull "
-                   "request must not set its own gate (docs/security.md).")
+@flag("config", "pyproject.toml with [tool.ragspan] (default: the nearest one in this "
+      "directory or a parent). In CI, give the base branch's file: a pull "
+      "request must not set its own gate (docs/security.md).")
 @click.option("--no-config", is_flag=True,
               help="Read no settings file: the command line and the defaults only.")
 @click.option("--config-origin", type=str, default=None,
@@ -146,11 +143,10 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
               help="Accept baseline and candidate reports with the same sha256.")
 @click.option("--no-gate", is_flag=True,
               help="Compare without gating any metric (reported in the verdict).")
-@click.option("--eval-set", "eval_set", type=str, default=None,
-              help="Verify: the eval set both reports were scored on (with the runs, each "
-                   "report is re-scored and refused unless it is what its files score to).")
-@click.option("--qrels", type=str, default=None, help="Verify: the qrels of doc-level reports.")
-@click.option("--corpus", type=str, default=None, help="Verify: the corpus both were scored on.")
+@flag("eval-set", "Verify: the eval set both reports were scored on (with the runs, each "
+      "report is re-scored and refused unless it is what its files score to).")
+@flag("qrels", "Verify: the qrels of doc-level reports.")
+@flag("corpus", "Verify: the corpus both were scored on.")
 @click.option("--baseline-run", type=str, default=None, help="Verify: the baseline's run.")
 @click.option("--candidate-run", type=str, default=None, help="Verify: the candidate's run.")
 @click.option("--baseline-chunks", type=str, default=None,
@@ -172,7 +168,7 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
 @click.option("--candidate-corpus", type=str, default=None,
               help="Verify, across a corpus change: the edited corpus the candidate was "
                    "scored on (default --corpus).")
-@click.option("--out", type=str, help="Write the JSON report here (atomically).")
+@flag("out")
 @format_option
 @common_options
 @guard(inputs=("baseline", "candidate", "anchor", "noise", "config", "eval_set", "qrels",
@@ -192,7 +188,7 @@ def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
 @click.option("--flip-rate", required=True, type=FiniteFloatRange(0, 1, min_open=True),
               help="Share of queries whose complete grounding changes either way between two "
                    "configurations (a re-run or `compare`'s changed share).")
-@click.option("--budget", required=True, type=str, help="The gate's budget, e.g. 2pt.")
+@flag("budget", "The gate's budget, e.g. 2pt.", required=True)
 @click.option("--drop", type=str, help="The true drop to catch (default twice the budget).")
 @click.option("--alpha", type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               default=0.05, show_default=True)
@@ -213,26 +209,22 @@ def plan(fmt: str, **kwargs: Any) -> None:
 
 @cli.command()
 @click.argument("reports", nargs=-1, required=True, type=str)
-@click.option("--out", required=True, type=str,
-              help="The report to write: .md (Markdown) or .html (one self-contained file).")
-@click.option("--baseline", type=str, help="Configuration to compare against (default the first).")
-@click.option("--k", "k", type=click.IntRange(min=1, max=10_000),
-              help="Cutoff shown (default the smallest the reports share).")
+@flag("out", "The report to write: .md (Markdown) or .html (one self-contained file).", required=True)
+@flag("baseline", "Configuration to compare against (default the first).")
+@flag("k", "Cutoff shown (default the smallest the reports share).",
+      type=click.IntRange(min=1, max=10_000), multiple=False, param="k")
 @click.option("--audience", type=click.Choice(["developer", "client"]), default="developer",
               show_default=True, help="client: four sections, the missed clauses quoted.")
-@click.option("--corpus", type=str,
-              help="The client readout's corpus to quote from (its sha256 must be the one the "
-                   "baseline records; required for --audience client).")
+@flag("corpus", "The client readout's corpus to quote from (its sha256 must be the one the "
+      "baseline records; required for --audience client).")
 @click.option("--all-pairs", is_flag=True,
               help="Compare every pair of configurations as one family, not only each with "
                    "the baseline.")
-@click.option("--csv", "csv_out", type=str,
-              help="Also write one row per query and configuration here (CSV).")
+@flag("csv", "Also write one row per query and configuration here (CSV).", param="csv_out")
 @click.option("--client-out", "client_out", type=str,
               help="Also write the client readout here (.md or .html; needs --corpus): both "
                    "audiences from one command.")
-@click.option("--report", "report_json", type=str,
-              help="Also write the command's JSON report here.")
+@flag("report", "Also write the command's JSON report here.", param="report_json")
 @format_option
 @common_options
 @guard(inputs=("reports", "corpus"), outputs=("out", "csv_out", "client_out", "report_json"),
