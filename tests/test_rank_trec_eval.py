@@ -63,17 +63,23 @@ def reference(qrels, run, k, level):
     return full, rr
 
 
-@pytest.mark.parametrize("level", [1, 2])
-def test_200_random_pairs_equal_pytrec_eval(tmp_path, level):
-    rng = random.Random(7 + level)
-    checked = 0
-    for case in range(200):
+def scored_pairs(tmp_path, rng, n, level):
+    """``n`` random (qrels, run) pairs with a run, each scored by ragspan from its TREC files:
+    (qrels, run, scores, the index of each query id in the scores)."""
+    for _ in range(n):
         qrels, run = random_pair(rng)
         if not run:
             continue
         qp, rp = write_trec(tmp_path, qrels, run)
         scores = score_doc_run(read_doc_run(rp), read_qrels(qp).judgments, KS, level, False)
-        idx = {q: i for i, q in enumerate(scores.qids)}
+        yield qrels, run, scores, {q: i for i, q in enumerate(scores.qids)}
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_200_random_pairs_equal_pytrec_eval(tmp_path, level):
+    checked = 0
+    for case, (qrels, run, scores, idx) in enumerate(
+            scored_pairs(tmp_path, random.Random(7 + level), 200, level)):
         for k in KS:
             full, rr = reference(qrels, run, k, level)
             for q in qrels:
@@ -94,15 +100,8 @@ def test_doc_judged_equals_precision_with_every_judgment_relevant(tmp_path):
     """``doc_judged@k`` is ir_measures' Judged@k: P@k where every judged document counts as
     relevant, so pytrec_eval's P_k on the qrels with every grade raised by one (level 1) is its
     reference; unjudged documents in the top k, and fewer than k results, lower it."""
-    rng = random.Random(11)
     checked = 0
-    for _ in range(100):
-        qrels, run = random_pair(rng)
-        if not run:
-            continue
-        qp, rp = write_trec(tmp_path, qrels, run)
-        scores = score_doc_run(read_doc_run(rp), read_qrels(qp).judgments, KS, 1, False)
-        idx = {q: i for i, q in enumerate(scores.qids)}
+    for qrels, run, scores, idx in scored_pairs(tmp_path, random.Random(11), 100, 1):
         raised = {q: {d: g + 1 for d, g in ds.items()} for q, ds in qrels.items()}
         want = pytrec_eval.RelevanceEvaluator(
             raised, {f"P_{k}" for k in KS}, relevance_level=1).evaluate(run)
