@@ -53,22 +53,29 @@ def test_a_cheaper_candidate_is_decided_at_equal_budget_and_passes(data):
     pred = res.json()["predicate"]
     budget = pred["summary"]["retrieval_budget"]
     assert budget["per_k"]["3"]["ratio"] == pytest.approx(0.5)
-    # the baseline's 900 characters at k = 3 are nearest 1000c, but the candidate's run ends
-    # at 450 for every question: decided at 250c, the nearest cutoff both reached, and said
-    assert budget["decided_at"] == {"3": "250c"} and budget["trap"] == []
+    # the baseline's 900 characters at k = 3 are nearest 1000c: decided there, whatever the
+    # candidate reached; its run ends at 450 for every question, so it is measured there with
+    # its whole run (which holds the answer), and the verdict says so
+    assert budget["decided_at"] == {"3": "1000c"} and budget["trap"] == []
     gated = {m["name"] for m in pred["summary"]["metrics"].values() if m["gated"]}
-    assert gated == {"complete_grounding@250c"}
-    assert any("decided at 250 characters per query" in w for w in pred["summary"]["warnings"])
-    assert any("is 1000c, past what the candidate retrieved in all for most questions "
-               "(median 450): decided at 250c" in w for w in pred["summary"]["warnings"])
+    assert gated == {"complete_grounding@1000c"}
+    assert any("decided at 1,000 characters per query" in w for w in pred["summary"]["warnings"])
+    assert any("the candidate's run ends before 1000c for most questions (median 450 "
+               "characters in all): it is measured at 1000c with its whole run" in w
+               for w in pred["summary"]["warnings"]), pred["summary"]["warnings"]
+    # the plan, fixed before the candidate was read, names the cutoff
+    plan = pred["summary"]["plan"]
+    assert plan["equal_budget"]["3"] == {"baseline_median_chars": 900.0, "at": "1000c"}
+    assert plan["gated"] == [{"metric": "complete_grounding@3", "budget": "2pt",
+                              "from": "default", "at_equal_budget": "1000c"}]
     # the Why line and the most-regressed queries speak of the cutoff that decided
-    assert pred["summary"]["primary_metric"] == "complete_grounding@250c"
+    assert pred["summary"]["primary_metric"] == "complete_grounding@1000c"
     # scored without a flag, the reports carry the character cutoffs: the same decision
     base2 = scored(tmp, corpus, evalset, "b2", lambda i: [(0, 300), (1000, 1300), (600, 900)])
     cand2 = scored(tmp, corpus, evalset, "c2", lambda i: [(600, 750), (0, 150), (1000, 1150)])
     res = compare(base2, cand2)
     assert res.exit_code == 0, res.stdout
-    assert res.json()["predicate"]["summary"]["retrieval_budget"]["decided_at"] == {"3": "250c"}
+    assert res.json()["predicate"]["summary"]["retrieval_budget"]["decided_at"] == {"3": "1000c"}
     # without character cutoffs, a cheaper candidate whose gated metrics grow with results is
     # decided at k as it stands (it failed for being cheaper), with one line saying so
     base3 = scored(tmp, corpus, evalset, "b3", lambda i: [(0, 300), (1000, 1300), (600, 900)],
@@ -102,7 +109,7 @@ def test_doubling_the_budget_for_no_gain_at_equal_budget_is_the_trap(data):
     assert not metrics["complete_grounding@3"]["gated"]
     reasons = pred["summary"]["reasons"]
     assert any(r.startswith("retrieval budget trap: at k = 3 the candidate retrieves x2.00")
-               and "at 500 characters per query it is no better" in r for r in reasons), reasons
+               and "at 1,000 characters per query it is no better" in r for r in reasons), reasons
     res = run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config",
                   "--allow-budget-change", "--format", "json")
     assert res.exit_code == 0, res.stdout  # --allow-budget-change keeps its meaning

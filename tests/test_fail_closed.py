@@ -61,7 +61,7 @@ def test_a_gated_metric_missing_from_one_report_is_refused(pair):
             del row["metrics"][METRIC]
 
     assert_input_error(compare(base, edit(cand, drop)), "candidate.json",
-                       f"gated metric '{METRIC}' is missing")
+                       f"lacks the gated metric '{METRIC}'")
 
 
 def test_a_budget_naming_no_column_is_refused(pair, tmp_path, monkeypatch):

@@ -124,13 +124,15 @@ def test_compare_names_where_a_stray_budget_came_from():
     from ragspan.gate.budgets import Budget
     from ragspan.gate.compare import compare
     from ragspan.gate.options import GateOptions
+    from ragspan.gate.plan import Origins
 
     base, cand = _typed("baseline.json"), _typed("candidate-pass.json")
     opts = GateOptions(budgets={"nonexistent_metric": Budget("pt", 2.0)})
     with pytest.raises(UsageError, match="--budget names 'nonexistent_metric'"):
-        compare(base, cand, opts, budget_origin={"nonexistent_metric": None})
+        compare(base, cand, opts, origins=Origins(budgets={"nonexistent_metric": None}))
     with pytest.raises(InputError, match="pyproject.toml.*nonexistent_metric"):
-        compare(base, cand, opts, budget_origin={"nonexistent_metric": "pyproject.toml"})
+        compare(base, cand, opts,
+                origins=Origins(budgets={"nonexistent_metric": "pyproject.toml"}))
 
 
 def test_compare_refuses_identical_reports_unless_asked():

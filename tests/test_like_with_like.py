@@ -103,9 +103,15 @@ def test_a_percent_budget_on_doc_metrics_is_decided_at_equal_characters(data):
     assert res.exit_code == 0, res.stdout + res.stderr
     summary = res.json()["predicate"]["summary"]
     gated = {n for n, m in summary["metrics"].items() if m["gated"]}
-    assert {"doc_recall@250c", "doc_ndcg@250c", "doc_hit_rate@250c"} <= gated
+    assert {"doc_recall@250c", "doc_ndcg@250c", "doc_hit_rate@250c", "doc_recall@1000c",
+            "doc_ndcg@1000c", "doc_hit_rate@1000c"} <= gated
     assert not {n for n in gated if n.startswith("doc_") and not n.endswith("c")}
-    assert summary["retrieval_budget"]["decided_at"] == {"1": "250c", "3": "250c"}
+    # each count cutoff at the grid point nearest the baseline's median budget there (300
+    # and 900 characters), fixed before the candidate was read
+    assert summary["retrieval_budget"]["decided_at"] == {"1": "250c", "3": "1000c"}
+    assert summary["plan"]["equal_budget"] == {
+        "1": {"baseline_median_chars": 300.0, "at": "250c"},
+        "3": {"baseline_median_chars": 900.0, "at": "1000c"}}
 
 
 def test_a_metric_that_cannot_be_decided_is_an_error_unless_allowed(data):
@@ -133,14 +139,31 @@ def test_a_metric_that_cannot_be_decided_is_an_error_unless_allowed(data):
     assert any(w.startswith("doc_recall@1 is not gated:") for w in warnings), warnings
 
 
-def test_no_cutoff_both_reached_is_said(data):
-    """Both runs shorter than the smallest cutoff: nothing can be decided at equal budget."""
+def test_small_contexts_are_decided_at_the_first_cutoff(data):
+    """Both runs shorter than the smallest cutoff (the last round refused these as "no
+    cutoff both reached"): decided at 250c, each side with its whole run. A cheaper
+    candidate that grounds as much passes; one that retrieves x1.11 the characters and gains
+    nothing is the budget trap; one that retrieves less and grounds less fails."""
     tmp, corpus, evalset = data
-    base = _score(tmp, corpus, evalset, "b", lambda i: [(f"d{i}", 640, 720)])
-    cand = _score(tmp, corpus, evalset, "c", lambda i: [(f"d{i}", 640, 680)])
-    res = _compare(base, cand)
-    assert_input_error(res, "complete_grounding@1", "ends before the smallest character "
-                       "cutoff, 250c, for most questions")
+    base = _score(tmp, corpus, evalset, "b", lambda i: [(f"d{i}", 640, 730)])
+    cheaper = _score(tmp, corpus, evalset, "c", lambda i: [(f"d{i}", 640, 690)])
+    res = _compare(base, cheaper)
+    assert res.exit_code == 0, res.stdout + res.stderr
+    summary = res.json()["predicate"]["summary"]
+    assert summary["retrieval_budget"]["decided_at"] == {"1": "250c", "3": "250c"}
+    assert summary["verdict"] == "pass"
+    costlier = _score(tmp, corpus, evalset, "x", lambda i: [(f"d{i}", 635, 735)])
+    res = _compare(base, costlier)
+    assert res.exit_code == 4, res.stdout + res.stderr
+    reasons = res.json()["predicate"]["summary"]["reasons"]
+    assert any(r.startswith("retrieval budget trap: at k = 1 the candidate retrieves x1.11")
+               for r in reasons), reasons
+    worse = _score(tmp, corpus, evalset, "w",
+                   lambda i: [(f"d{i}", 640, 690) if i % 2 else (f"d{i}", 0, 50)])
+    res = _compare(base, worse)
+    assert res.exit_code == 4, res.stdout + res.stderr
+    metrics = res.json()["predicate"]["summary"]["metrics"]
+    assert metrics["complete_grounding@250c"]["failed"]
 
 
 # ---- 3. the explanation follows the decision ------------------------------------------------
@@ -167,12 +190,13 @@ def test_a_fail_is_explained_at_the_cutoff_that_failed(data):
     assert regressed and all(r["baseline"] == 1.0 and r["candidate"] == 0.0 for r in regressed)
 
 
-# ---- 4. the common cutoffs --------------------------------------------------------------
+# ---- 4. the baseline's cutoffs --------------------------------------------------------------
 
 
-def test_an_old_baseline_and_todays_candidate_compare_on_their_common_cutoffs(data):
+def test_an_old_baseline_and_todays_candidate_compare_at_the_baselines_cutoffs(data):
     """A baseline scored without the character cutoffs (as before they were the default)
-    and a candidate scored today: compared at k = 1 and 3, the grid named as left out."""
+    and a candidate scored today: compared at the baseline's k = 1 and 3, the candidate's
+    grid named as left out."""
     tmp, corpus, evalset = data
     spans = lambda i: [(f"d{i}", 600, 900), (f"d{i}", 0, 300)]  # noqa: E731
     base = _score(tmp, corpus, evalset, "b", spans, "--no-budget-grid")
@@ -181,14 +205,33 @@ def test_an_old_baseline_and_todays_candidate_compare_on_their_common_cutoffs(da
     assert res.exit_code in (0, 4), res.stderr
     summary = res.json()["predicate"]["summary"]
     assert all(n.endswith(("@1", "@3")) for n in summary["metrics"])
-    assert any(w.startswith("the reports' cutoffs differ: compared at the 2 both have (1, 3); "
-                            "left out: 8 only in the candidate (250c, 500c")
-               for w in summary["warnings"]), summary["warnings"]
+    assert any(w.startswith("the candidate carries 8 cutoffs the baseline lacks (250c, 500c, "
+                            "1000c, 2000c, 4000c, 8000c, 16000c, 32000c): left out, the "
+                            "baseline's cutoffs decide") for w in summary["warnings"]), \
+        summary["warnings"]
+    assert summary["plan"]["cutoffs"] == ["1", "3"]
     # every other parameter is still compared
     doc = json.loads(cand.read_text())
     doc["predicate"]["parameters"]["grounding_threshold"] = 0.9
     cand.write_text(json.dumps(doc), encoding="utf-8")
     assert_input_error(_compare(base, cand), "parameter 'grounding_threshold' differs")
+
+
+def test_a_candidate_cannot_choose_its_cutoffs(data):
+    """The plan is the baseline's: a candidate scored at fewer cutoffs (``--k 3`` only, its
+    loss at k = 1 hidden; no character grid, its budget change undecidable) is refused
+    naming what it lacks, never compared on what it chose to carry."""
+    tmp, corpus, evalset = data
+    base = _score(tmp, corpus, evalset, "b", lambda i: [(f"d{i}", 600, 900), (f"d{i}", 0, 300)])
+    cand = _score(tmp, corpus, evalset, "c", lambda i: [(f"d{i}", 0, 300), (f"d{i}", 600, 900)],
+                  "--no-budget-grid")
+    assert_input_error(_compare(base, cand), "the candidate report lacks the cutoffs 250c, "
+                       "500c, 1000c", "that the gate's plan decides at")
+    res = run_cli("score", "--eval-set", evalset, "--run", tmp / "run-c.jsonl", "--corpus",
+                  corpus, "--k", "3", "--out", tmp / "only3.json")
+    assert res.exit_code == 0, res.stderr
+    assert_input_error(_compare(base, tmp / "only3.json"), "lacks the cutoff 1 that the "
+                       "gate's plan decides at")
 
 
 # ---- 5 and 6. messages that name the way on and say what is true ------------------------------

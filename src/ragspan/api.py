@@ -179,10 +179,10 @@ def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None 
     config_path = None
     if config is not None:
         table, config_path = load_tool_config(str(config))
-    opts, origin = gate_options([f"{m}={v}" for m, v in (budgets or {}).items()], table,
-                                config_path, options)
+    opts, origins = gate_options([f"{m}={v}" for m, v in (budgets or {}).items()], table,
+                                 config_path, options)
     # the API takes reports only: they are taken as written, and the result says so
     return compare_reports(read_score_report(baseline), read_score_report(candidate), opts,
-                           origin=origin, no_gate=no_gate, allow_identical=allow_identical,
+                           origins=origins, no_gate=no_gate, allow_identical=allow_identical,
                            anchor=None if anchor is None else read_score_report(anchor),
                            noise=None if noise is None else read_score_report(noise))

@@ -4,7 +4,6 @@ queries and metrics aligned (``align``), the clusters their queries fall in
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,40 +19,6 @@ from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import cluster_index, count, populations
 from ragspan.gate.inputs import QueryRow, ScoreReport
 from ragspan.gate.parameters import ParameterDifference, compare_parameters
-from ragspan.scoring.metrics.registry import (
-    parse_name,
-)
-
-
-def common_cutoffs(base: ScoreReport, cand: ScoreReport
-                   ) -> tuple[ScoreReport, ScoreReport, str | None]:
-    """Two reports whose cutoff lists differ (a baseline scored before ``score`` added the
-    character cutoffs by default, a candidate scored today), each restricted to the cutoffs
-    both have, in the baseline's order, with one line naming those left out (None when the
-    lists are equal). No cutoff in common is an InputError naming the candidate."""
-    b_ks, c_ks = list(base.parameters.get("k") or []), list(cand.parameters.get("k") or [])
-    if b_ks == c_ks:
-        return base, cand, None
-    both = [k for k in b_ks if k in c_ks]
-    if not both:
-        raise InputError(f"the reports have no cutoff in common (baseline {', '.join(map(str, b_ks))}; "
-                         f"candidate {', '.join(map(str, c_ks))})", cand.path)
-    only = {role: [k for k in ks if k not in both]
-            for role, ks in (("baseline", b_ks), ("candidate", c_ks))}
-    said = "; ".join(f"{len(v)} only in the {role} ({', '.join(map(str, v[:8]))}"
-                     f"{' ...' if len(v) > 8 else ''})" for role, v in only.items() if v)
-    note = (f"the reports' cutoffs differ: compared at the {len(both)} both have "
-            f"({', '.join(map(str, both))}); left out: {said}")
-    return _at(base, both), _at(cand, both), note
-
-
-def _at(report: ScoreReport, ks: list[Any]) -> ScoreReport:
-    """``report`` with only the columns at ``ks`` (and ``parameters.k`` saying so)."""
-    keep = {str(k) for k in ks}
-    cols = [j for j, n in enumerate(report.names) if str(parse_name(n).k) in keep]
-    return dataclasses.replace(report, names=tuple(report.names[j] for j in cols),
-                               values=report.values[:, cols],
-                               parameters={**report.parameters, "k": list(ks)})
 
 
 def check_comparable(base: ScoreReport, cand: ScoreReport,
@@ -204,12 +169,6 @@ def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
             f"{__version__}: its metrics may be computed differently"
             for role, r in (("baseline", base), ("candidate", cand))
             if r.tool_version and _minor(r.tool_version) != _minor(__version__)]
-
-
-def unmatched_budgets(budgets: dict[str, Budget], names: Sequence[str]) -> list[str]:
-    """Budget keys that match no compared column (``name@k`` exactly, or a base name)."""
-    bases = {parse_name(n).column for n in names}
-    return [key for key in budgets if key not in names and key not in bases]
 
 
 @dataclass(frozen=True)

@@ -56,21 +56,46 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
                        hint=hint)
 
 
-def budgets_at_cutoffs(cmp: Comparison, given: dict[str, Budget]) -> dict[str, Budget]:
+def budgets_at_cutoffs(ks: Sequence[object], names: Sequence[str],
+                       given: dict[str, Budget]) -> dict[str, Budget]:
     """A column's budget (``complete_grounding=2pt``, or the default) gates its count cutoffs;
     a budget cutoff (characters or tokens) is gated when named (``complete_grounding@2000c=2pt``), when the
     reports have no count cutoff, or where ``equal_budget_plan`` decides a changed k."""
-    if all(is_budget(k) for k in cmp.ks):
+    if all(is_budget(k) for k in ks):
         return given
-    off = {n: Budget("off") for n in cmp.names
+    off = {n: Budget("off") for n in names
            if is_budget(parse_name(n).k) and n not in given}
     return {**given, **off} if off else given
+
+
+def equal_budget_cutoffs(names: Sequence[str], values: np.ndarray, ks: Sequence[object]
+                         ) -> dict[str, tuple[float, str]]:
+    """Per count cutoff k of the trusted side (the baseline, or the anchor), its median
+    ``retrieved_chars@k`` over the questions and the character cutoff nearest it (the
+    smaller on a tie): where k is decided should the other side's budget at k differ. Small
+    contexts (under the smallest cutoff) are decided at the smallest. Empty without
+    character cutoffs."""
+    chars = sorted(int(k) for k in ks if isinstance(k, Chars))
+    if not chars:
+        return {}
+    out: dict[str, tuple[float, str]] = {}
+    for k in ks:
+        if is_budget(k):
+            continue
+        name = f"retrieved_chars@{k}"
+        if name not in names:
+            continue
+        column = values[:, list(names).index(name)]
+        median = float(np.median(column)) if len(column) else 0.0
+        at = min(chars, key=lambda c: (abs(c - median), c))
+        out[str(k)] = (median, str(Chars(at)))
+    return out
 
 
 @dataclass(frozen=True)
 class Plan:
     """Where each changed count k is decided: the budgets to gate with, k -> the character
-    cutoff, the ks settled as cheaper, notes (a cutoff moved below one side's run), and each
+    cutoff, the ks settled as cheaper, notes (a run that ends before the cutoff), and each
     gated metric that cannot be decided at equal budget with why."""
 
     budgets: dict[str, Budget]
@@ -93,17 +118,18 @@ def reached(cmp: Comparison) -> dict[str, float]:
 
 
 def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[str, Budget],
-                      defaults: dict[str, Budget]) -> Plan:
+                      defaults: dict[str, Budget], at_equal: dict[str, str],
+                      trusted: str = "baseline") -> Plan:
     """Like with like, for each count k whose budget changed (and no change is allowed):
 
-    - with character cutoffs in the reports, the one nearest the baseline's mean
-      ``retrieved_chars@k`` (the smaller on a tie) among those **both sides reached**: a
-      cutoff at or below each side's median total characters (``reached``; a run that ends
-      before a cutoff would be charged for characters it never had). The gated metrics at k
-      are turned off there and the same metrics at that cutoff gated with their budgets,
-      document metrics included (a document within the first N characters). Where the
-      nearest cutoff is past one side's run, a note says so; where no cutoff was reached by
-      both, or the reports lack a metric at the cutoff, the metric is ``ungated`` with why;
+    - with character cutoffs in the reports, at ``at_equal[k]``: the cutoff nearest the
+      trusted side's median ``retrieved_chars@k``, fixed before the candidate was read
+      (``equal_budget_cutoffs``), whatever the candidate reached. The candidate is measured
+      there with its whole run (a run that ended has nothing more to add), and a note says
+      so when its run ends before the cutoff for most questions. The gated metrics at k are
+      turned off and the same metrics at that cutoff gated with their budgets, document
+      metrics included (a document within the first N characters); a metric the reports
+      lack at the cutoff is ``ungated`` with why;
     - without them, a candidate that retrieves fewer characters, whose gated metrics at k
       all grow with results (``MetricSpec.grows``: more characters can only raise them),
       is decided at k as it stands: at the baseline's budget it could only do better."""
@@ -115,7 +141,7 @@ def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[st
     settled: list[str] = []
     notes: list[str] = []
     ungated: list[tuple[str, str]] = []
-    floors = reached(cmp) if chars else {}
+    ends = reached(cmp) if chars else {}
     for k_text, v in check.per_k.items():
         if not v["changed"]:
             continue
@@ -126,49 +152,46 @@ def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[st
             if v["ratio"] < 1 and all(parse_name(n).spec.grows for n in at_k):
                 settled.append(k_text)
             continue
-        at = _reached_cutoff(chars, floors, k_text, v["baseline"], at_k, budgets, notes,
-                             ungated)
+        at = _decide_at(k_text, at_equal.get(k_text), at_k, cmp.names, given, defaults,
+                        budgets, ungated, trusted)
         if at is None:
             continue
+        if ends and ends["candidate"] < int(at) - 1e-9:
+            notes.append(f"at k = {k_text} the candidate's run ends before {at} for most "
+                         f"questions (median {ends['candidate']:,.0f} characters in all): it "
+                         f"is measured at {at} with its whole run, which has nothing more to "
+                         "add")
         decided[k_text] = str(at)
-        for name in at_k:
-            parsed = parse_name(name)
-            budgets[name] = Budget("off")
-            target = format_name(parsed.base, at, parsed.first_stage)
-            if target not in cmp.names:
-                ungated.append((name, f"its k = {k_text} retrieves a different budget, and "
-                                f"the reports carry no {target} to decide it at equal "
-                                "budget (scored before document metrics had character "
-                                "cutoffs? score both again)"))
-            elif not budget_for(target, given, defaults).gated:
-                budgets[target] = budget_for(name, given, defaults)
     return Plan(budgets, decided, tuple(settled), tuple(notes), tuple(ungated))
 
 
-def _reached_cutoff(chars: Sequence[int], floors: dict[str, float], k_text: str, baseline: float,
-                    at_k: list[str], budgets: dict[str, Budget], notes: list[str],
-                    ungated: list[tuple[str, str]]) -> int | None:
-    """The character cutoff nearest ``baseline`` among those both sides reached (a note
-    when the nearest of all is past one side's run); None, with each of ``at_k`` turned
-    off and ``ungated``, when neither reached the smallest."""
-    floor = min(floors.values())
-    short = min(floors, key=lambda role: floors[role])
-    usable = [c for c in chars if int(c) <= floor + 1e-9]
-    nearest = min(chars, key=lambda c: (abs(int(c) - baseline), int(c)))
-    if not usable:
+def _decide_at(k_text: str, at_text: str | None, at_k: list[str], names: Sequence[str],
+               given: dict[str, Budget], defaults: dict[str, Budget],
+               budgets: dict[str, Budget], ungated: list[tuple[str, str]],
+               trusted: str) -> Chars | None:
+    """The gated metrics at count cutoff ``k_text`` (``at_k``) moved to ``at_text``, its
+    cutoff of equal budget: each turned off at k and, in ``budgets``, the same metric at the
+    cutoff gated with its budget (unless already gated there); a metric the reports lack
+    there, or every one when the trusted side gave no cutoff, ``ungated`` with why."""
+    if at_text is None:
         for name in at_k:
             budgets[name] = Budget("off")
             ungated.append((name, f"its k = {k_text} retrieves a different budget, and the "
-                            f"{short}'s run ends before the smallest character cutoff, "
-                            f"{min(chars)}, for most questions (median {floor:,.0f} "
-                            "characters in all)"))
+                            f"{trusted} carries no retrieved_chars@{k_text} to find the "
+                            "cutoff of equal budget"))
         return None
-    at = min(usable, key=lambda c: (abs(int(c) - baseline), int(c)))
-    if at != nearest:
-        notes.append(f"at k = {k_text} the nearest character cutoff to the baseline's "
-                     f"{baseline:,.0f} characters per query is {nearest}, past what the "
-                     f"{short} retrieved in all for most questions (median {floor:,.0f}): "
-                     f"decided at {at}, which both sides reached")
+    at = Chars(int(at_text.removesuffix("c")))
+    for name in at_k:
+        parsed = parse_name(name)
+        budgets[name] = Budget("off")
+        target = format_name(parsed.base, at, parsed.first_stage)
+        if target not in names:
+            ungated.append((name, f"its k = {k_text} retrieves a different budget, and the "
+                            f"reports carry no {target} to decide it at equal budget (scored "
+                            "before document metrics had character cutoffs? score both "
+                            "again)"))
+        elif not budget_for(target, given, defaults).gated:
+            budgets[target] = budget_for(name, given, defaults)
     return at
 
 
@@ -196,7 +219,7 @@ def budget_trap(check: BudgetCheck, outcomes: Sequence[MetricOutcome]
                      f"({v['baseline']:,.0f} -> {v['candidate']:,.0f} per query); its gated "
                      f"metrics at k = {k_text} are decided at {int(parse_cutoff(at)):,} "
                      f"characters per query instead (the cutoff nearest the baseline's "
-                     f"budget): {shown or 'none gated'}")
+                     f"median budget at k = {k_text}): {shown or 'none gated'}")
         better = [o for o in at_outcomes
                   if (o.delta > 1e-12) == parse_name(o.name).spec.higher_is_better
                   and abs(o.delta) > 1e-12]

@@ -30,17 +30,14 @@ from ragspan.gate.alignment import (
     check_comparable,
     check_gated_present,
     cluster_plan,
-    common_cutoffs,
     report_warnings,
     saturation_warnings,
     steps_warnings,
-    unmatched_budgets,
     version_warnings,
 )
 from ragspan.gate.budget_match import (
     budget_check,
     budget_trap,
-    budgets_at_cutoffs,
     cheaper_notes,
     default_budgets,
     equal_budget_plan,
@@ -66,7 +63,7 @@ from ragspan.gate.migration import (
     left_out_warning,
 )
 from ragspan.gate.options import GateOptions
-from ragspan.gate.percent_budgets import onto_doc_columns
+from ragspan.gate.plan import Origins, answer, derive_plan, restrict
 from ragspan.gate.power import power_statement, power_warnings
 from ragspan.gate.result import GateResult
 from ragspan.scoring.metrics.registry import (
@@ -76,15 +73,18 @@ from ragspan.scoring.metrics.registry import (
 
 
 def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
-            budget_origin: dict[str, str | None] | None = None, no_gate: bool = False,
+            no_gate: bool = False,
             allow_identical: bool = False, anchor: ScoreReport | None = None,
             noise: ScoreReport | None = None, migration: Migration | None = None,
-            migration_trusted: bool = False) -> GateResult:
+            migration_trusted: bool = False, origins: Origins | None = None) -> GateResult:
     """Gate ``cand`` against ``base``: the one sequence from two typed reports to a verdict.
 
-    ``opts.budgets`` are the given budgets; ``budget_origin`` says where each came from
-    (None: the command line, a path: that config file), so a budget naming no column is a
-    usage error (exit 2) or an input error naming the file (exit 3). Refused: identical
+    First the plan (``gate.plan``), from the baseline and the settings alone: the cutoffs,
+    the gated metrics and slices, each budget with where it came from (``origins``: each
+    given budget key's file path, or None for the caller), and the
+    cutoff that decides each count cutoff at equal budget. A budget naming no column is a
+    usage error (exit 2) or an input error naming the file (exit 3). The candidate must
+    answer every item of the plan (exit 3 naming what it lacks). Refused: identical
     reports (unless ``allow_identical``), incomparable reports, a gated metric in one report
     only, and gating nothing (unless ``no_gate``, which the summary states). ``anchor``: a
     pinned release's report; the candidate must also stay within ``opts.anchor_budget`` of
@@ -99,6 +99,13 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     if base.sha256 == cand.sha256 and not allow_identical:
         raise UsageError("the baseline and candidate reports are identical (same sha256); "
                          f"pass {setting('allow-identical', True)} if that is intended")
+    origins = origins or Origins()
+    defaults = default_budgets(base.kind)
+    if base.kind != cand.kind:
+        raise InputError(f"report kinds differ: baseline {base.kind}, candidate {cand.kind}",
+                         cand.path)
+    gate_plan = derive_plan(base, opts, defaults, origins)
+    cand, cut_note = answer(gate_plan, base, cand)
     moved = None
     if migration is not None:  # the reports of the old corpus, as if on the new one
         trusted = migration_trusted
@@ -110,24 +117,19 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
             noise = across(noise, cand, migration, "noise", trusted)
         if not trusted:  # each question the edit left out: lost by the candidate
             cand = counted_lost(base, cand)
-    base, cand, cut_note = common_cutoffs(base, cand)
     if anchor is not None:
-        anchor = common_cutoffs(anchor, cand)[0]
+        anchor = restrict(anchor, gate_plan.cutoffs)
     if noise is not None:
-        noise = common_cutoffs(noise, base)[0]
+        noise = restrict(noise, gate_plan.cutoffs)
     accepted = check_comparable(base, cand, opts.allow_parameter_change)
     if cut_note is not None:
         accepted = [cut_note, *accepted]
     check_budget_columns(base, cand)
-    given = opts.budgets
-    defaults = default_budgets(base.kind)
+    given = gate_plan.budgets
     check_gated_present(base, cand, given, defaults)
     cmp = align(base, cand)
-    given = onto_doc_columns(given, cmp.names)
-    _refuse_unmatched(unmatched_budgets(given, cmp.names), budget_origin or {})
-    given = budgets_at_cutoffs(cmp, given)
     bcheck = budget_check(cmp, opts)
-    plan_ = equal_budget_plan(cmp, bcheck, given, defaults)
+    plan_ = equal_budget_plan(cmp, bcheck, given, defaults, gate_plan.at_equal_budget)
     given, decided_at, settled = plan_.budgets, plan_.decided, plan_.settled
     _refuse_ungated(plan_.ungated, opts.allow_ungated, cand.path)
     if given is not opts.budgets:
@@ -207,7 +209,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                       noise=noise_part, clusters=plan.as_json(cmp.ids),
                       placement=_placement(base, cand), migration=moved,
                       per_query=per_query_diff(cmp, gated),
-                      per_query_counts=per_query_summary(cmp, gated))
+                      per_query_counts=per_query_summary(cmp, gated), plan=gate_plan)
 
 
 def _refuse_ungated(ungated: tuple[tuple[str, str], ...], allowed: bool, path: str) -> None:
@@ -228,17 +230,6 @@ def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]
         return None
     return {"baseline": {"dropped": base.dropped or 0},
             "candidate": {"dropped": cand.dropped or 0}}
-
-
-def _refuse_unmatched(unmatched: list[str], origin: dict[str, str | None]) -> None:
-    """A budget naming no column of the reports: a usage error when it came from the
-    command line (``origin`` None), else an InputError naming its config file."""
-    for key in unmatched:
-        if origin.get(key) is None:
-            raise UsageError(f"{setting('budget')} names '{key}', which the reports do not carry")
-    for key in unmatched:
-        raise InputError(f"[tool.ragspan.budgets] {key}: the reports carry no such metric",
-                         origin[key])
 
 
 def _decisive(outcomes: list[MetricOutcome]) -> str | None:

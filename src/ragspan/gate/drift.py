@@ -13,7 +13,12 @@ import numpy as np
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.voice import setting
 from ragspan.gate.alignment import ClusterPlan, Comparison, align, check_comparable
-from ragspan.gate.budget_match import budget_check, budget_trap, equal_budget_plan
+from ragspan.gate.budget_match import (
+    budget_check,
+    budget_trap,
+    equal_budget_cutoffs,
+    equal_budget_plan,
+)
 from ragspan.gate.budgets import Budget, parse_budget_value
 from ragspan.gate.decision import BudgetCheck, MetricOutcome, decide
 from ragspan.gate.evaluate import evaluate, family
@@ -104,7 +109,9 @@ def _against_anchor(cmp: Comparison, names: list[str], budget: Budget, opts: Gat
     budgets = {n: budget if n in names else off for n in cmp.names}
     a_opts = GateOptions(**{**opts.__dict__, "budgets": budgets, "gate_slices": ()})
     bcheck = budget_check(cmp, a_opts)
-    plan_ = equal_budget_plan(cmp, bcheck, budgets, {})
+    at_equal = {k: at for k, (_, at) in equal_budget_cutoffs(cmp.names, cmp.base,
+                                                             cmp.ks).items()}
+    plan_ = equal_budget_plan(cmp, bcheck, budgets, {}, at_equal, "anchor")
     budgets, decided_at, settled = plan_.budgets, plan_.decided, plan_.settled
     if plan_.ungated and not opts.allow_ungated:
         name, why = plan_.ungated[0]

@@ -8,6 +8,7 @@ from typing import Any
 
 from ragspan.gate.budgets import Budget
 from ragspan.gate.decision import BudgetCheck, GateDecision, MetricOutcome
+from ragspan.gate.plan import GatePlan
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class GateResult:
     # per gated metric, queries better, worse, the same, and the worst
     # (``gate.changes.per_query_summary``)
     per_query_counts: dict[str, Any] | None = None
+    # what decides, fixed from the baseline and the settings (``gate.plan``)
+    plan: GatePlan | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -99,6 +102,8 @@ class GateResult:
             out["why"] = self.why
         if self.per_query_counts is not None:
             out["per_query"] = self.per_query_counts
+        if self.plan is not None:
+            out["plan"] = self.plan.as_json()
         if self.budget is not None:
             out["retrieval_budget"] = {"tolerance": self.budget.tolerance,
                                        "changed": self.budget.changed,

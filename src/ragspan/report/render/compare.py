@@ -177,6 +177,39 @@ def _settings_line(params: dict[str, Any]) -> str | None:
     return f"settings from {params['config_file']}{origin}"
 
 
+def plan_lines(plan: dict[str, Any] | None) -> list[str]:
+    """The gate's plan in words: the cutoffs, then one line per gated metric and budget with
+    where it came from, its cutoffs and each one's cutoff of equal budget, then each gated
+    slice (empty for a report written before plans were recorded)."""
+    if not plan:
+        return []
+    lines = [f"cutoffs (the baseline's): {', '.join(plan['cutoffs'])}"]
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for m in plan["gated"]:
+        column = parse_name(m["metric"]).column
+        groups.setdefault((column, m["budget"], m["from"]), []).append(m)
+    for (column, budget, origin), members in groups.items():
+        at = ", ".join(str(parse_name(m["metric"]).k) for m in members)
+        equal = ", ".join(f"{parse_name(m['metric']).k} -> {m['at_equal_budget']}"
+                          for m in members if m.get("at_equal_budget"))
+        lines.append(f"{column} at {at}: {budget} ({origin})"
+                     + (f"; at equal budget {equal}" if equal else ""))
+    lines += [f"slice {s['tag']} ({s['from']})" for s in plan["slices"]]
+    return lines
+
+
+def _plan_block(s: dict[str, Any]) -> list[str]:
+    """The plan folded into a ``<details>`` block: what decided, from where."""
+    lines = plan_lines(s.get("plan"))
+    if not lines:
+        return []
+    gated = len(s["plan"]["gated"])
+    head = (f"The plan: {gated} gated metric{'s' if gated != 1 else ''}, from the baseline "
+            "and the settings")
+    return ["<details>", f"<summary>{md_text(head)}</summary>", ""] + \
+        [f"- {md_text(x)}" for x in lines] + ["", "</details>", ""]
+
+
 def _regressed_block(worst: list[dict[str, Any]], s: dict[str, Any]) -> list[str]:
     """The most-regressed queries as the comment shows them: the first ``COMMENT_QUERIES``,
     their lost gold spans with the chunks behind each, and the legend of those cells."""
@@ -259,6 +292,7 @@ def markdown(doc: dict[str, Any]) -> str:
     if notes:
         lines += [f"- {md_text(r)}" for r in notes] + [""]
     lines += _regressed_block(pred["details"].get("most_regressed") or [], s)
+    lines += _plan_block(s)
     lines += _folded_block(rows, s)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -276,6 +310,9 @@ def table(doc: dict[str, Any]) -> str:
         lines.append(f"  {settings}")
     if s.get("why"):
         lines.append(f"why: {s['why']}")
+    planned = plan_lines(s.get("plan"))
+    if planned:
+        lines.append("plan: " + "; ".join(planned))
     budget = _budget_line(s)
     if budget:
         lines.append(budget)

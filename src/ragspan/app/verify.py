@@ -1,0 +1,220 @@
+"""``compare``'s verification: the files both score reports claim to come from
+(``Sources``), each side re-scored from them with its own parameters and refused unless its
+report is what they score to (``verify_scored``), and what the verdict rests on
+(``verification``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ragspan.app.score import (
+    DEFAULT_TOKENIZER,
+    eval_set_body,
+    qrels_body,
+    with_skipped_rows,
+    with_warnings,
+)
+from ragspan.base.canonical import canonical_dumps
+from ragspan.base.errors import InputError, MissingExtraError, UsageError, present
+from ragspan.base.records import ReportBody
+from ragspan.base.voice import surface
+from ragspan.gate.result import Verification
+from ragspan.io.rows import ON_DUPLICATE, Skipped
+from ragspan.scoring.metrics.registry import parse_cutoff
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The files both score reports claim to come from (``compare --eval-set ...``): the
+    shared eval set (or qrels) and corpus, and each side's run and chunk manifest."""
+
+    eval_set: str | None = None
+    qrels: str | None = None
+    corpus: str | None = None
+    baseline_run: str | None = None
+    candidate_run: str | None = None
+    baseline_chunks: str | None = None
+    candidate_chunks: str | None = None
+    # across a corpus change (``--migration``): the candidate's own eval set and corpus
+    candidate_eval_set: str | None = None
+    candidate_corpus: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return any(v is not None for v in self.__dict__.values())
+
+    def check(self) -> None:
+        """Verification is all or nothing: both runs, and exactly one of eval set or qrels."""
+        if not self.given:
+            return
+        if self.baseline_run is None or self.candidate_run is None:
+            raise UsageError("verifying the reports needs both runs: give --baseline-run and "
+                             "--candidate-run (with --eval-set or --qrels)")
+        if (self.eval_set is None) == (self.qrels is None):
+            raise UsageError("verifying the reports needs exactly one of --eval-set or "
+                             "--qrels, the judgments both sides were scored on")
+
+
+SOURCE_KEYS = ("eval_set", "qrels", "corpus", "baseline_run", "candidate_run",
+               "baseline_chunks", "candidate_chunks", "candidate_eval_set", "candidate_corpus")
+
+
+_A = {"eval_set": "an eval set", "qrels": "qrels", "corpus": "a corpus", "run": "a run",
+      "chunks": "a chunk manifest"}
+
+
+def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -> None:
+    """Re-score one side from the files given and refuse its report unless it is what those
+    files score to: every input the report records must be given and have the recorded
+    sha256 (a missing one is a usage error, a different one an input error naming the file),
+    and the report's parameters, summary and per-query rows must equal the re-scored ones
+    (an input error naming the first query or key that differs). Catches hand-edited rows
+    and digests alike."""
+    pred = doc["predicate"]
+    run = sources.baseline_run if role == "baseline" else sources.candidate_run
+    chunks = sources.baseline_chunks if role == "baseline" else sources.candidate_chunks
+    own = role == "candidate"
+    eval_set = sources.candidate_eval_set if own and sources.candidate_eval_set else \
+        sources.eval_set
+    corpus = sources.candidate_corpus if own and sources.candidate_corpus else sources.corpus
+    given = {"eval_set": eval_set, "qrels": sources.qrels, "corpus": corpus,
+             "run": run, "chunks": chunks}
+    flag = {"eval_set": "--candidate-eval-set" if eval_set is not sources.eval_set
+            else "--eval-set", "qrels": "--qrels",
+            "corpus": "--candidate-corpus" if corpus is not sources.corpus else "--corpus",
+            "run": f"--{role}-run", "chunks": f"--{role}-chunks"}
+    recorded = {ref["role"]: ref["digest"].get("sha256") for ref in pred["inputs"]}
+    for key, value in given.items():
+        if key in recorded and value is None:
+            raise UsageError(f"the {role} report was scored with {_A[key]}: "
+                             f"give {flag[key]} to verify it")
+        if key not in recorded and value is not None:
+            raise InputError(f"{flag[key]} was given, but the {role} report was scored "
+                             f"without {_A[key]}", path)
+    params = _scoring_parameters(pred)
+    try:
+        body = _rescored(pred["kind"], params,
+                         dataclasses.replace(sources, eval_set=eval_set, corpus=corpus),
+                         present(run, flag["run"]), chunks, "qrels" in recorded, path)
+    except MissingExtraError:
+        raise
+    except UsageError as exc:  # a value of the report's own parameters, not of a flag
+        raise InputError(f"the {role} report's parameters cannot be re-scored: {exc}",
+                         path) from None
+    for ref in body.inputs:
+        if recorded.get(ref.role) != ref.sha256:
+            raise InputError(f"{flag.get(ref.role, ref.role)} {ref.name} (sha256 "
+                             f"{ref.sha256[:12]}) is not the file the {role} report records "
+                             f"(sha256 {str(recorded.get(ref.role))[:12]})", path)
+    if body.kind != pred["kind"]:
+        raise InputError(f"the {role} report is a {pred['kind']} report, but its inputs score "
+                         f"to a {body.kind} report", path)
+    _refuse_differences(body, pred, params, role, path)
+
+
+def _scoring_parameters(pred: dict[str, Any]) -> dict[str, Any]:
+    """A report's parameters without the command line that wrote it (how it was typed, not
+    what it scored with)."""
+    return {k: v for k, v in pred["parameters"].items() if k != "argv"}
+
+
+def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,
+              chunks: str | None, by_qrels: bool, path: str) -> ReportBody:
+    """The report body the given files score to with the report's own parameters (its
+    cutoffs, counts or budgets, parsed as ``score --k`` parses them; its tokenizer)."""
+    try:
+        ks = tuple(parse_cutoff(k) for k in params["k"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"the report's parameters.k cannot be re-scored: {exc}", path) from None
+    rule = params.get("on_duplicate", "error")
+    if rule not in ON_DUPLICATE:
+        raise InputError(f"the report's parameters.on_duplicate must be one of "
+                         f"{', '.join(ON_DUPLICATE)}, got {rule!r}", path)
+    skipped = (Skipped(), Skipped()) if rule == "first" else None
+
+    def build() -> ReportBody:
+        if by_qrels:
+            body = qrels_body(present(sources.qrels, "--qrels"), run,
+                              params.get("qrels_format", "auto"),
+                              params.get("run_format", "auto"), ks,
+                              params.get("relevance_level", 1),
+                              params.get("judged_only", False), skipped=skipped)
+        else:
+            body = eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
+                                 "span" if kind == "score.span" else "auto", ks,
+                                 params.get("grounding_threshold", 0.5),
+                                 params.get("relevance_level", 1),
+                                 params.get("judged_only", False),
+                                 chunks, params.get("anchoring"),
+                                 bool(params.get("chroma_metrics", False)),
+                                 tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER),
+                                 budget_grid=False,  # the report's cutoffs are all of them
+                                 skipped=skipped)
+        if skipped is None:
+            return body
+        return with_skipped_rows(body, skipped, "qrels" if by_qrels else "eval_set")
+
+    return with_warnings(build)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return canonical_dumps(a) == canonical_dumps(b)
+
+
+def _refuse_differences(body: ReportBody, pred: dict[str, Any], params: dict[str, Any],
+                        role: str, path: str) -> None:
+    """An InputError naming the first parameter (``params``: the report's scoring
+    parameters), query row or summary key where the report differs from ``body``, its
+    re-scoring."""
+    if not _same(body.parameters, params):
+        keys = sorted(set(body.parameters) | set(params))
+        key = next(k for k in keys if not _same(body.parameters.get(k), params.get(k)))
+        raise InputError(f"the {role} report's parameter '{key}' is not what its inputs score "
+                         "with", path)
+    rows = {r["id"]: r for r in body.details.get("queries", [])}
+    for row in pred["details"].get("queries", []):
+        fresh = rows.get(row.get("id"))
+        if fresh is None or not _same(fresh, row):
+            diff = ""
+            if fresh is not None:
+                metrics = row.get("metrics", {})
+                moved = [m for m in fresh.get("metrics", {})
+                         if not _same(fresh["metrics"][m], metrics.get(m))]
+                if moved:
+                    diff = (f" ({moved[0]}: {metrics.get(moved[0])!r} in the report, "
+                            f"{fresh['metrics'][moved[0]]!r} re-scored)")
+            raise InputError(f"the {role} report's row of query '{row.get('id')}' is not what "
+                             f"its inputs score to{diff}", path)
+    if not _same(body.details, pred["details"]):
+        raise InputError(f"the {role} report's per-query rows are not what its inputs score "
+                         "to (rows added, removed or reordered)", path)
+    if not _same(body.summary, pred["summary"]):
+        keys = sorted(set(body.summary) | set(pred["summary"]))
+        key = next(k for k in keys if not _same(body.summary.get(k), pred["summary"].get(k)))
+        raise InputError(f"the {role} report's summary '{key}' is not what its inputs score "
+                         "to", path)
+
+
+def verification(sources: Sources) -> Verification:
+    """What the verdict rests on: both reports re-scored from the files they record, or the
+    reports taken as written (and how to verify them)."""
+    if sources.given:
+        files = ["the eval set" if sources.eval_set is not None else "the qrels"]
+        if sources.corpus is not None:
+            files.append("the corpus")
+        files.append("the runs")
+        if sources.baseline_chunks is not None or sources.candidate_chunks is not None:
+            files.append("the chunk manifests")
+        said = (f"both reports re-scored from {', '.join(files[:-1])} and {files[-1]}, and "
+                "equal to what those files score to")
+        return Verification(verified=True, statement=said)
+    if surface() == "python":
+        return Verification(verified=False, statement=(
+            "taken as written, not verified: the Python API compares reports; `ragspan "
+            "compare` given the eval set (or qrels), the corpus and both runs re-scores both "
+            "reports from their files"))
+    return Verification(verified=False, statement=(
+        "taken as written, not verified: give --eval-set (or --qrels), --corpus and "
+        "--baseline-run / --candidate-run to re-score both reports from their files"))
