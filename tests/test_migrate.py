@@ -504,3 +504,65 @@ def test_the_link_check_names_the_report_it_means(tmp_path):
                                 rows=cand.rows[1:])
     with pytest.raises(InputError, match="noise questions are neither in the candidate nor"):
         across(base, extra, m, "noise")
+
+
+def test_a_planted_copy_is_not_a_move(tmp_path):
+    """The fourth round's attack: the corpus edit changes one character inside each of the 12
+    answers the candidate loses and writes an exact copy of the old answer where the
+    candidate retrieves (half with none of the old place's context, half with 64 characters
+    of it copied along). ``migrate`` called them "moved" (nothing set aside) and a -40pt FAIL
+    passed ``compare --migration``. Now each is ambiguous (set aside, counted as lost), and
+    the verified compare fails."""
+    rng = random.Random(11)
+    words = ["fee", "term", "party", "notice", "law", "cap", "audit", "claim", "price", "data"]
+    texts, rows, new, copies = {}, [], {}, {}
+    for i in range(30):
+        filler = " ".join(rng.choice(words) for _ in range(60))
+        answer = (f"The {words[i % 10]} clause number {i} governs every "
+                  f"{words[(i + 3) % 10]} under this agreement and each of its schedules.")
+        text = f"{filler}. {answer} {filler}."
+        s = text.index(answer)
+        texts[f"d{i}"] = text
+        rows.append({"id": f"q{i}", "query": f"Which clause {i}?", "doc_id": f"d{i}",
+                     "gold_spans": [[s, s + len(answer)]]})
+        if i >= 12:
+            new[f"d{i}"] = text
+            continue
+        edited = text.replace(" governs ", " governz ", 1)
+        planted = answer if i % 2 else text[s - 64:s + len(answer) + 64]
+        new[f"d{i}"] = edited + "\n\nANNEX\n\n" + planted + "\n"
+        at = new[f"d{i}"].rindex(answer)
+        copies[f"q{i}"] = (at, at + len(answer))
+    d = tmp_path
+    paths = {"eval": write_jsonl(d / "eval.jsonl", rows),
+             "old": write_jsonl(d / "old.jsonl", [{"id": k, "text": t} for k, t in texts.items()]),
+             "new": write_jsonl(d / "new.jsonl", [{"id": k, "text": t} for k, t in new.items()])}
+    res = run_cli("migrate", "--eval-set", paths["eval"], "--corpus", paths["old"],
+                  "--to-corpus", paths["new"], "--out", d / "eval2.jsonl", "--report",
+                  d / "migrate.json")
+    assert res.exit_code == 0, res.stderr
+    report = json.loads((d / "migrate.json").read_text("utf-8"))["predicate"]
+    assert report["summary"]["spans"]["ambiguous"] == 12, report["summary"]
+    assert report["summary"]["spans"]["moved"] == 0
+    reasons = {s["reason"] for s in report["details"]["spans"] if s["status"] == "ambiguous"}
+    assert any("surroundings share" in r for r in reasons), reasons
+    assert any("edited, and an exact copy stands elsewhere" in r for r in reasons), reasons
+    gold = {r["id"]: r["gold_spans"][0] for r in rows}
+    kept = [r["id"] for r in _read(d / "eval2.jsonl")[1:]]
+    assert kept == [f"q{i}" for i in range(12, 30)]
+    paths.update(eval2=d / "eval2.jsonl", report=d / "migrate.json")
+    paths["base_run"] = write_jsonl(d / "base-run.jsonl", [
+        {"id": q, "retrieved": [{"doc_id": f"d{q[1:]}", "start": s, "end": e}]}
+        for q, (s, e) in gold.items()])
+    paths["cand_run"] = write_jsonl(d / "cand-run.jsonl", [
+        {"id": q, "retrieved": [{"doc_id": f"d{q[1:]}", "start": gold[q][0],
+                                 "end": gold[q][1]}]} for q in kept])
+    for run, ev, corpus, out in (("base_run", "eval", "old", "base"),
+                                 ("cand_run", "eval2", "new", "cand")):
+        res = run_cli("score", "--eval-set", paths[ev], "--run", paths[run], "--corpus",
+                      paths[corpus], "--k", "1", "--out", d / f"{out}.json")
+        assert res.exit_code == 0, res.stderr
+    res = _verified_compare(paths, tmp_path, "--max-set-aside", "0.5")
+    assert res.exit_code == 4, res.stdout + res.stderr
+    cg = res.json()["predicate"]["summary"]["metrics"]["complete_grounding@1"]
+    assert cg["failed"] and cg["worse"] == 12

@@ -21,10 +21,15 @@ and in the new one is scored by how many characters of its surroundings agree (t
 suffix of the ``CONTEXT`` characters before, plus the common prefix of those after; two
 document ends agree fully). A new place is the span's when the span's old place scores
 highest against it and it scores highest against the span's old place, each strictly (a
-mutual best match); when the text is unique in both documents, it is its own copy unless it
-is shorter than ``CONTEXT`` and none of its surroundings agree (a short text whose
-surroundings all changed may be another mention of the same words). Nothing is ever given a
-place whose text differs from ``T`` without the status ``edited``.
+mutual best match), and **a move carries its surroundings**: at least ``MIN_AGREE``
+characters of them, whitespace aside, agree, however long ``T`` is. A copy with none of the
+old place's context is ``ambiguous`` (its question set aside, and counted as lost by the
+gate unless the migrated eval set is reviewed): a corpus edit that changes one character of
+a gold text and writes an exact copy where a retriever looks must not pass as a move. For
+the same reason, where the place the span stood still holds a close edit of ``T``
+(similarity ``threshold`` or more) and an exact copy stands elsewhere, the span is
+``ambiguous``: the text was edited where it stood, and the copy may be anyone's. Nothing is
+ever given a place whose text differs from ``T`` without the status ``edited``.
 
 A document whose text did not change keeps every span ``unchanged`` without a search. Work
 per changed document is one ``OffsetMap``; per span, a few scans of its document
@@ -41,6 +46,7 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.placement import Placer, Unplaced, occurrences, similarity
 
 CONTEXT = 64  # characters each side compared to tell copies of a text apart
+MIN_AGREE = 8  # characters of the surroundings, whitespace aside, a copy elsewhere must share
 MAX_COPIES = 64  # places of one text compared by context; more: ambiguous
 STATUSES = ("unchanged", "moved", "edited", "deleted", "ambiguous")
 DEFAULT_THRESHOLD = 0.8
@@ -60,8 +66,9 @@ class Moved:
 
 def _agree(old: str, o: int, new: str, n: int, length: int) -> int:
     """How many characters of the surroundings of ``old[o:o+length]`` and
-    ``new[n:n+length]`` agree: the common suffix of the ``CONTEXT`` characters before each,
-    plus the common prefix of those after (both at a document end: all ``CONTEXT``)."""
+    ``new[n:n+length]`` agree, whitespace aside: the common suffix of the ``CONTEXT``
+    characters before each, plus the common prefix of those after (both at a document end:
+    all ``CONTEXT``)."""
     score = 0
     if o == 0 and n == 0:
         score += CONTEXT
@@ -70,7 +77,7 @@ def _agree(old: str, o: int, new: str, n: int, length: int) -> int:
         i = 0
         while i < min(len(a), len(b)) and a[-1 - i] == b[-1 - i]:
             i += 1
-        score += i
+        score += _solid(a[len(a) - i:])
     oe, ne = o + length, n + length
     if oe == len(old) and ne == len(new):
         score += CONTEXT
@@ -79,13 +86,21 @@ def _agree(old: str, o: int, new: str, n: int, length: int) -> int:
         i = 0
         while i < min(len(a), len(b)) and a[i] == b[i]:
             i += 1
-        score += i
+        score += _solid(a[:i])
     return score
 
 
-def _own_copy(old: str, new: str, start: int, end: int) -> Moved | None:
+def _solid(text: str) -> int:
+    """The characters of ``text`` that are not whitespace."""
+    return sum(1 for ch in text if not ch.isspace())
+
+
+def _own_copy(old: str, new: str, start: int, end: int,
+              stood: tuple[int, int] | None = None) -> Moved | None:
     """The span's own copy of its text in ``new`` (``unchanged`` or ``moved``), ``ambiguous``
-    when copies are there and none is decidably its own, None when the text is not there."""
+    when copies are there and none is decidably its own, None when the text is not there.
+    ``stood``: the stretch of ``new`` the matched blocks map the span to; the one copy that
+    overlaps it is the span's own, where it stood (an edit next to its ends)."""
     text = old[start:end]
     news = occurrences(new, text, MAX_COPIES + 1)
     if not news:
@@ -94,12 +109,19 @@ def _own_copy(old: str, new: str, start: int, end: int) -> Moved | None:
     if len(news) > MAX_COPIES or len(olds) > MAX_COPIES:
         return Moved("ambiguous", reason=f"the text occurs more than {MAX_COPIES} times")
     length = end - start
+    if stood is not None:
+        there = [n for n in news if n < max(stood[1], stood[0] + 1) and n + length > stood[0]]
+        if len(there) == 1:
+            n = there[0]
+            return Moved("unchanged" if n == start else "moved", n, n + length, 1.0)
     mine = [_agree(old, start, new, n, length) for n in news]
     best = max(mine)
+    if best < MIN_AGREE:
+        return Moved("ambiguous", reason=f"a copy of the text stands elsewhere, but its "
+                                         f"surroundings share {best} of the "
+                                         f"{MIN_AGREE} characters a move carries with it: it "
+                                         "may be another copy, not the span's own")
     if len(news) == 1 and len(olds) == 1:
-        if best == 0 and length < CONTEXT:
-            return Moved("ambiguous", reason="the text is short and none of its surroundings "
-                                             "agree: it may be another mention of the same words")
         n = news[0]
     else:
         tops = [n for n, s in zip(news, mine) if s == best]
@@ -108,7 +130,7 @@ def _own_copy(old: str, new: str, start: int, end: int) -> Moved | None:
                                              f"with its surroundings ({best} characters)")
         n = tops[0]
         rivals = [_agree(old, o, new, n, length) for o in olds if o != start]
-        if best == 0 or any(r >= best for r in rivals):
+        if any(r >= best for r in rivals):
             return Moved("ambiguous", reason="another copy of the text in the old document "
                                              "agrees as well with this place's surroundings")
     return Moved("unchanged" if n == start else "moved", n, n + length, 1.0)
@@ -121,7 +143,7 @@ def _plausible(text_len: int, lo: int, hi: int) -> bool:
 
 
 def locate(old: str, new: str, start: int, end: int, placer: Placer, doc_id: str,
-           offsets: OffsetMap | None = None) -> Moved:
+           offsets: OffsetMap | None = None, threshold: float = DEFAULT_THRESHOLD) -> Moved:
     """The status and new place of ``old[start:end]`` in ``new`` (see the module
     docstring); ``placer`` places in the new corpus at its similarity threshold, ``doc_id``
     names the document there,
@@ -133,13 +155,23 @@ def locate(old: str, new: str, start: int, end: int, placer: Placer, doc_id: str
     lo, hi = offsets.start(start), offsets.end(end)
     if new[lo:hi] == text:
         return Moved("unchanged" if lo == start else "moved", lo, hi, 1.0)
-    own = _own_copy(old, new, start, end)
+    own = _own_copy(old, new, start, end, (lo, hi) if offsets.blocks else None)
     if own is not None and own.status != "ambiguous":
+        elsewhere = own.start is not None and not (own.start < hi and own.end is not None
+                                                   and own.end > lo)
+        if elsewhere and offsets.blocks and hi > lo and _plausible(end - start, lo, hi) and \
+                similarity(text, new[lo:hi]) >= threshold:
+            return Moved("ambiguous", reason="the text where it stood was edited, and an "
+                                             "exact copy stands elsewhere: which is the "
+                                             "span's own cannot be told")
         return own
     if offsets.blocks:  # the text around it is matched: the stretch between is its place
         if hi <= lo or not new[lo:hi].strip():
             return Moved("deleted", reason="nothing is left where it stood")
         if _plausible(end - start, lo, hi):
+            if own is not None:  # an exact copy elsewhere, not decidably its own
+                return Moved("ambiguous", reason="the text where it stood was edited, and "
+                                                 f"an exact copy stands elsewhere ({own.reason})")
             return Moved("edited", lo, hi, similarity(text, new[lo:hi]),
                          "the text where it stood changed")
     if own is not None:
@@ -169,5 +201,5 @@ def locate_all(old: Corpus, new: Corpus, spans: Sequence[tuple[str, int, int]],
         if before != after and doc_id not in maps:
             maps[doc_id] = OffsetMap(before, after)
         out.append(locate(before, after, start, end, placer, doc_id,
-                          maps.get(doc_id)))
+                          maps.get(doc_id), threshold))
     return out
