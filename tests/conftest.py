@@ -51,28 +51,32 @@ def run_cli(*args: str) -> Result:
     from ragspan.cli import cli
 
     argv = [str(a) for a in args]
-    existed = {argv[i + 1] for i, a in enumerate(argv[:-1])
-               if a in OUTPUT_FLAGS and Path(argv[i + 1]).exists()}
+    existed = {argv[i + 1]: Path(argv[i + 1]).read_bytes() for i, a in enumerate(argv[:-1])
+               if a in OUTPUT_FLAGS and Path(argv[i + 1]).is_file()}
     result = CliRunner().invoke(cli, argv, catch_exceptions=False)
     if result.stdout.startswith('{"_type"'):
         assert_valid_report(json.loads(result.stdout))
     builds = argv[0] in BUILDING_COMMANDS
     report_flag = "--report" if builds else "--out"
-    error_report = "--error-report" in argv and result.exit_code == 3
     if report_flag in argv and argv[0] != "convert":
         out = Path(argv[argv.index(report_flag) + 1])
         findings = argv[0] in REPORTS_FINDINGS and out.is_file() and str(out) not in existed
-        if result.exit_code in (0, 4) or findings or error_report:
+        if result.exit_code in (0, 4) or findings:
             doc = json.loads(out.read_text(encoding="utf-8"))
             assert_valid_report(doc)
             assert doc["predicate"]["exit_code"] == result.exit_code
-        elif str(out) not in existed:
-            assert not out.exists(), f"{out} left behind after exit {result.exit_code}"
+        elif out.is_file() and existed.get(str(out)) != out.read_bytes():
+            # a failed command leaves its error envelope where the report goes, never a
+            # stale report nor a partial one
+            doc = json.loads(out.read_text(encoding="utf-8"))
+            assert_valid_report(doc)
+            assert (doc["predicate"]["kind"], doc["predicate"]["verdict"]) == ("error", "error")
+            assert doc["predicate"]["exit_code"] == result.exit_code, (doc, result.stderr)
     if builds and result.exit_code not in (0, 4):
         for flag in OUTPUT_FLAGS:
-            if flag in argv:
+            if flag in argv and flag != report_flag:
                 out = Path(argv[argv.index(flag) + 1])
-                if str(out) not in existed and not (error_report and flag == report_flag):
+                if str(out) not in existed:
                     assert not out.exists(), f"{out} left behind after exit {result.exit_code}"
     return Result(result.exit_code, result.stdout, result.stderr)
 
@@ -85,6 +89,12 @@ def assert_input_error(result: Result, *fragments: str) -> None:
     assert "Traceback" not in result.stderr
     for frag in fragments:
         assert frag in lines[0], (frag, lines[0])
+
+
+def assert_error_envelope(path: Path, code: int) -> None:
+    """``path`` holds the error envelope a failed command leaves where its report goes."""
+    pred = json.loads(Path(path).read_text(encoding="utf-8"))["predicate"]
+    assert (pred["kind"], pred["verdict"], pred["exit_code"]) == ("error", "error", code), pred
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -286,6 +286,37 @@ def test_fail_without_failing_the_step_and_comment_file(runner, tmp_path):
     assert comment.read_text() == summary
 
 
+def test_the_comment_is_never_written_through_a_link(runner, tmp_path):
+    """The pull request commits ``comment.md`` (or a folder on its path) as a link to a file
+    outside the checkout: ``cp`` wrote through it. The step refuses a link anywhere on the
+    path (exit 3, the target untouched) and otherwise writes a new file and renames it over
+    the path, so a link appearing later is replaced, never followed."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("outside the checkout", encoding="utf-8")
+    link = tmp_path / "comment.md"
+    link.symlink_to(victim)
+    res, outputs, _ = gate(runner, "link", baseline="baseline.json",
+                           candidate="candidate-fail.json", **{"fail-on-regression": "false"},
+                           comment=str(link))
+    assert res.returncode == 3 and "is a link or goes through one" in res.stderr
+    assert victim.read_text(encoding="utf-8") == "outside the checkout"
+    assert outputs["verdict"] == "fail"  # the verdict's outputs were written first
+    folder = tmp_path / "linked-folder"
+    folder.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir()
+    res, _, _ = gate(runner, "link-folder", baseline="baseline.json",
+                     candidate="candidate-fail.json", **{"fail-on-regression": "false"},
+                     comment=str(folder / "comment.md"))
+    assert res.returncode == 3 and not (tmp_path / "elsewhere" / "comment.md").exists()
+    plain = tmp_path / "plain.md"
+    plain.write_text("old", encoding="utf-8")
+    res, _, summary = gate(runner, "plain", baseline="baseline.json",
+                           candidate="candidate-fail.json", **{"fail-on-regression": "false"},
+                           comment=str(plain))
+    assert res.returncode == 0 and plain.read_text(encoding="utf-8") == summary
+    assert not list(tmp_path.glob(".ragspan-comment.*"))
+
+
 def test_bad_input_is_an_error_even_when_regressions_are_allowed(runner):
     res, outputs, summary = gate(runner, "error", baseline="baseline.json",
                                  candidate="missing.json", **{"fail-on-regression": "false"})

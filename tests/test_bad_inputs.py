@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli, write_jsonl
+from conftest import ROOT, assert_error_envelope, run_cli, write_jsonl
 
 GATE = ROOT / "tests" / "fixtures" / "gate"
 
@@ -116,6 +116,18 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def unchanged_but_the_error(ws: dict[str, Path], before: dict[str, bytes], code: int) -> None:
+    """Every input byte-identical and no output written but the error envelope the failed
+    command leaves where its JSON report goes (``{out}/r.json``)."""
+    after = snapshot(ws["dir"])
+    report = str(ws["out"] / "r.json")
+    assert report in after, sorted(after)
+    assert_error_envelope(Path(report), code)
+    after.pop(report)
+    before = {k: v for k, v in before.items() if k != report}
+    assert after == before
+
+
 def assert_refused(res, code: int, *fragments: str) -> None:
     assert res.exit_code == code, (res.exit_code, res.stdout, res.stderr)
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
@@ -204,8 +216,13 @@ def test_multi_file_outputs_all_or_nothing(ws, command, monkeypatch):
     assert_refused(res, 3, "No space left on device")
     assert Path(first).read_text(encoding="utf-8") == "old\n"
     for flag in outputs[1:]:
-        assert not Path(argv(ws, command)[argv(ws, command).index(flag) + 1]).exists()
-    assert [p.name for p in ws["out"].iterdir()] == [Path(first).name]  # no temporary left
+        path = Path(argv(ws, command)[argv(ws, command).index(flag) + 1])
+        if flag == "--report":  # the failure's own envelope, where the report goes
+            assert_error_envelope(path, 3)
+        else:
+            assert not path.exists()
+    assert sorted(p.name for p in ws["out"].iterdir()) == sorted(
+        [Path(first).name, "r.json"])  # no temporary left
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -273,7 +290,7 @@ def test_bad_content_is_one_line_naming_the_file(ws, key, content, fragment, com
     before = snapshot(ws["dir"])
     res = run_cli(*argv(ws, command))
     assert_refused(res, 3, ws[key].name, fragment)
-    assert snapshot(ws["dir"]) == before
+    unchanged_but_the_error(ws, before, 3)
 
 
 @pytest.mark.parametrize("key,command", [("eval", "score"), ("run", "score"), ("trec", "score-doc"),
@@ -414,7 +431,7 @@ def test_a_chunk_past_its_document_names_the_manifest_line(ws):
         {"chunk_id": "c1", "doc_id": "manual", "start": 0, "end": 10 ** 7}])
     res = run_cli(*argv(ws, "validate"), "--chunks", manifest)
     assert_refused(res, 3, "chunks.jsonl:2", "chunk 'c1' ends at 10000000")
-    assert not (ws["out"] / "r.json").exists()
+    assert_error_envelope(ws["out"] / "r.json", 3)
 
 
 def test_score_checks_what_the_eval_set_recorded_about_the_corpus(ws):

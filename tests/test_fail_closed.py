@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, assert_input_error, run_cli, write_jsonl
+from conftest import ROOT, assert_error_envelope, assert_input_error, run_cli, write_jsonl
 
 GATE = ROOT / "tests" / "fixtures" / "gate"
 METRIC = "complete_grounding@1"
@@ -255,7 +255,7 @@ def test_qrels_with_no_judged_query_score_nothing_and_say_so(tmp_path, rows):
     result = run_cli("score", "--qrels", qrels, "--run", run, "--out", out)
     assert_input_error(result, "qrels.jsonl", f"none of the {len(rows)} queries",
                        "has a judgment")
-    assert not out.exists()
+    assert_error_envelope(out, 3)
 
 
 @pytest.mark.parametrize("level", ["0", "-1"])

@@ -358,8 +358,13 @@ def test_import_error_paths(tmp_path):
                        "1 judged queries are not in queries.jsonl", "q7")
     assert root.is_dir()
     # LegalBench-RAG without its folders, and with a span past the end of its file
-    assert_input_error(run_cli("import", "legalbench-rag", "--root", tmp_path, *out),
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_input_error(run_cli("import", "legalbench-rag", "--root", empty, *out),
                        "expected 'benchmarks/' and 'corpus/'")
+    # an output inside the folder it imports is refused before any work
+    res = run_cli("import", "legalbench-rag", "--root", tmp_path, *out)
+    assert res.exit_code == 2 and "is inside the input folder" in res.stderr
     lbr = legalbench_fixture(tmp_path, ["a"])
     bench = lbr / "benchmarks" / "cuad.json"
     data = json.loads(bench.read_text())

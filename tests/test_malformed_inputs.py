@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from conftest import assert_input_error, run_cli, write_jsonl
+from conftest import assert_error_envelope, assert_input_error, run_cli, write_jsonl
 
 QUERY = {"id": "q", "query": "what", "doc_id": "d", "gold_spans": [[0, 5]]}
 ROW = {"id": "q", "retrieved": [{"doc_id": "d", "start": 0, "end": 5}]}
@@ -76,7 +76,7 @@ def test_a_lone_surrogate_escape_is_refused_at_read_time(tmp_path, corpus, field
     res = run_cli("score", "--eval-set", evalset, "--run",
                   write_jsonl(tmp_path / "run.jsonl", [ROW]), "--out", tmp_path / "s.json")
     assert_input_error(res, "eval.jsonl:1", "is a lone surrogate")
-    assert not (tmp_path / "s.json").exists()
+    assert_error_envelope(tmp_path / "s.json", 3)
 
 
 def test_an_escaped_surrogate_pair_is_a_character(tmp_path, corpus):

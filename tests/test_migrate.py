@@ -234,7 +234,8 @@ def test_nothing_survives_nothing_is_written(tmp_path):
                   "--out", out, "--report", tmp_path / "r.json")
     assert res.exit_code == 3 and "no question survived" in res.stderr
     assert "1 dropped" in res.stderr and "1 deleted" in res.stderr
-    assert not out.exists() and not (tmp_path / "r.json").exists()
+    assert not out.exists()  # no eval set; the report is the failure's envelope
+    assert json.loads((tmp_path / "r.json").read_text())["predicate"]["verdict"] == "error"
     res = run_cli("migrate", "--eval-set", ev, "--corpus", corpus, "--to-corpus", gone,
                   "--out", ev)
     assert res.exit_code == 2  # an output that is an input
@@ -566,3 +567,35 @@ def test_a_planted_copy_is_not_a_move(tmp_path):
     assert res.exit_code == 4, res.stdout + res.stderr
     cg = res.json()["predicate"]["summary"]["metrics"]["complete_grounding@1"]
     assert cg["failed"] and cg["worse"] == 12
+
+
+def test_a_trusted_migrated_eval_set_is_trusted_for_its_content(tmp_path):
+    """The reviewed copy committed on the base branch was made in another folder (its header
+    records other paths, perhaps another Python): it never matched the one the recipe makes
+    in its temporary folder. The digest the gate checks covers the questions and gold spans
+    only; a copy whose rows differ is still refused."""
+    paths = _attack(tmp_path, 1)
+    committed = tmp_path / "committed"
+    committed.mkdir()
+    for name in ("eval", "old", "new"):
+        (committed / paths[name].name).write_bytes(paths[name].read_bytes())
+    res = run_cli("migrate", "--eval-set", committed / "eval.jsonl", "--corpus",
+                  committed / "old.jsonl", "--to-corpus", committed / "new.jsonl", "--out",
+                  committed / "eval2.jsonl")
+    assert res.exit_code == 0, res.stderr
+    reviewed = committed / "eval2.jsonl"
+    lines = reviewed.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["_header"]["tool"]["python"] = "3.99.0"  # made on another machine
+    reviewed.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n", encoding="utf-8")
+    assert reviewed.read_bytes() != paths["eval2"].read_bytes()
+    res = _verified_compare(paths, tmp_path, "--migrated-eval-set-trusted", reviewed,
+                            "--budget", "complete_grounding=5pt")
+    assert res.exit_code in (0, 4), res.stderr
+    assert res.json()["predicate"]["summary"]["migration"]["trusted"] is True
+    rows = [json.loads(x) for x in lines[1:]]
+    rows[0]["query"] = "another question"
+    reviewed.write_text("\n".join([json.dumps(header)] + [json.dumps(r) for r in rows]) + "\n",
+                        encoding="utf-8")
+    res = _verified_compare(paths, tmp_path, "--migrated-eval-set-trusted", reviewed)
+    assert res.exit_code == 3 and "its questions and gold spans" in res.stderr, res.stderr

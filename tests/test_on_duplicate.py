@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import assert_input_error, run_cli, write_jsonl
+from conftest import assert_error_envelope, assert_input_error, run_cli, write_jsonl
 
 TEXT = "hello world, it is a small document."
 GOLD = [{"id": "q1", "query": "a", "gold_spans": [{"doc_id": "d", "start": 0, "end": 5}]},
@@ -44,7 +44,7 @@ def test_by_default_a_repeated_or_missing_id_is_refused(files):
     tmp, ev, run, corpus = files
     assert_input_error(score(ev, run, corpus, tmp / "s.json"), "eval.jsonl:3",
                        "repeated query id 'q1' (first on line 1)")
-    assert not (tmp / "s.json").exists()
+    assert_error_envelope(tmp / "s.json", 3)
 
 
 def test_first_keeps_each_ids_first_row_and_counts_the_rest(files):

@@ -157,7 +157,9 @@ def test_the_limit_is_a_ratio_of_the_archive_and_can_be_raised(tmp_path):
 
 
 def test_max_unpacked_bytes_applies_to_snapshots_only(tmp_path):
-    res = run_cli("run-retriever", "--edge-shard", tmp_path, "--max-unpacked-bytes", "10",
+    shard = tmp_path / "shard"
+    shard.mkdir()
+    res = run_cli("run-retriever", "--edge-shard", shard, "--max-unpacked-bytes", "10",
                   "--corpus", EX / "corpus.jsonl", "--eval-set", EX / "eval.jsonl",
                   "--out", tmp_path / "run.jsonl")
     assert res.exit_code == 2 and "--max-unpacked-bytes applies to --snapshot" in res.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_input_error, assert_valid_report, run_cli, write_jsonl
+from conftest import assert_error_envelope, assert_input_error, assert_valid_report, run_cli, write_jsonl
 
 CORPUS = [{"id": "a", "text": "x" * 100}, {"id": "b", "text": "y" * 50}]
 EVAL = [
@@ -152,7 +152,7 @@ def test_bad_input(files, which, content, where, what):
     out = files["dir"] / "out.json"
     res = score(files, "--out", out)
     assert_input_error(res, where, what)
-    assert not out.exists()
+    assert_error_envelope(out, 3)  # a failed command's report: its error, never a stale one
     assert not list(files["dir"].glob(".out.json*"))  # no temporary file either
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.records import InputRef
 from ragspan.gate.migration import Migration, migration_of
-from ragspan.io.files import read_bytes, sha256_hex
+from ragspan.io.files import decode_records, read_bytes, sha256_hex
+from ragspan.io.rows import content_sha256
 from ragspan.report.envelope import load_report
 
 
@@ -26,15 +27,28 @@ def migration_of_file(path: str | None, candidate_eval_set: str | None,
 
 def trusted_eval_set(path: str | None, moved: Migration | None) -> InputRef | None:
     """``--migrated-eval-set-trusted``: a reviewed, committed migrated eval set (the base
-    branch's). It must be the eval set the migration wrote (the same sha256): then the
-    questions the edit left out are left out of the pairing instead of counted as lost.
-    None when not given."""
+    branch's). Its content (the questions and gold spans: every row but the header, each as
+    canonical JSON, ``io.rows.content_sha256``) must be that of the eval set the migration
+    wrote, as its report records it; the header (the paths typed, the Python version) is
+    not part of it, so a committed copy made from the same inputs in another folder matches.
+    A migration report written before it recorded the content is matched on the file's
+    sha256. Then the questions the edit left out are left out of the pairing instead of
+    counted as lost. None when not given."""
     if path is None:
         return None
     if moved is None:
         raise UsageError("--migrated-eval-set-trusted says the migration's eval set was "
                          "reviewed: give --migration too")
-    sha = sha256_hex(read_bytes(path))
+    data = read_bytes(path)
+    if moved.to_content_sha256 is not None:
+        sha = content_sha256(decode_records(data, path), path)
+        if sha != moved.to_content_sha256:
+            raise InputError(f"is not the eval set the migration wrote: its questions and gold "
+                             f"spans (content sha256 {sha[:12]}) differ from the migration's "
+                             f"({moved.to_content_sha256[:12]}); only the reviewed content is "
+                             "trusted", path)
+        return InputRef("migrated_eval_set_trusted", path, sha256_hex(data))
+    sha = sha256_hex(data)
     if sha != moved.to_eval_sha256:
         raise InputError(f"is not the eval set the migration wrote (sha256 {sha[:12]} vs "
                          f"{moved.to_eval_sha256[:12]}): only the reviewed file itself is "

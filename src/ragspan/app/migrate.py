@@ -32,7 +32,7 @@ from ragspan.evalsets.migrate import STATUSES, Moved, locate_all
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.evalset import EvalQuery, EvalSet, corpus_drift, read_eval_set
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
-from ragspan.io.rows import HEADER_KEY
+from ragspan.io.rows import HEADER_KEY, content_sha256
 from ragspan.io.serialize import eval_set_text, span_json
 from ragspan.report.envelope import statement
 
@@ -155,7 +155,8 @@ def run(*, eval_set: str, corpus: str, to_corpus: str, out: str,
                 InputRef("to_corpus", to_corpus, new.sha256)],
         parameters={"keep_edited": keep_edited, "threshold": threshold},
         summary={"spans": counts, "questions": {"total": len(fates), **by_fate},
-                 "documents": {k: len(v) for k, v in documents.items()}},
+                 "documents": {k: len(v) for k, v in documents.items()},
+                 "content_sha256": content_sha256(text, out)},
         details={"spans": listed, "questions": [f for f in fates if f["fate"] != "kept"],
                  "documents": documents})
     return CommandResult(doc, {out: text})

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragspan.base.argv import redacted
-from ragspan.base.errors import ExitCode, InputError
+from ragspan.base.errors import ExitCode, InputError, RagspanError
 from ragspan.base.records import InputRef
 from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
@@ -64,29 +64,39 @@ def deliver(result: CommandResult, out: str | None, fmt: str,
     return result.exit_code
 
 
-def error_report(command: str, exc: InputError, argv: Sequence[str]) -> dict[str, Any]:
-    """The envelope ``--error-report`` writes when ``command`` stops on an input error:
-    kind ``error``, verdict ``error``, exit code 3, and in its summary the command, the
-    message, and the file and line it names (null where it names none). No reader takes it
-    for a result: ``compare`` and ``report`` refuse any kind but a score report. Its subject
-    is the file the error names, with the sha256 of its bytes (the message's, named
-    ``<error>``, where the error names no readable file)."""
-    subject = InputRef("error", "<error>", sha256_hex(str(exc).encode("utf-8")))
-    if exc.path is not None and os.path.isfile(exc.path):
+def error_report(command: str, exc: BaseException, argv: Sequence[str]) -> dict[str, Any]:
+    """The envelope a failed ``command`` leaves where its JSON report goes: kind ``error``,
+    verdict ``error``, the failure's exit code (3 an input error, 2 a usage error found
+    while working, 1 a bug), and in its summary the command, the message, and the file and
+    line it names (null where it names none). No reader takes it for a result: ``compare``
+    and ``report`` refuse any kind but a score report. Its subject is the file the error
+    names, with the sha256 of its bytes (the message's, named ``<error>``, where the error
+    names no readable file)."""
+    code = exc.exit_code if isinstance(exc, RagspanError) else ExitCode.BUG
+    message = str(exc) if isinstance(exc, RagspanError) else \
+        f"internal error: {type(exc).__name__}"
+    path = exc.path if isinstance(exc, InputError) else None
+    subject = InputRef("error", "<error>", sha256_hex(message.encode("utf-8")))
+    if path is not None and os.path.isfile(path):
         try:
-            with open(exc.path, "rb") as fh:
-                subject = InputRef("error", exc.path, hashlib.sha256(fh.read()).hexdigest())
+            with open(path, "rb") as fh:
+                subject = InputRef("error", path, hashlib.sha256(fh.read()).hexdigest())
         except OSError:
             pass  # unreadable: the message stands for it
     return statement(kind="error", subject=[subject], inputs=[],
                      parameters={"command": command, "argv": redacted(argv)},
-                     summary={"command": command, "error": exc.reason, "file": exc.path,
-                              "line": exc.line, "message": str(exc)},
-                     details={}, verdict="error", exit_code=ExitCode.INPUT)
+                     summary={"command": command,
+                              "error": exc.reason if isinstance(exc, InputError) else message,
+                              "file": path,
+                              "line": exc.line if isinstance(exc, InputError) else None,
+                              "message": message},
+                     details={}, verdict="error", exit_code=int(code))
 
 
-def write_error_report(path: str, command: str, exc: InputError, argv: Sequence[str]) -> None:
-    """Write ``error_report`` to ``path`` (atomically, as every output); a failure to write
-    it leaves the input error to speak for itself."""
+def write_error_report(path: str, command: str, exc: BaseException,
+                       argv: Sequence[str]) -> None:
+    """Write ``error_report`` to ``path`` (atomically, as every output), replacing what is
+    there, so no stale report survives a failed command; a failure to write it leaves the
+    error to speak for itself."""
     with contextlib.suppress(OSError, InputError):
         write_files({path: report_text(error_report(command, exc, argv))})

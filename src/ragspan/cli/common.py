@@ -90,17 +90,18 @@ class RagspanGroup(click.Group):
 def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
           implicit: tuple[str, ...] = (),
           report: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Before the command runs, refuse outputs that would overwrite an input or cannot be
-    written (``ragspan.io.outputs.check_outputs``). ``inputs``/``outputs`` name parameters;
-    ``implicit`` are files read when they exist (./pyproject.toml). ``report``: the parameter
-    holding the command's JSON report path; the command then takes ``--error-report``, which
-    on an input error writes an error envelope there (``app.output.error_report``) before
-    the error ends the command."""
+    """Before the command runs, refuse outputs that would overwrite an input, lie inside an
+    input folder or cannot be written (``ragspan.io.outputs.check_outputs``).
+    ``inputs``/``outputs`` name parameters; ``implicit`` are files read when they exist
+    (./pyproject.toml). ``report``: the parameter holding the command's JSON report path;
+    when the command then fails (an input error, a usage error found while working, a bug),
+    an error envelope (``app.output.error_report``, verdict ``error``) replaces what is at
+    that path, atomically, before the error ends the command: no stale report survives for
+    a later step to read. An output the guard refuses is never written."""
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kw: Any) -> Any:
             from ragspan.app.output import refuse_clobbering, write_error_report
-            from ragspan.base.errors import InputError
 
             error_report = kw.pop("error_report", False)
             paths: list[str | None] = []
@@ -122,9 +123,10 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
                                        f"JSON report goes: give {flag}")
             try:
                 return func(*args, **kw)
-            except InputError as exc:
-                if error_report and target:
-                    write_error_report(target, ctx.command_path.split(" ", 1)[-1], exc,
+            except Exception as exc:
+                if target and not isinstance(exc, click.exceptions.Exit):
+                    write_error_report(target, ctx.command_path.split(" ", 1)[-1],
+                                       _as_failure(exc),
                                        outputs_elided(ctx.meta.get("argv", []),
                                                       ctx.meta["output_flags"]))
                 raise
@@ -132,12 +134,22 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
         if report is not None:
             wrapper = click.option(
                 "--error-report", "error_report", is_flag=True,
-                help="On an input error (exit 3), write an error report (verdict error, the "
-                     "message, file and line) where the JSON report goes, replacing what is "
-                     "there, so a CI step that reads or uploads it finds one.")(wrapper)
+                help="Kept for workflows that pass it: a failed command always writes an "
+                     "error report (verdict error, the message, file and line) where the "
+                     "JSON report goes, replacing what is there.")(wrapper)
         return wrapper
 
     return decorate
+
+
+def _as_failure(exc: Exception) -> Exception:
+    """A click usage error raised while working, as ragspan's (exit 2); anything else as
+    it is (a ragspan error keeps its code, any other exception is a bug, exit 1)."""
+    from ragspan.base.errors import UsageError
+
+    if isinstance(exc, click.UsageError):
+        return UsageError(exc.format_message())
+    return exc
 
 
 def format_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -53,6 +53,9 @@ class Migration:
     to_corpus_sha256: str
     left_out: dict[str, str]
     spans: dict[str, int]
+    # the migrated eval set's content digest (``summary.content_sha256``; None in a report
+    # written before it was recorded)
+    to_content_sha256: str | None = None
 
 
 def _sha(refs: list[Any], role: str, name: str) -> str:
@@ -85,10 +88,13 @@ def migration_of(doc: dict[str, Any], name: str) -> Migration:
     if not isinstance(spans, dict) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in spans.values()):
         raise InputError("summary.spans must count the gold spans per status", name)
+    content = pred["summary"].get("content_sha256")
+    if content is not None and (not isinstance(content, str) or len(content) != 64):
+        raise InputError("summary.content_sha256 must be a sha256 in hex", name)
     return Migration(name, _sha(pred["inputs"], "eval_set", name),
                      _sha(pred["inputs"], "corpus", name), to_eval,
                      _sha(pred["inputs"], "to_corpus", name),
-                     {q["id"]: q["fate"] for q in questions}, dict(spans))
+                     {q["id"]: q["fate"] for q in questions}, dict(spans), content)
 
 
 def _check_links(base: ScoreReport, cand: ScoreReport, m: Migration, role: str) -> None:

@@ -2,9 +2,11 @@
 
 * ``check_outputs`` runs before a command does any work: an output that is one of the
   command's inputs (the same file, by device and inode, so links and ``./`` spellings are
-  caught), or any file under an input folder, is a usage error (exit 2); an output that is a
-  directory, a special file (FIFO, device, socket) or lies in a missing folder is an input
-  error (exit 3). Two outputs naming one file are a usage error.
+  caught), or any path inside an input folder (an existing file or a new one: ``--out
+  docs/report.json`` would add a document to the corpus ``docs`` it scored), is a usage
+  error (exit 2); an output that is a directory, a special file (FIFO, device, socket) or
+  lies in a missing folder is an input error (exit 3). Two outputs naming one file are a
+  usage error.
 * ``write_files`` writes every output of a command or none: each is staged as a temporary
   file beside its target, then all are renamed into place; if a rename fails, the targets
   already replaced get their old contents back. Written files get the mode a plain
@@ -58,6 +60,7 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None
         return
     in_paths = [str(p) for p in inputs if p]
     ids = _input_identities(in_paths)
+    folders = [(p, os.path.realpath(p)) for p in in_paths if os.path.isdir(p)]
     seen: dict[str, str] = {}
     for opt, path in given.items():
         real = os.path.realpath(path)
@@ -68,6 +71,10 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None
         if key is not None and key in ids:
             raise UsageError(f"{opt} {path} is an input of this command ({ids[key]}); "
                              "refusing to overwrite it")
+        for folder, real_folder in folders:
+            if os.path.commonpath([real, real_folder]) == real_folder:
+                raise UsageError(f"{opt} {path} is inside the input folder {folder}; refusing "
+                                 "to write into what this command reads (write it elsewhere)")
         _check_writable(path)
 
 

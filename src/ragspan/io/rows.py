@@ -3,14 +3,28 @@ importers): ids, the ``_header`` record, and offsets (code-point indices, end ex
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError
+from ragspan.io.files import iter_json_records
 
 HEADER_KEY = "_header"
 ON_DUPLICATE = ("error", "first")
 LISTED_SKIPS = 20  # skipped rows' lines listed per file (all are counted)
+
+
+def content_sha256(text: str, path: str) -> str:
+    """The sha256 of a JSON-lines file's content: every record but the ``_header``, each as
+    canonical JSON on its own line, in order. What the rows say, not how the file spells
+    them or what its header records (the paths typed, the tool's and Python's versions)."""
+    digest = hashlib.sha256()
+    for _, obj in iter_json_records(text, path):
+        if HEADER_KEY not in obj:
+            digest.update(canonical_dumps(obj).encode("utf-8"))
+    return digest.hexdigest()
 
 
 @dataclass
