@@ -27,12 +27,13 @@ log = logging.getLogger("ragspan")
 def run(*, otlp: str, eval_set: str, corpus: str, out: str,
         query_id_attribute: str | None = None, on_ambiguous: str | None = None,
         fuzzy_threshold: float | None = None, chunks: str | None = None,
-        doc_key: str | None = None, offset_key: str | None = None) -> CommandResult:
+        doc_key: str | None = None, offset_key: str | None = None,
+        max_inflated_bytes: int | None = None) -> CommandResult:
     placed = anchoring({"on_ambiguous": on_ambiguous, "fuzzy_threshold": fuzzy_threshold})
     on_ambiguous, fuzzy_threshold = placed["on_ambiguous"], placed["threshold"]
     evalset, corp = read_eval_set(eval_set), read_corpus(corpus)
     manifest = read_chunks(chunks) if chunks else None
-    traces = read_trace_file(otlp)
+    traces = read_trace_file(otlp, max_inflated_bytes)
     opts = TraceOptions(query_id_attribute, on_ambiguous == "first", fuzzy_threshold,
                         doc_key, offset_key, manifest)
     got = trace_run(traces.spans, otlp, evalset, corp, opts)

@@ -163,6 +163,9 @@ def import_ragas(report: str | None, fmt: str, out: str, **opts: Any) -> None:
 @click.option("--offset-key", type=str, default=None,
               help="The document.metadata key of a document's start offset (default "
                    "start_index, start, start_char_idx).")
+@click.option("--max-inflated-bytes", type=click.IntRange(min=1), default=None,
+              help="The most bytes a gzip trace file may inflate to (default 100x its size, "
+                   "at least 64 MiB, at most 4 GiB).")
 @flag("report")
 @format_option
 @common_options

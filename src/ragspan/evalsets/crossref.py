@@ -27,7 +27,6 @@ its document and keeps the other two as tags. Checked here, each finding naming 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,14 @@ from typing import Any
 from ragspan.base.errors import InputError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery, EvalSet
-from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
+from ragspan.io.files import (
+    TooDeep,
+    decode_records,
+    iter_json_records,
+    json_value,
+    read_bytes,
+    sha256_hex,
+)
 
 SHORT = 20  # characters: the answers gold_in_query's verbatim check leaves to a word match
 CROSSREF_TAGS = ("requires_crossref", "dimensions.requires_crossref")
@@ -113,7 +119,7 @@ def crossref_findings(evalset: EvalSet, corpus: Corpus,
     marks = any(_tag(q, CROSSREF_TAGS + MULTI_TAGS) is not None for q in evalset.queries)
     holders = _Holders(corpus)
     for q in evalset.queries:
-        findings += _row_findings(q, corpus, marks)
+        findings += _row_findings(q, corpus, marks, evalset.path)
         findings += _short_answer_findings(q, corpus, holders)
     if facts is not None:
         findings += _fact_findings(evalset, corpus, facts, holders)
@@ -125,7 +131,8 @@ def _yes(raw: str | None) -> bool | None:
     return None if raw is None else raw.strip().lower() in ("true", "1", "yes")
 
 
-def _row_findings(q: EvalQuery, corpus: Corpus, marks: bool) -> list[dict[str, Any]]:
+def _row_findings(q: EvalQuery, corpus: Corpus, marks: bool, path: str
+                  ) -> list[dict[str, Any]]:
     """A row's marks against where its gold spans lie: requires_crossref / multi_document,
     anchor_doc, cross_references, and an unmarked query's cue."""
     found: list[dict[str, Any]] = []
@@ -153,7 +160,7 @@ def _row_findings(q: EvalQuery, corpus: Corpus, marks: bool) -> list[dict[str, A
                 "anchor_doc", "error", q.id,
                 f"anchor_doc '{anchor}' holds none of its gold spans (they lie in "
                 + ", ".join(f"'{d}'" for d in docs) + ")"))
-    for ref in _list_tag(_tag(q, REFERENCE_TAGS)):
+    for ref in _list_tag(_tag(q, REFERENCE_TAGS), q, path):
         if ref and not any(ref in corpus.text(d) for d in docs if d in corpus.documents):
             found.append(_finding(
                 "cross_reference_not_found", "error", q.id,
@@ -227,7 +234,7 @@ def _fact_findings(evalset: EvalSet, corpus: Corpus, facts: list[Fact],
         raw = _tag(q, FACT_TAGS)
         if raw is None:
             continue
-        for fid in _fact_ids(raw):
+        for fid in _fact_ids(raw, q, evalset.path):
             if fid not in known:
                 findings.append(_finding("unknown_fact", "error", q.id,
                                          f"fact '{fid}' is not in the facts sidecar"))
@@ -244,18 +251,29 @@ def _fact_findings(evalset: EvalSet, corpus: Corpus, facts: list[Fact],
     return findings
 
 
-def _list_tag(raw: str | None) -> list[str]:
+def _list_tag(raw: str | None, q: EvalQuery, path: str) -> list[str]:
     """A list tag (``facts``, ``cross_references``): a JSON list (as ``adapt`` keeps a list
     field) or one value; none when absent."""
-    return [] if raw is None else _fact_ids(raw)
+    return [] if raw is None else _fact_ids(raw, q, path)
 
 
-def _fact_ids(raw: str) -> list[str]:
-    """A ``facts`` tag: a JSON list (as ``adapt`` keeps a list field) or one id."""
+def _fact_ids(raw: str, q: EvalQuery, path: str) -> list[str]:
+    """A ``facts`` tag: a JSON list (as ``adapt`` keeps a list field) of ids or one id. JSON
+    nested past ``base.bounds.MAX_JSON_DEPTH``, or a list holding anything but text and
+    numbers, is an InputError naming the eval set, the row and the query."""
     try:
-        value = json.loads(raw)
+        value = json_value(raw)
+    except TooDeep as exc:
+        raise InputError(f"query '{q.id}': a list tag holds {exc}", path, q.line) from None
     except ValueError:
         return [raw]
     if isinstance(value, list):
+        if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                   for v in value):
+            raise InputError(f"query '{q.id}': a list tag must list ids (text or numbers)",
+                             path, q.line)
         return [str(v) for v in value]
+    if isinstance(value, dict):
+        raise InputError(f"query '{q.id}': a list tag must list ids, got an object", path,
+                         q.line)
     return [str(value)]

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from ragspan.base.bounds import MAX_JSON_DEPTH
 from ragspan.base.errors import InputError
 
 log = logging.getLogger("ragspan")
@@ -146,6 +147,48 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if value - value != 0:
         raise ValueError(f"number {text} is out of range (not a finite double)")
+    return value
+
+
+class TooDeep(ValueError):
+    """A JSON value nested past ``base.bounds.MAX_JSON_DEPTH``."""
+
+
+def nesting(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deep ``value`` nests (a scalar 0, ``[]`` 1, ``[[1]]`` 2), walked without recursion
+    and stopped at ``limit + 1``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((child, depth) for child in children
+                     if isinstance(child, (dict, list)))
+    return deepest
+
+
+def json_value(text: str, limit: int = MAX_JSON_DEPTH) -> Any:
+    """A JSON text read from inside another value (an attribute, a tag, a field holding JSON
+    text) as a Python value: ``TooDeep`` when it nests past ``limit`` (one reader, so no
+    path through the importers or ``validate`` reaches Python's recursion limit); any other
+    ValueError when it is not JSON (NaN and Infinity included). The caller names where it
+    was."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise TooDeep(f"JSON nested more than {limit} deep") from None
+    if isinstance(value, (dict, list)) and nesting(value, limit) > limit:
+        raise TooDeep(f"JSON nested more than {limit} deep")
     return value
 
 

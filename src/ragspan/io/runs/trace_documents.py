@@ -8,13 +8,13 @@ metadata (JSON text or an object)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ragspan.base.errors import InputError
-from ragspan.io.runs.trace_otlp import Span, shown
+from ragspan.io.files import TooDeep, json_value
+from ragspan.io.runs.trace_otlp import BadValue, Span, shown
 
 QUESTION_KEYS = ("question", "query", "input", "query_str", "text")
 DOC_PREFIXES = {"retriever": "retrieval.documents.", "reranker": "reranker.output_documents.",
@@ -43,10 +43,13 @@ def role(span: Span) -> str | None:
 
 
 def _json_object(value: Any) -> Any:
-    """A JSON text parsed (anything else as it is; text that is no JSON stays text)."""
+    """A JSON text parsed (anything else as it is; text that is no JSON stays text); JSON
+    nested past ``base.bounds.MAX_JSON_DEPTH`` is BadValue (``io.files.json_value``)."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
+            return json_value(value)
+        except TooDeep as exc:
+            raise BadValue(str(exc)) from None
         except ValueError:
             return value
     return value
@@ -108,7 +111,10 @@ def _as_id(value: Any, where: str, path: str) -> str | None:
 def _metadata(value: Any, where: str, path: str) -> dict[str, Any]:
     if value is None or value == "":
         return {}
-    parsed = _json_object(value)
+    try:
+        parsed = _json_object(value)
+    except BadValue as exc:
+        raise InputError(f"{where}: document.metadata: {exc}", path) from None
     if not isinstance(parsed, dict):
         raise InputError(f"{where}: document.metadata must be a JSON object, got {shown(value)}",
                          path)
@@ -157,7 +163,9 @@ def _genai_documents(span: Span, path: str) -> list[Doc]:
         raw = [by_index[i] for i in sorted(by_index)]
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = json_value(raw)
+        except TooDeep as exc:
+            raise InputError(f"span {span.span}: {GENAI_DOCS}: {exc}", path) from None
         except ValueError:
             raise InputError(f"span {span.span}: {GENAI_DOCS} is not JSON", path) from None
     if not isinstance(raw, list) or not all(isinstance(d, dict) for d in raw):

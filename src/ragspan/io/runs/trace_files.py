@@ -22,50 +22,57 @@ The shape is told by content, never by the file name, and named in the import re
   flat (``retrieval.documents.0.document.content``) or nested (``{"retrieval":
   {"documents": [{"document": {...}}]}}``), flattened here to the dotted keys.
 
-Any of them gzip-compressed (``.gz`` content, whatever the name) is decompressed first, at
-most ``MAX_BYTES`` of it. A file of none of these shapes is an InputError naming what was
-expected. Every span: its trace and span id (lower-case hex), its parent's ("" for a root),
-its start in nanoseconds (for ordering), its kind (``openinference.span.kind``, Phoenix's
+Any of them gzip-compressed (``.gz`` content, whatever the name) is decompressed first as a
+bounded stream (``io.streams.gunzip``): every member, at most ``base.bounds.inflate_limit``
+bytes (``max_inflated``, ``--max-inflated-bytes``, raises it), bytes after the stream
+refused. A file of none of these shapes is an InputError naming what was expected. Every
+span: its trace and span id (lower-case hex), its parent's ("" for a root), its start in
+nanoseconds (for ordering), its kind (``openinference.span.kind``, Phoenix's
 ``span_kind``), its attributes as one flat dict of dotted keys.
 """
 
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
+from ragspan.base.bounds import MAX_SPANS, inflate_limit
 from ragspan.base.errors import InputError
-from ragspan.io.files import read_bytes
+from ragspan.io.files import nesting, read_bytes
 from ragspan.io.runs.trace_otlp import (
     EXPECTED,
     HEX,
     MAX_NESTING,
-    MAX_SPANS,
     BadValue,
     Span,
     TraceFile,
-    otlp_protobuf,
     otlp_request,
     shown,
 )
+from ragspan.io.runs.trace_proto import otlp_protobuf
+from ragspan.io.streams import gunzip
 
-MAX_BYTES = 4 * 1024 ** 3  # a trace file, decompressed
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 KEEP_WHOLE = ("metadata",)  # a nested attribute kept as one value (OpenInference's JSON)
 
 
 # ---- reading -----------------------------------------------------------------------------
 
 
-def read_trace_file(path: str) -> TraceFile:
-    """Every span of the trace file ``path``, whatever its shape (module docstring)."""
+def read_trace_file(path: str, max_inflated: int | None = None) -> TraceFile:
+    """Every span of the trace file ``path``, whatever its shape (module docstring).
+    ``max_inflated``: the most bytes a gzip file may inflate to (None: the default
+    bound)."""
     data = read_bytes(path)
     notes: list[str] = []
     if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data, path)
-        notes.append("gzip-compressed")
+        limit = inflate_limit(len(data), max_inflated)
+        said = ("--max-inflated-bytes" if max_inflated is not None else
+                "the default bound for its size; --max-inflated-bytes raises it")
+        data, members = gunzip(data, path, limit, said)
+        notes.append("gzip-compressed" + (f", {members} members" if members > 1 else ""))
     if not data.strip():
         raise InputError("the trace file is empty", path)
     try:
@@ -82,19 +89,6 @@ def read_trace_file(path: str) -> TraceFile:
     if len(got.spans) > MAX_SPANS:
         raise InputError(f"more than {MAX_SPANS:,} spans", path)
     return got
-
-
-def _gunzip(data: bytes, path: str) -> bytes:
-    out = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        plain = out.decompress(data, MAX_BYTES + 1)
-    except zlib.error as exc:
-        raise InputError(f"not a readable gzip file: {exc}", path) from None
-    if len(plain) > MAX_BYTES:
-        raise InputError(f"decompresses past {MAX_BYTES:,} bytes", path)
-    if not out.eof:
-        raise InputError("the gzip stream ends early (truncated)", path)
-    return plain
 
 
 def _json_values(text: str, path: str) -> Iterator[tuple[int, Any]]:
@@ -193,7 +187,10 @@ def _span_object(obj: dict[str, Any], path: str, line: int) -> Span:
                  if k.startswith("attributes.")}
     if not isinstance(attrs, dict):
         raise InputError(f"span {ids[1]}: 'attributes' must be an object", path, line)
-    flat = flatten(attrs)
+    try:
+        flat = flatten(attrs)
+    except BadValue as exc:
+        raise InputError(f"span {ids[1]}: 'attributes': {exc}", path, line) from None
     kind = obj.get("span_kind", flat.get("openinference.span.kind"))
     if isinstance(kind, str) and kind.startswith("SpanKind."):  # the OTel kind, not ours
         kind = flat.get("openinference.span.kind")
@@ -212,6 +209,8 @@ def flatten(attrs: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str
         name = f"{prefix}{key}"
         if isinstance(value, dict) and key not in KEEP_WHOLE and value:
             out.update(flatten(value, f"{name}.", depth + 1))
+        elif isinstance(value, (dict, list)) and nesting(value, MAX_NESTING) > MAX_NESTING:
+            raise BadValue(f"attribute '{name}' nested more than {MAX_NESTING} deep")
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             for i, item in enumerate(value):
                 out.update(flatten(item, f"{name}.{i}.", depth + 1))
@@ -221,21 +220,27 @@ def flatten(attrs: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str
 
 
 def _start_ns(value: Any, span: str, path: str, line: int) -> int:
-    """An ISO 8601 start time (``2026-12-05T11:34:32.320221Z``) or nanoseconds, as
-    nanoseconds since the epoch; absent: 0."""
+    """An ISO 8601 start time (``2026-12-05T11:34:32.320221Z``; without a zone, UTC) or
+    nanoseconds, as nanoseconds since the epoch, within what OTLP's unsigned 64-bit
+    nanoseconds hold (1970 to 2554); absent: 0."""
     if value is None or value == "":
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 64:
         return value
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            since = moment - EPOCH
+        except (ValueError, OverflowError):
             pass
         else:
-            whole = int(moment.timestamp())
-            return whole * 1_000_000_000 + moment.microsecond * 1000
-    raise InputError(f"span {span}: 'start_time' must be an ISO 8601 time, got {shown(value)}",
-                     path, line)
+            ns = (since.days * 86_400 + since.seconds) * 1_000_000_000 \
+                + since.microseconds * 1000
+            if 0 <= ns < 2 ** 64:
+                return ns
+    raise InputError(f"span {span}: 'start_time' must be an ISO 8601 time from 1970 to 2554 "
+                     f"(or nanoseconds since 1970), got {shown(value)}", path, line)
 
 

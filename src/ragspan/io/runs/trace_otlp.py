@@ -1,9 +1,8 @@
-"""OTLP traces decoded: ``AnyValue`` attribute values checked by kind (``any_value``), the
+"""OTLP traces decoded: ``AnyValue`` attribute values checked by kind (``any_value``) and the
 JSON of ``ExportTraceServiceRequest`` / ``TracesData`` (``otlp_request``: hex ids as the
-OTLP/JSON spec writes them, base64 ids as protobuf's JSON mapping does, noted), and the
-same messages in protobuf's binary encoding (``otlp_protobuf``: bare, 4-byte length-prefixed
-as the Collector's file exporter writes them, or varint-delimited). The file-level shape is
-told by ``io.runs.trace_files``."""
+OTLP/JSON spec writes them, base64 ids as protobuf's JSON mapping does, noted); the same
+messages in protobuf's binary encoding are ``io.runs.trace_proto``'s. The file-level shape
+is told by ``io.runs.trace_files``."""
 
 from __future__ import annotations
 
@@ -15,11 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragspan.base.errors import InputError, MissingExtraError
+from ragspan.base.bounds import MAX_ATTRIBUTE_NESTING, MAX_SPANS
+from ragspan.base.errors import InputError
 
-MAX_SPANS = 1_000_000  # spans read from one file
-MAX_NESTING = 32  # arrays and key-value lists inside one attribute value
+MAX_NESTING = MAX_ATTRIBUTE_NESTING  # arrays and key-value lists inside one attribute value
 INT64 = 2 ** 63
+UINT64 = 2 ** 64
 EXPECTED = ("expected trace spans: OTLP JSON ('resourceSpans', the Collector's file "
             "exporter), OTLP protobuf (ExportTraceServiceRequest or TracesData), the "
             "OpenTelemetry SDK's ConsoleSpanExporter output, or Phoenix's span export (JSON "
@@ -108,8 +108,12 @@ def any_value(v: Any, depth: int = 0) -> Any:
 
 
 def shown(x: Any) -> str:
-    """``x`` as JSON, cut to 40 characters, for a message."""
-    text = json.dumps(x, ensure_ascii=False, default=str)
+    """``x`` as JSON, cut to 40 characters, for a message (a value nested too deeply to
+    write is named by its type)."""
+    try:
+        text = json.dumps(x, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):
+        return f"a {type(x).__name__} nested too deeply to show"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -165,8 +169,11 @@ def _otlp_span(sp: Any, path: str, line: int, got: TraceFile) -> Span:
     raw_start = sp.get("startTimeUnixNano", sp.get("start_time_unix_nano")) or 0
     try:
         start = int(raw_start)
-    except (TypeError, ValueError):
-        raise InputError(f"span {span}: 'startTimeUnixNano' must be an integer", path,
+        if isinstance(raw_start, (bool, float)) or not 0 <= start < UINT64:
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"span {span}: 'startTimeUnixNano' must be an integer of nanoseconds "
+                         f"since 1970 (0 to 2^64 - 1), got {shown(raw_start)}", path,
                          line) from None
     kind = attrs.get("openinference.span.kind")
     return Span(trace, span, parent, start, attrs, kind if isinstance(kind, str) else None,
@@ -191,96 +198,3 @@ def _otlp_id(value: Any, size: int, key: str, path: str, line: int, got: TraceFi
     if note not in got.notes:
         got.notes.append(note)
     return raw.hex()
-
-
-# ---- OTLP protobuf -----------------------------------------------------------------------
-
-
-def otlp_protobuf(data: bytes, path: str) -> TraceFile:
-    try:
-        from google.protobuf.message import DecodeError
-        from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
-    except ImportError:
-        raise MissingExtraError("opentelemetry-proto", "traces") from None
-    for framing, messages in (("4-byte length-prefixed", _framed(data, 4)),
-                              ("varint-delimited", _framed(data, 0)), ("", [data])):
-        if messages is None:
-            continue
-        parsed = []
-        try:
-            for message in messages:
-                parsed.append(TracesData.FromString(message))
-        except DecodeError:
-            continue
-        got = TraceFile("otlp-protobuf", [], [f"{framing} stream of {len(parsed)} messages"]
-                        if framing else [])
-        for request in parsed:
-            _from_proto(request, got, path)
-        if got.spans or framing == "":
-            if not got.spans:
-                raise InputError(f"{EXPECTED}; this binary file holds no span", path)
-            return got
-    raise InputError(f"{EXPECTED}; this binary file is none of them", path)
-
-
-def _framed(data: bytes, width: int) -> list[bytes] | None:
-    """``data`` cut into messages each preceded by its length (``width`` big-endian bytes,
-    or a varint for 0); None when the lengths do not add up to the file exactly."""
-    out, i = [], 0
-    while i < len(data):
-        if width:
-            if i + width > len(data):
-                return None
-            size = int.from_bytes(data[i:i + width], "big")
-            i += width
-        else:
-            size, shift = 0, 0
-            while True:
-                if i >= len(data) or shift > 63:
-                    return None
-                byte = data[i]
-                i += 1
-                size |= (byte & 0x7F) << shift
-                shift += 7
-                if not byte & 0x80:
-                    break
-        if size == 0 or i + size > len(data):
-            return None
-        out.append(data[i:i + size])
-        i += size
-    return out if len(out) > 1 or (out and width) else None
-
-
-def _from_proto(request: Any, got: TraceFile, path: str) -> None:
-    for rs in request.resource_spans:
-        for ss in rs.scope_spans:
-            for sp in ss.spans:
-                name = sp.span_id.hex()
-                attrs = {}
-                for kv in sp.attributes:
-                    try:
-                        attrs[kv.key] = _proto_value(kv.value, 0)
-                    except BadValue as exc:
-                        raise InputError(f"span {name}: attribute '{kv.key}': {exc}",
-                                         path) from None
-                kind = attrs.get("openinference.span.kind")
-                got.spans.append(Span(sp.trace_id.hex(), name, sp.parent_span_id.hex(),
-                                      int(sp.start_time_unix_nano), attrs,
-                                      kind if isinstance(kind, str) else None, sp.name))
-                if len(got.spans) > MAX_SPANS:
-                    raise InputError(f"more than {MAX_SPANS:,} spans", path)
-
-
-def _proto_value(v: Any, depth: int) -> Any:
-    if depth > MAX_NESTING:
-        raise BadValue(f"nested more than {MAX_NESTING} deep")
-    which = v.WhichOneof("value")
-    if which is None:
-        return None
-    if which == "array_value":
-        return [_proto_value(x, depth + 1) for x in v.array_value.values]
-    if which == "kvlist_value":
-        return {kv.key: _proto_value(kv.value, depth + 1) for kv in v.kvlist_value.values}
-    if which == "bytes_value":
-        return base64.b64encode(v.bytes_value).decode("ascii")
-    return getattr(v, which)

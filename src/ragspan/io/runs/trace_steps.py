@@ -60,11 +60,10 @@ from ragspan.io.evalset import EvalSet
 from ragspan.io.placement import DEFAULT_THRESHOLD
 from ragspan.io.runs.steps import MAX_STEPS
 from ragspan.io.runs.trace_documents import Doc, documents, lookup, question_text, role
-from ragspan.io.runs.trace_otlp import Span, shown
+from ragspan.io.runs.trace_otlp import BadValue, Span, shown
 from ragspan.io.runs.trace_places import Places
 
 LISTED = 20
-MAX_DEPTH = 10_000  # parents followed up a span's ancestry
 
 
 @dataclass(frozen=True)
@@ -93,19 +92,29 @@ class TraceRun:
 # ---- the structure of a trace --------------------------------------------------------------
 
 
-def _inside(span: Span, spans: Mapping[str, Span], kinds: set[str]) -> bool:
-    """Whether an ancestor of ``span`` (same trace) has one of ``kinds`` as its role."""
-    seen = {span.span}
-    parent = span.parent
-    for _ in range(MAX_DEPTH):
-        if not parent or parent in seen or parent not in spans:
-            return False
-        seen.add(parent)
-        up = spans[parent]
-        if role(up) in kinds:
-            return True
-        parent = up.parent
-    return False
+def _under_retriever(members: list[Span], roles: Mapping[str, str | None], path: str
+                     ) -> dict[str, bool]:
+    """Span id -> whether one of its ancestors (same trace) is a retriever: each span's
+    ancestry walked once (memoised), so a trace of n spans costs O(n) however deep it
+    nests. Parents that form a loop are an InputError naming the span."""
+    spans = {s.span: s for s in members}
+    memo: dict[str, bool] = {}
+    for s in members:
+        chain: list[Span] = []
+        on_chain: set[str] = set()
+        cur: Span | None = s
+        while cur is not None and cur.span not in memo:
+            if cur.span in on_chain:
+                raise InputError(f"span {cur.span} (trace {cur.trace}) is its own ancestor: "
+                                 "its parents form a loop", path)
+            chain.append(cur)
+            on_chain.add(cur.span)
+            cur = spans.get(cur.parent) if cur.parent else None
+        for node in reversed(chain):
+            parent = spans.get(node.parent) if node.parent else None
+            memo[node.span] = parent is not None and (
+                roles[parent.span] == "retriever" or memo[parent.span])
+    return memo
 
 
 @dataclass
@@ -116,50 +125,116 @@ class _Step:
     reranked: bool = False
 
 
-def _steps_of(members: list[Span], path: str, counts: dict[str, int]) -> list[_Step]:
-    """The steps of one trace: outermost retriever spans in start order, each with the
-    documents the model saw (a reranker's output where one consumed it)."""
-    spans = {s.span: s for s in members}
-    steps: list[_Step] = []
+@dataclass(frozen=True)
+class _Shape:
+    """A trace's structure, read in linear time before any document is: its outermost
+    retriever spans and its rerankers outside every retriever, each in start order, and
+    every retriever span (the nested ones too: what the trace retrieved)."""
+
+    retrievers: list[Span]
+    rerankers: list[Span]
+    every_retriever: list[Span]
+
+
+def _shape_of(members: list[Span], path: str, counts: dict[str, int]) -> _Shape:
+    roles = {s.span: role(s) for s in members}
+    nested = _under_retriever(members, roles, path)
+    retrievers: list[Span] = []
     rerankers: list[Span] = []
+    every: list[Span] = []
     for s in sorted(members, key=lambda x: (x.start, x.span)):
-        kind = role(s)
+        kind = roles[s.span]
         if kind is None:
             continue
-        if _inside(s, spans, {"retriever"}):
+        if kind == "retriever":
+            every.append(s)
+        if nested[s.span]:
             counts["nested_calls_folded" if kind == "retriever"
                    else "rerankers_inside_a_retriever"] += 1
             continue
-        if kind == "retriever":
-            query = s.attributes.get("gen_ai.retrieval.query.text")
-            steps.append(_Step(s, query if isinstance(query, str) else question_text(
-                s.attributes), documents(s, "retriever", path) or []))
-        else:
-            rerankers.append(s)
-    for r in rerankers:
-        step = _consumed(r, steps, path)
+        (retrievers if kind == "retriever" else rerankers).append(s)
+    return _Shape(retrievers, rerankers, every)
+
+
+def _steps_of(shape: _Shape, path: str, counts: dict[str, int]) -> list[_Step]:
+    """The steps of one trace: its outermost retriever spans in start order, each with the
+    documents the model saw (a reranker's output where one consumed it). A reranker's
+    output document that no retriever of the trace returned is an InputError: a reranker
+    reorders what was retrieved, and its output is never taken as new context."""
+    steps = []
+    for s in shape.retrievers:
+        query = s.attributes.get("gen_ai.retrieval.query.text")
+        steps.append(_Step(s, query if isinstance(query, str) else _question(s, path),
+                           documents(s, "retriever", path) or []))
+    retrieved: set[tuple[str, str | None]] | None = None
+    for r, step in zip(shape.rerankers, _consumed(shape.rerankers, steps, path)):
         if step is None:
             counts["rerankers_without_a_step"] += 1
             continue
-        step.docs = documents(r, "reranker", path) or []
+        out = documents(r, "reranker", path) or []
+        if retrieved is None:
+            retrieved = {key for s in shape.every_retriever
+                         for d in documents(s, "retriever", path) or [] for key in _keys(d)}
+        stray = [i for i, d in enumerate(out) if not set(_keys(d)) & retrieved]
+        if stray:
+            raise InputError(f"reranker span {r.span} (trace {r.trace}) outputs "
+                             f"{len(stray)} document{'s' if len(stray) != 1 else ''} no "
+                             f"retriever of the trace returned (e.g. document {stray[0]}): a "
+                             "reranker reorders what was retrieved", path)
+        step.docs = out
         step.reranked = True
         counts["reranked_steps"] += 1
     return steps
 
 
-def _consumed(reranker: Span, steps: list[_Step], path: str) -> _Step | None:
-    """The step a reranker consumed: the latest one started before it whose documents are
-    its input documents (by content), else the latest one under the same parent."""
-    before = [s for s in steps if (s.span.start, s.span.span) <= (reranker.start, reranker.span)
-              and not s.reranked]
-    given = [d.content for d in documents(reranker, "reranker_input", path) or []]
-    for step in reversed(before):
-        if given and [d.content for d in step.docs] == given:
-            return step
-    for step in reversed(before):
-        if step.span.parent == reranker.parent:
-            return step
-    return None
+def _keys(d: Doc) -> list[tuple[str, str | None]]:
+    """What identifies a document across a retriever and a reranker: its content, or its
+    id when it carries none (an id may name a whole corpus document its chunks share)."""
+    if d.content is not None:
+        return [("content", d.content)]
+    return [("id", d.id)]
+
+
+def _consumed(rerankers: list[Span], steps: list[_Step], path: str) -> list[_Step | None]:
+    """For each reranker (in start order) the step it consumed: the latest step started
+    before it, not consumed yet, whose documents are its input documents (by content, in
+    order), else the latest one under the same parent. Each key's steps wait on a stack
+    filled as the rerankers advance in time, so the pairing is linear in the spans."""
+    order = sorted(range(len(steps)), key=lambda i: (steps[i].span.start, steps[i].span.span))
+    stacks: dict[tuple[Any, ...], list[int]] = {}
+    taken: set[int] = set()
+    cursor = 0
+    out: list[_Step | None] = []
+    for r in rerankers:
+        while cursor < len(order) and (steps[order[cursor]].span.start,
+                                       steps[order[cursor]].span.span) <= (r.start, r.span):
+            i = order[cursor]
+            stacks.setdefault(("docs", tuple(d.content for d in steps[i].docs)), []).append(i)
+            stacks.setdefault(("parent", steps[i].span.parent), []).append(i)
+            cursor += 1
+        given = tuple(d.content for d in documents(r, "reranker_input", path) or [])
+        found = None
+        for key in ([("docs", given)] if given else []) + [("parent", r.parent)]:
+            stack = stacks.get(key, [])
+            while stack and stack[-1] in taken:
+                stack.pop()
+            if stack:
+                found = stack.pop()
+                break
+        if found is not None:
+            taken.add(found)
+        out.append(None if found is None else steps[found])
+    return out
+
+
+def _question(span: Span, path: str) -> str | None:
+    """``question_text`` of a span, a JSON ``input.value`` nested too deeply an InputError
+    naming the span and the key."""
+    try:
+        return question_text(span.attributes)
+    except BadValue as exc:
+        raise InputError(f"span {span.span} (trace {span.trace}): 'input.value': {exc}",
+                         path) from None
 
 
 def _question_ids(evalset: EvalSet, by_trace: dict[str, list[Span]], attribute: str | None,
@@ -171,7 +246,11 @@ def _question_ids(evalset: EvalSet, by_trace: dict[str, list[Span]], attribute: 
         for trace, members in by_trace.items():
             found = set()
             for s in members:
-                value = lookup(s.attributes, attribute)
+                try:
+                    value = lookup(s.attributes, attribute)
+                except BadValue as exc:
+                    raise InputError(f"span {s.span} (trace {trace}): '{attribute}': {exc}",
+                                     path) from None
                 if value is not None and not isinstance(value, (dict, list)):
                     found.add(str(value))
             if len(found) > 1:
@@ -187,7 +266,7 @@ def _question_ids(evalset: EvalSet, by_trace: dict[str, list[Span]], attribute: 
         known = {s.span for s in members}
         roots = sorted((s for s in members if not s.parent or s.parent not in known),
                        key=lambda s: (s.start, s.span))
-        text = question_text(roots[0].attributes) if roots else None
+        text = _question(roots[0], path) if roots else None
         if not isinstance(text, str):
             continue
         hits = by_text.get(text.strip(), [])
@@ -200,16 +279,22 @@ def _question_ids(evalset: EvalSet, by_trace: dict[str, list[Span]], attribute: 
     return out
 
 
-def _check_importable(steps_of: dict[str, list[_Step]], path: str) -> None:
-    """What ``score`` refuses is refused here, with its count, before a document is placed:
-    a question with more retriever calls than a run row may hold (``MAX_STEPS``), and a
-    document score that is not a finite number (NaN, infinite, text)."""
-    long = {q: len(steps) for q, steps in steps_of.items() if len(steps) > MAX_STEPS}
+def _check_calls(shapes: dict[str, _Shape], path: str) -> None:
+    """A question with more retriever calls than a run row may hold (``MAX_STEPS``) is
+    refused with its count as soon as the traces' structure is read, before a document is
+    read or paired."""
+    long = {q: len(shape.retrievers) for q, shape in shapes.items()
+            if len(shape.retrievers) > MAX_STEPS}
     if long:
         first = min(long)
         who = "1 question has" if len(long) == 1 else f"{len(long)} questions have"
         raise InputError(f"{who} more than {MAX_STEPS} retriever calls, the most a run row "
                          f"holds (e.g. '{first}': {long[first]:,})", path)
+
+
+def _check_scores(steps_of: dict[str, list[_Step]], path: str) -> None:
+    """A document score that is not a finite number (NaN, infinite, text), which ``score``
+    would refuse, is refused here with its count before a document is placed."""
     bad: list[str] = []
     for steps in steps_of.values():
         for step in steps:
@@ -244,8 +329,10 @@ def trace_run(spans: list[Span], path: str, evalset: EvalSet, corpus: Corpus,
         seen[qid] = trace
     counts = {k: 0 for k in ("nested_calls_folded", "reranked_steps",
                              "rerankers_inside_a_retriever", "rerankers_without_a_step")}
-    steps_of = {qid: _steps_of(by_trace[trace], path, counts) for qid, trace in seen.items()}
-    _check_importable(steps_of, path)
+    shapes = {qid: _shape_of(by_trace[trace], path, counts) for qid, trace in seen.items()}
+    _check_calls(shapes, path)
+    steps_of = {qid: _steps_of(shape, path, counts) for qid, shape in shapes.items()}
+    _check_scores(steps_of, path)
     places = Places(corpus, opts, path)
     rows: list[dict[str, Any]] = []
     total = 0
