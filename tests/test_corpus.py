@@ -124,3 +124,110 @@ def test_adapt_takes_the_pdf_caps(tmp_path):
                   "--max-pdf-chars", "1000")
     assert res.exit_code == 3 and "over the cap of 1,000" in res.stderr
     assert not (tmp_path / "e.jsonl").exists()
+
+
+def _form_bomb(path, times: int, chars: int, nested: bool = False, loop: bool = False) -> None:
+    """A real PDF (pypdf's writer) whose one page draws a Form XObject ``times`` times, the
+    form drawing ``chars`` characters (``nested``: through a second form; ``loop``: a form
+    that draws itself)."""
+    from pypdf import PdfWriter
+    from pypdf.generic import (
+        ArrayObject,
+        DecodedStreamObject,
+        DictionaryObject,
+        NameObject,
+        NumberObject,
+    )
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica")}))
+
+    def form(data: bytes, xobjects: dict | None = None):
+        stream = DecodedStreamObject()
+        stream.set_data(data)
+        resources = DictionaryObject({NameObject("/Font"): DictionaryObject(
+            {NameObject("/F1"): font})})
+        if xobjects:
+            resources[NameObject("/XObject")] = DictionaryObject(xobjects)
+        stream.update({NameObject("/Type"): NameObject("/XObject"),
+                       NameObject("/Subtype"): NameObject("/Form"),
+                       NameObject("/BBox"): ArrayObject([NumberObject(0), NumberObject(0),
+                                                         NumberObject(612), NumberObject(792)]),
+                       NameObject("/Resources"): resources})
+        return writer._add_object(stream)
+
+    inner = form(b"BT /F1 12 Tf 72 720 Td (" + b"A" * chars + b") Tj ET")
+    if nested:
+        inner = form(b"/X2 Do", {NameObject("/X2"): inner})
+    if loop:
+        inner = writer._add_object(DecodedStreamObject())
+        looped = inner.get_object()
+        looped.set_data(b"/X1 Do")
+        looped.update({NameObject("/Type"): NameObject("/XObject"),
+                       NameObject("/Subtype"): NameObject("/Form"),
+                       NameObject("/BBox"): ArrayObject([NumberObject(0)] * 4),
+                       NameObject("/Resources"): DictionaryObject({NameObject("/XObject"):
+                                                                   DictionaryObject(
+                                                                       {NameObject("/X1"): inner})})})
+    page[NameObject("/Resources")] = DictionaryObject({
+        NameObject("/Font"): DictionaryObject({NameObject("/F1"): font}),
+        NameObject("/XObject"): DictionaryObject({NameObject("/X1"): inner})})
+    content = DecodedStreamObject()
+    content.set_data(b"/X1 Do\n" * times)
+    page[NameObject("/Contents")] = writer._add_object(content)
+    page.compress_content_streams()
+    writer.write(str(path))
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_form_drawn_a_thousand_times_is_counted_each_time(tmp_path, nested):
+    """A one-page PDF drawing one 40,000-character form 1,000 times took 100 s: the drawn
+    count missed Form XObjects. Each is counted each time drawn (nested forms too), and the
+    count stops at the cap: refused in well under a second."""
+    import time
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _form_bomb(docs / "form.pdf", 1_000, 40_000, nested=nested)
+    assert (docs / "form.pdf").stat().st_size < 60_000
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=r"page 1 of 1 of the PDF draws [\d,]+ characters of "
+                                         r"text \(its content streams' strings and the forms "
+                                         r"it draws"):
+        read_corpus(docs)
+    assert time.perf_counter() - t0 < 5
+    # at the cap and just past it: the same form drawn twice draws 80,000 characters (and
+    # extracts to 80,001: a line break between the two)
+    small = tmp_path / "small"
+    small.mkdir()
+    _form_bomb(small / "form.pdf", 2, 40_000, nested=nested)
+    assert len(read_corpus(small, pdf_cap=(1e6, 80_001)).documents["form"].text) == 80_001
+    with pytest.raises(InputError, match="over the cap of 79,999"):
+        read_corpus(small, pdf_cap=(1e6, 79_999))
+
+
+def test_a_form_that_draws_itself_is_refused(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _form_bomb(docs / "loop.pdf", 1, 10, loop=True)
+    with pytest.raises(InputError, match="loop.pdf"):
+        read_corpus(docs)
+
+
+def test_a_page_whose_contents_are_no_stream_is_one_input_error(tmp_path):
+    """Found by the fuzz test: a page's /Contents that is a number was an AttributeError
+    traceback inside the drawn-character count."""
+    from pypdf import PdfWriter
+    from pypdf.generic import NameObject, NumberObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(200, 200)
+    page[NameObject("/Contents")] = NumberObject(0)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    writer.write(str(docs / "odd.pdf"))
+    with pytest.raises(InputError, match="odd.pdf.*cannot read PDF"):
+        read_corpus(docs)

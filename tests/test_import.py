@@ -235,6 +235,17 @@ def test_cuad_release_checksum(tmp_path):
     assert res.exit_code == 2 and "64 hexadecimal digits" in res.stderr
     csv_res = import_cuad(tmp_path, "--expect-sha256", other)
     assert_input_error(csv_res, "master_clauses_subset.csv", "is not the release's published")
+    # with --csv the digest covers the CSV only: the contracts the corpus is built from are
+    # named as not covered, and their tree digest recorded
+    csv_digest = hashlib.sha256((shared("cuad_dev") / "master_clauses_subset.csv")
+                                .read_bytes()).hexdigest()
+    res = import_cuad(tmp_path, "--expect-sha256", csv_digest)
+    assert res.exit_code == 0, res.stderr
+    assert "--expect-sha256 covers --csv only, not --contracts" in res.stderr
+    pred = json.loads((tmp_path / "r.json").read_text())["predicate"]
+    assert pred["parameters"]["expect_sha256_does_not_cover"] == ["contracts", "categories"]
+    tree = next(i for i in pred["inputs"] if i["role"] == "contracts")
+    assert len(tree["digest"]["sha256"]) == 64
 
 
 def test_round_trip_through_adapt(tmp_path):

@@ -599,3 +599,34 @@ def test_a_trusted_migrated_eval_set_is_trusted_for_its_content(tmp_path):
                         encoding="utf-8")
     res = _verified_compare(paths, tmp_path, "--migrated-eval-set-trusted", reviewed)
     assert res.exit_code == 3 and "its questions and gold spans" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("edit", ["garbled", "repeated"])
+def test_the_alignment_stays_within_its_memory_per_character(edit):
+    """Every tenth character changed (no k-gram survives), and a long repeated phrase: the
+    unique k-grams were held in Python dicts, ~320 bytes a character (610 MB for a document
+    of 2,000,000). Now numpy arrays: under 100 bytes a character, measured by tracemalloc
+    (numpy's allocations included)."""
+    import tracemalloc
+
+    from ragspan.evalsets.textdiff import matched_blocks
+
+    n = 400_000
+    rnd = random.Random(3)
+    if edit == "garbled":
+        text = " ".join(f"{rnd.choice(WORDS)}{rnd.randrange(10_000)}" for _ in range(n // 8))[:n]
+        chars = list(text)
+        for i in range(0, len(chars), 10):
+            chars[i] = "#" if chars[i] != "#" else "%"
+        new = "".join(chars)
+    else:
+        phrase = "the licensee shall pay royalties to the licensor "
+        text = (phrase * (n // len(phrase) + 1))[:n]
+        new = "PREFACE " + text[:n // 2] + "inserted words here " + text[n // 2:]
+    tracemalloc.start()
+    try:
+        matched_blocks(text, new)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak / len(text) < 100, peak / len(text)

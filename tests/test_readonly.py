@@ -281,3 +281,42 @@ def test_a_collection_snapshot_of_several_shards_is_refused_naming_the_count(tmp
     assert_input_error(res, "c.snapshot", "a collection's snapshot of 3 shards (0, 1, 2)")
     one = _tar(tmp_path / "one.snapshot", [_member("segments/a.tar", size=10)])
     assert check_archive(str(one)).shards == ()
+
+
+@pytest.mark.parametrize("spelled", ["segments/seg.tar/", "./segments//seg.tar",
+                                     "segments\\seg.tar"])
+def test_a_nested_archive_is_checked_whatever_its_name_spelling(tmp_path, spelled):
+    """``segments/<uuid>.tar/`` (a trailing slash) escaped the header check, and Qdrant's
+    engine restored it: a 200 GB sparse chunk reached 4 GB in 11 s. Names are normalised
+    before they are checked."""
+    import io
+
+    inner = _tar(tmp_path / "inner.tar", [_member("big.dat", size=50_000)])
+    data = inner.read_bytes()
+    with tarfile.open(tmp_path / "outer.snapshot", "w", format=tarfile.GNU_FORMAT) as tar:
+        m = tarfile.TarInfo("placeholder")
+        m.size = len(data)
+        m.name = spelled
+        tar.addfile(m, io.BytesIO(data))
+    with pytest.raises(InputError, match=r"segments/seg\.tar/big\.dat"):
+        check_archive(str(tmp_path / "outer.snapshot"), limit=40_000)
+
+
+def test_a_member_twice_or_a_folder_with_data_is_refused(tmp_path):
+    import io
+
+    snap = tmp_path / "twice.snapshot"
+    with tarfile.open(snap, "w") as tar:
+        for name in ("segments/a.dat", "./segments/a.dat"):
+            m = tarfile.TarInfo(name)
+            m.size = 1
+            tar.addfile(m, io.BytesIO(b"x"))
+    with pytest.raises(InputError, match="'segments/a.dat' appears twice"):
+        check_archive(str(snap))
+    snap = tmp_path / "dir.snapshot"
+    with tarfile.open(snap, "w") as tar:
+        m = tarfile.TarInfo("segments")
+        m.type, m.size = tarfile.DIRTYPE, 512
+        tar.addfile(m, io.BytesIO(b"x" * 512))
+    with pytest.raises(InputError, match="is a folder entry that carries 512 bytes"):
+        check_archive(str(snap))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any
 
 from ragspan.app.eval_build import build_result, input_ref
@@ -16,7 +18,25 @@ from ragspan.evalsets.importers.cuad import import_cuad_csv, import_cuad_squad
 from ragspan.evalsets.importers.legalbench import import_legalbench
 from ragspan.evalsets.importers.ragas import import_ragas
 from ragspan.io.corpus import read_corpus
+from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.serialize import jsonl
+
+log = logging.getLogger("ragspan")
+
+
+def tree_ref(role: str, folder: str) -> InputRef:
+    """An InputRef of a folder: the sha256 of one line per file under it, in path order,
+    ``<sha256 of its bytes>  <path relative to the folder>`` (as ``sha256sum`` lists them),
+    so a tree's digest changes with any byte, name, addition or removal."""
+    lines = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, folder).replace(os.sep, "/")
+            lines.append(f"{sha256_hex(read_bytes(full))}  {rel}\n")
+    return InputRef(role, folder, sha256_hex("".join(sorted(lines, key=lambda x: x[66:]))
+                                              .encode("utf-8")))
 
 
 def check_release(ref: InputRef, expected: str | None) -> None:
@@ -56,12 +76,22 @@ def _cuad(opts: dict[str, Any]) -> tuple[EvalBuild, list[InputRef], dict[str, An
         build = import_cuad_csv(opts["csv"], opts["contracts"], opts["categories"],
                                 allow_missing_contracts=opts["allow_missing_contracts"],
                                 **common)
-        inputs = [release, input_ref("categories", opts["categories"])]
+        contracts = tree_ref("contracts", opts["contracts"])
+        inputs = [release, input_ref("categories", opts["categories"]), contracts]
+        if expected is not None:  # the CSV's digest says nothing of the files beside it
+            uncovered = [f"--contracts {opts['contracts']} (tree sha256 {contracts.sha256})",
+                         f"--categories {opts['categories']}"]
+            log.warning("import cuad: --expect-sha256 covers --csv only, not %s: the "
+                        "corpus is built from those too (their digests are in the report's "
+                        "inputs)", " or ".join(uncovered))
     params = {"sample_docs": common["sample_docs"], "seed": common["seed"],
               "exclude_metadata_clauses": common["exclude_metadata"],
               "exclude_cross_references": common["exclude_cross_references"]}
     if expected is not None:
         params["expect_sha256"] = expected.lower()
+        params["expect_sha256_covers"] = [release.role]
+        if not opts.get("squad_json"):
+            params["expect_sha256_does_not_cover"] = ["contracts", "categories"]
     if common["queries"] is not None:
         params["sample_queries"] = common["queries"]
     return build, inputs, params

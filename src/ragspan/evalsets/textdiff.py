@@ -33,10 +33,12 @@ FINE = 2_000
 Block = tuple[int, int, int]
 
 
-def _unique_positions(h: np.ndarray) -> dict[int, int]:
+def _unique(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes that occur once in ``h`` (sorted) and the position of each, in numpy
+    arrays: a few bytes per character, never a Python dict of them."""
     values, first, counts = np.unique(h, return_index=True, return_counts=True)
     once = counts == 1
-    return dict(zip(values[once].tolist(), first[once].tolist()))
+    return values[once], first[once]
 
 
 def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -68,10 +70,15 @@ def _anchored(a: str, b: str, k: int) -> list[Block]:
     ha, hb = seed_hashes(a, k), seed_hashes(b, k)
     if not ha.size or not hb.size:
         return []
-    in_b = _unique_positions(hb)
-    in_a = _unique_positions(ha)
     step = max(1, k // 2)
-    pairs = sorted((i, in_b[v]) for v, i in in_a.items() if i % step == 0 and v in in_b)
+    va, ia = _unique(ha)
+    del ha
+    grid = ia % step == 0
+    va, ia = va[grid], ia[grid]
+    vb, ib = _unique(hb)
+    del hb
+    _, xa, xb = np.intersect1d(va, vb, assume_unique=True, return_indices=True)
+    pairs = sorted(zip(ia[xa].tolist(), ib[xb].tolist()))
     blocks: list[Block] = []
     for i, j in _longest_increasing(pairs):
         if blocks:

@@ -20,7 +20,11 @@ inside it) and refuses, before a byte is unpacked: a member that is a link, a de
 pipe or a path outside the archive's folder (absolute, or with ``..``); more than
 ``MAX_ENTRIES`` members; and declared sizes adding up past ``limit`` (a sparse member counts
 its full declared size: 200 GB declared in a 266 KB archive is refused at once). The default
-limit is ``UNPACK_RATIO`` times the archive's size, at most ``UNPACK_CAP``.
+limit is ``UNPACK_RATIO`` times the archive's size, at most ``UNPACK_CAP``. Member names are
+normalised before they are checked (``normal_name``: ``\\`` as ``/``, ``./`` and empty parts
+and trailing slashes dropped), so what an engine restores is what was checked: a member
+``segments/<uuid>.tar/`` is the nested archive ``segments/<uuid>.tar``; two members of one
+normalised name, or a folder entry that carries data, are refused.
 """
 
 from __future__ import annotations
@@ -32,12 +36,17 @@ import tarfile
 from dataclasses import dataclass
 from typing import IO
 
+from ragspan.base.bounds import (
+    MAX_ARCHIVE_ENTRIES,
+    MAX_ARCHIVE_NESTING,
+    UNPACK_CAP,
+    UNPACK_RATIO,
+)
 from ragspan.base.errors import InputError
 
-MAX_ENTRIES = 1_000_000
-MAX_NESTING = 4  # archives inside archives (a snapshot's segments are one level)
-UNPACK_RATIO = 20
-UNPACK_CAP = 8 * 1024 ** 3  # 8 GiB
+MAX_ENTRIES = MAX_ARCHIVE_ENTRIES
+MAX_NESTING = MAX_ARCHIVE_NESTING  # archives inside archives (a snapshot's segments: one)
+
 BLOCK = 1 << 20
 _SPECIAL = {stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket",
             stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
@@ -236,26 +245,43 @@ def _nested(tar: tarfile.TarFile, m: tarfile.TarInfo, path: str, bound: _Bound, 
         return None
 
 
+def normal_name(name: str) -> str:
+    """A member name as an unpacker resolves it: ``\\`` as ``/``, and ``.``, empty parts and
+    trailing slashes dropped (``./segments//x.tar/`` is ``segments/x.tar``)."""
+    return "/".join(p for p in name.replace("\\", "/").split("/") if p not in ("", "."))
+
+
 def _members(tar: tarfile.TarFile, path: str, bound: _Bound, inside: str, count: int,
              declared: int, shards: set[str] | None = None) -> tuple[int, int]:
+    seen: set[str] = set()
     for m in tar:
         count += 1
-        name = f"{inside}{m.name}"
-        parts = m.name.replace("\\", "/").lstrip("./").split("/")
+        raw = m.name.replace("\\", "/")
+        clean = normal_name(m.name)
+        name = f"{inside}{clean}"
+        parts = clean.split("/")
         if shards is not None and len(parts) > 1 and parts[0].isdigit() \
                 and parts[1] == "segments":
             shards.add(parts[0])
         if count > MAX_ENTRIES:
             raise InputError(f"more than {MAX_ENTRIES:,} members", path)
-        if m.name.startswith(("/", "\\")) or ".." in m.name.replace("\\", "/").split("/"):
-            raise InputError(f"member '{name}' points outside the archive's folder", path)
+        if raw.startswith("/") or ".." in parts:
+            raise InputError(f"member '{inside}{m.name}' points outside the archive's folder",
+                             path)
+        if clean in seen and not m.isdir():
+            raise InputError(f"member '{name}' appears twice (names normalised): what is "
+                             "unpacked would not be what was checked", path)
+        seen.add(clean)
         if m.islnk() or m.issym():
             raise InputError(f"member '{name}' is a link (to '{m.linkname}'): a snapshot "
                              "holds files and folders only", path)
         if not (m.isreg() or m.isdir()):
             raise InputError(f"member '{name}' is a device, pipe or other special file: a "
                              "snapshot holds files and folders only", path)
-        if m.isreg() and m.name.endswith(".tar"):
+        if m.isdir() and m.size:
+            raise InputError(f"member '{name}' is a folder entry that carries {m.size:,} "
+                             "bytes: a snapshot's folders hold no data", path)
+        if m.isreg() and clean.endswith(".tar"):
             nested = _nested(tar, m, path, bound, f"{name}/", count, declared)
             if nested is not None:  # an archive inside: what its members declare counts
                 count, declared = nested
