@@ -322,3 +322,16 @@ def test_a_reranker_that_outputs_a_document_never_retrieved_is_refused(one):
     assert res.exit_code == 0, res.stderr
     row = json.loads((tmp / "run.jsonl").read_text().splitlines()[1])
     assert [r["text"] for r in row["steps"][0]["retrieved"]] == [CLAUSE, opening]
+
+
+def test_a_lone_surrogate_in_a_trace_is_one_line(one):
+    """``"\\ud800"`` in an attribute is valid JSON but no character: the run could be read
+    but never written (a UnicodeEncodeError traceback). Refused at read time, as every other
+    structured reader refuses it."""
+    tmp, corpus, ev = one
+    spans = _spans()
+    spans[1]["attributes"].append(attr("gen_ai.retrieval.query.text", "PLACEHOLDER"))
+    trace = tmp / "t.json"
+    trace.write_text(json.dumps(_request(spans)).replace("PLACEHOLDER", "\\ud800"),
+                     encoding="utf-8")
+    assert_input_error(_import(tmp, corpus, ev, trace), "t.json:1", "is a lone surrogate")

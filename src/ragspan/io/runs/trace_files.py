@@ -40,7 +40,7 @@ from typing import Any
 
 from ragspan.base.bounds import MAX_SPANS, inflate_limit
 from ragspan.base.errors import InputError
-from ragspan.io.files import nesting, read_bytes
+from ragspan.io.files import nesting, read_bytes, refuse_lone_surrogates
 from ragspan.io.runs.trace_otlp import (
     EXPECTED,
     HEX,
@@ -83,6 +83,7 @@ def read_trace_file(path: str, max_inflated: int | None = None) -> TraceFile:
         return got
     if text.startswith("\ufeff"):
         text = text[1:]
+    refuse_lone_surrogates(text, path)
     objects = list(_json_values(text, path))
     got = _from_objects(objects, path)
     got.notes[:0] = notes
