@@ -3,7 +3,10 @@
 Inputs are column arrays; no Python loop runs per (query, span) pair. Conventions:
 
 * ``R_k`` is the first ``k`` entries of a query's ranking with exact repeats of the same
-  ``(doc_id, start, end)`` removed (the first kept). A repeat still uses up its rank slot.
+  ``(doc_id, start, end)`` removed (the first kept). A repeat still uses up its rank slot;
+  ``retrieved_chars`` counts the characters of ``R_k``, so a repeat's once. In a run with
+  steps, ``@k`` is the first ``k`` of each step, and repeats are removed among those only
+  (a result a later call finds again counts where an earlier call had it past ``k``).
 * Overlap is only counted within the same document.
 * ``match = any``: the gold spans are alternatives; ``complete_grounding`` needs one of them,
   and ``span_coverage`` / ``span_recall`` are those of the best-covered alternative.
@@ -121,12 +124,20 @@ class SpanScores:
     slots: dict[int, np.ndarray] | None = None
 
 
-def dedup_mask(r: RankedColumns) -> np.ndarray:
-    """True for the first occurrence of each ``(query, doc, start, end)``, False for repeats.
+def dedup_mask(r: RankedColumns, among: np.ndarray | None = None) -> np.ndarray:
+    """True for the first occurrence (in rank order) of each ``(query, doc, start, end)``,
+    False for repeats; with ``among`` (a mask), among those entries only (False outside
+    them): a repeat is removed only among what a cutoff keeps.
 
     A wrapping 64-bit hash of the key finds the candidates; only entries whose hash occurs
     more than once are compared exactly, so collisions cannot drop a distinct span.
     """
+    if among is not None:
+        idx = np.flatnonzero(among)
+        sub = RankedColumns(r.query[idx], r.doc[idx], r.start[idx], r.end[idx], r.rank[idx])
+        out = np.zeros(r.query.size, dtype=bool)
+        out[idx] = dedup_mask(sub)
+        return out
     n = r.query.size
     keep = np.ones(n, dtype=bool)
     if n < 2:
@@ -308,7 +319,8 @@ def score_spans(
 
     keep = dedup_mask(ranked)
     rs, re_ = line.place(rgroup, ranked.start), line.place(rgroup, ranked.end)
-    relevant = keep & (sp.covered(gold_union, rs, re_) > 0)
+    touches = sp.covered(gold_union, rs, re_) > 0
+    relevant = keep & touches
     first_rel = _first_ranks(ranked, relevant, n)
 
     values: dict[str, np.ndarray] = {}
@@ -321,11 +333,12 @@ def score_spans(
             sel = keep & (ranked.rank < k)
             cut = _Within(sel, relevant & (ranked.rank < k), np.full(n, k, dtype=np.int64),
                           np.where(first_rel < k, first_rel, NO_RANK), rs[sel], re_[sel])
-        else:  # the first k of each step, ranked in the context they make
-            within = ranked.within(k)
-            sel = keep & within
-            cut = _Within(sel, relevant & within, ranked.slots(k, n),
-                          _first_ranks(ranked, relevant & within, n, ranked.positions(k)),
+        else:  # the first k of each step, ranked in the context they make; a repeat
+            # removed only among what the cut keeps (a result a later call finds again is
+            # kept where the earlier call had it past the cutoff)
+            sel = dedup_mask(ranked, ranked.within(k))
+            cut = _Within(sel, sel & touches, ranked.slots(k, n),
+                          _first_ranks(ranked, sel & touches, n, ranked.positions(k)),
                           rs[sel], re_[sel])
         sel, relevant_k, first_k = cut.sel, cut.relevant, cut.first
         s_sel, e_sel = cut.start, cut.end
