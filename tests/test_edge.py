@@ -154,6 +154,17 @@ def test_a_user_s_shard_and_snapshot_offline_and_read_only(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())["predicate"]["summary"]
     assert report["edge_shard"]["points"] == len(chunks)
     assert report["edge_shard"]["search"]["exact"] is True
+    # what the run was made with is in its header: the scope, and the shard's identity (its
+    # files' digest), so two runs of other settings never have the same header
+    header = json.loads((tmp_path / "run.jsonl").read_text().splitlines()[0])["_header"]
+    assert header["edge_shard"]["search"]["scope"] == "doc_id"
+    assert len(header["edge_shard"]["sha256"]) == 64
+    res = run_cli("run-retriever", "--edge-shard", shard_dir, *common, "--scope", "none",
+                  "--out", tmp_path / "run-none.jsonl")
+    assert res.exit_code == 0, res.stderr
+    other = json.loads((tmp_path / "run-none.jsonl").read_text().splitlines()[0])["_header"]
+    assert other["edge_shard"]["search"]["scope"] == "none"
+    assert other["edge_shard"]["sha256"] == header["edge_shard"]["sha256"]
     # exact: the numpy index over the same vectors ranks each scoped query the same
     qvecs = Embedder("all-MiniLM-L6-v2", tmp_path / "cache").embed(
         [json.loads(x)["query"] for x in (ROOT / "examples" / "cuad" / "eval.jsonl")

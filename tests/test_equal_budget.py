@@ -232,3 +232,25 @@ def test_a_character_budget_is_refused_where_documents_are_scored(tmp_path):
     for bad in ("0c", "12x", "2000000000c"):
         res = run_cli("score", "--eval-set", evalset, "--run", run, "--k", bad)
         assert res.exit_code == 2 and "--k" in res.stderr
+
+
+def test_saturation_is_said_once_for_every_cutoff(tmp_path):
+    """A short-notes eval set scored with the default grid: the warning was said once per
+    grid budget nobody asked for (6 lines). Once now, naming each cutoff; compare says it
+    only for the cutoffs that decided."""
+    docs = [{"id": f"d{i}", "text": "x" * 500} for i in range(10)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [
+        {"id": f"q{i}", "query": "?", "doc_id": f"d{i}", "gold_spans": [[100, 150]]}
+        for i in range(10)])
+    run = write_jsonl(tmp_path / "run.jsonl", [
+        {"id": f"q{i}", "retrieved": [{"doc_id": f"d{i}", "start": 0, "end": 250},
+                                      {"doc_id": f"d{i}", "start": 250, "end": 500}]}
+        for i in range(10)])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k", "1",
+                  "--k", "2", "--out", tmp_path / "s.json")
+    assert res.exit_code == 0, res.stderr
+    lines = [x for x in res.stderr.splitlines() if "high by construction" in x]
+    assert len(lines) == 1, lines
+    assert "at k = 2 the results cover at least 90%" in lines[0] and "so too at k = 500c" \
+        in lines[0]

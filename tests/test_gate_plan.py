@@ -151,3 +151,25 @@ def test_the_candidate_must_answer_every_item(data):
     assert_input_error(_compare(base, _edit(cand, retag), "--no-config", "--gate-slices",
                                 "part"),
                        "does not carry the gated slice part='b' of the baseline")
+
+
+def test_compare_names_what_the_runs_were_made_with(data):
+    """Runs from the same shard with --scope doc_id and --scope none had byte-identical
+    headers; the FAIL was then explained by characters alone. Their headers' settings are
+    named when they differ."""
+    tmp, corpus, evalset = data
+    out = {}
+    for name, scope in (("b", "doc_id"), ("c", "none")):
+        run = _run(tmp, name, _ten)
+        lines = run.read_text().splitlines()
+        header = {"_header": {"edge_shard": {"sha256": "a" * 64, "search": {
+            "scope": scope, "limit": 10}}}}
+        run.write_text("\n".join([json.dumps(header), *lines]) + "\n", encoding="utf-8")
+        res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k",
+                      "1", "--k", "5", "--out", tmp / f"s-{name}.json")
+        assert res.exit_code == 0, res.stderr
+        out[name] = tmp / f"s-{name}.json"
+    res = _compare(out["b"], out["c"], "--no-config", "--allow-identical")
+    warnings = res.json()["predicate"]["summary"]["warnings"]
+    assert "the runs' settings differ (the retrieval under test): edge_shard.search.scope " \
+           '"doc_id" -> "none"' in warnings, warnings

@@ -145,3 +145,26 @@ def test_report_and_readout_markdown(hostile, tmp_path, audience):
     assert not re.search(r"(?<![0-9A-Za-z\u200b])@[0-9A-Za-z]", re.sub(r"<[^>]+>", "", html))
     assert_inert_stdout = rendered(res.stdout)
     assert "<a " not in assert_inert_stdout
+
+
+def test_markdown_read_as_text_on_a_pipe_and_escaped_in_a_file(tmp_path):
+    """``make demo | tee`` and a CI log read markdown through a pipe: it was HTML-escaped
+    (``&#8203;``, ``-&gt;``). A pipe and a terminal get it plain; a file (the Action's comment,
+    a step summary) keeps what GitHub's renderer needs."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    fixtures = ROOT / "tests" / "fixtures" / "gate"
+    args = [sys.executable, "-m", "ragspan", "compare", "--baseline", fixtures / "baseline.json",
+            "--candidate", fixtures / "candidate-fail.json", "--no-config", "--format",
+            "markdown"]
+    piped = subprocess.run(args, capture_output=True, text=True)
+    assert piped.returncode == 4, piped.stderr
+    assert "&#8203;" not in piped.stdout and "&gt;" not in piped.stdout
+    assert "@1: 300 -> 300 chars/query" in piped.stdout
+    with open(tmp_path / "comment.md", "w", encoding="utf-8") as fh:
+        subprocess.run(args, stdout=fh, text=True)
+    written = (tmp_path / "comment.md").read_text(encoding="utf-8")
+    assert "-&gt;" in written and "&#8203;" in written

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from ragspan.app.eval_build import build_result, input_ref
@@ -18,25 +17,15 @@ from ragspan.evalsets.importers.cuad import import_cuad_csv, import_cuad_squad
 from ragspan.evalsets.importers.legalbench import import_legalbench
 from ragspan.evalsets.importers.ragas import import_ragas
 from ragspan.io.corpus import read_corpus
-from ragspan.io.files import read_bytes, sha256_hex
+from ragspan.io.files import tree_sha256
 from ragspan.io.serialize import jsonl
 
 log = logging.getLogger("ragspan")
 
 
 def tree_ref(role: str, folder: str) -> InputRef:
-    """An InputRef of a folder: the sha256 of one line per file under it, in path order,
-    ``<sha256 of its bytes>  <path relative to the folder>`` (as ``sha256sum`` lists them),
-    so a tree's digest changes with any byte, name, addition or removal."""
-    lines = []
-    for root, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in sorted(files):
-            full = os.path.join(root, name)
-            rel = os.path.relpath(full, folder).replace(os.sep, "/")
-            lines.append(f"{sha256_hex(read_bytes(full))}  {rel}\n")
-    return InputRef(role, folder, sha256_hex("".join(sorted(lines, key=lambda x: x[66:]))
-                                              .encode("utf-8")))
+    """An InputRef of a folder, its digest ``io.files.tree_sha256``."""
+    return InputRef(role, folder, tree_sha256(folder))
 
 
 def check_release(ref: InputRef, expected: str | None) -> None:

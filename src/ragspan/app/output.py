@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,13 +56,25 @@ def deliver(result: CommandResult, out: str | None, fmt: str,
     if out:
         staged[out] = report_text(result.report)
     shown = "" if out and fmt == "json" else render(result.report, fmt)
-    if fmt == "markdown" and sys.stdout.isatty():  # read by a person, not rendered
+    if fmt == "markdown" and read_as_text(sys.stdout):  # read by a person, not rendered
         shown = for_terminal(shown)
     if result.notice:
         sys.stderr.write(result.notice + "\n")
     write_files(staged)
     sys.stdout.write(shown)
     return result.exit_code
+
+
+def read_as_text(stream: Any) -> bool:
+    """Whether markdown written to ``stream`` is read as text rather than rendered: a
+    terminal, or a pipe (``make demo | tee``, a CI log); a regular file (the Action's
+    comment, a step summary) keeps the escapes a renderer needs."""
+    try:
+        if stream.isatty():
+            return True
+        return stat.S_ISFIFO(os.fstat(stream.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def error_report(command: str, exc: BaseException, argv: Sequence[str]) -> dict[str, Any]:

@@ -337,7 +337,7 @@ def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
     summary["edge_shard"] = info
     if "ann_recall" in info:
         summary["ann_recall"] = info["ann_recall"]
-    described = {k: info[k] for k in ("source", "kind", "points", "search")}
+    described = {k: info[k] for k in ("source", "kind", "points", "sha256", "search")}
     return Retrieved(rows, {"edge_shard": described}, summary,
                      {"edge_shard": described, **embedder.describe()},
                      execution=embedder.cache_use())

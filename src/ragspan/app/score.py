@@ -186,17 +186,23 @@ def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Seq
 
 
 def warn_saturation(saturation: Saturation | None) -> None:
-    """A warning per cutoff at which the results cover most of the scoped documents of at
-    least ``SATURATION_WARN`` of the queries: recall there is high by construction."""
+    """One warning naming every cutoff at which the results cover most of the scoped
+    documents of at least ``SATURATION_WARN`` of the queries (recall there is high by
+    construction): said once, not once per cutoff of the budget grid."""
     if saturation is None:
         return
-    for k, v in saturation.by_k.items():
-        if v.share >= SATURATION_WARN:
-            log.warning("at k = %s the results cover at least %.0f%% of the scoped document "
-                        "(the corpus, for a question without doc_id) for %d queries (%.0f%%): "
-                        "recall there is high by construction, not by ranking",
-                        k, 100 * saturation.threshold, v.queries, 100 * v.share,
-                        extra=said("saturated", v.queries))
+    hit = [(k, v) for k, v in saturation.by_k.items() if v.share >= SATURATION_WARN]
+    if not hit:
+        return
+    (k, v), rest = hit[0], hit[1:]
+    more = "".join(f", k = {k2} ({v2.queries} queries, {100 * v2.share:.0f}%)"
+                   for k2, v2 in rest)
+    log.warning("at k = %s the results cover at least %.0f%% of the scoped document (the "
+                "corpus, for a question without doc_id) for %d queries (%.0f%%)%s: recall "
+                "there is high by construction, not by ranking", k,
+                100 * saturation.threshold, v.queries, 100 * v.share,
+                f"; so too at {more[2:]}" if more else "",
+                extra=said("saturated", max(x.queries for _, x in hit)))
 
 
 def warn_whole_documents(over: list[tuple[str, int, int]]) -> None:

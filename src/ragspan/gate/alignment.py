@@ -133,21 +133,26 @@ def steps_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
     return [said]
 
 
-def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[int]) -> list[str]:
-    """Cutoffs at which a report's results cover most of the scoped documents of at least
-    ``SATURATION_WARN`` of its queries: recall there is high by construction, not ranking."""
+def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[object]
+                        ) -> list[str]:
+    """The cutoffs among ``ks`` (those that decided: the gated ones) at which a report's
+    results cover most of the scoped documents of at least ``SATURATION_WARN`` of its
+    queries (recall there is high by construction, not ranking): one line per side."""
     out = []
     for role, r in (("baseline", base), ("candidate", cand)):
         if r.saturation is None:
             continue
-        for k in ks:
-            v = r.saturation.by_k.get(str(k))
-            if v is not None and v.share >= SATURATION_WARN:
-                out.append(f"at k = {k} the {role}'s results cover at least "
-                           f"{r.saturation.threshold:.0%} of the scoped document (the "
-                           f"corpus, for a question without doc_id) for {v.queries} queries "
-                           f"({v.share:.0%}): recall there is high by construction, not by "
-                           "ranking")
+        hit = [(k, v) for k in ks if (v := r.saturation.by_k.get(str(k))) is not None
+               and v.share >= SATURATION_WARN]
+        if hit:
+            (k, v), rest = hit[0], hit[1:]
+            more = "".join(f", k = {k2} ({v2.queries} queries, {v2.share:.0%})"
+                           for k2, v2 in rest)
+            out.append(f"at k = {k} the {role}'s results cover at least "
+                       f"{r.saturation.threshold:.0%} of the scoped document (the "
+                       f"corpus, for a question without doc_id) for {v.queries} queries "
+                       f"({v.share:.0%}){'; so too at ' + more[2:] if more else ''}: recall "
+                       "there is high by construction, not by ranking")
     return out
 
 

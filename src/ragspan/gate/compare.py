@@ -66,6 +66,7 @@ from ragspan.gate.options import GateOptions
 from ragspan.gate.plan import Origins, answer, derive_plan, restrict
 from ragspan.gate.power import power_statement, power_warnings
 from ragspan.gate.result import GateResult
+from ragspan.gate.run_settings import run_setting_notes
 from ragspan.scoring.metrics.registry import (
     is_budget,
     parse_name,
@@ -167,8 +168,11 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
         warnings.append(said)
     warnings += version_warnings(base, cand)
     warnings += report_warnings(base, cand)
-    warnings += saturation_warnings(base, cand, cmp.ks)
+    warnings += saturation_warnings(base, cand, list(dict.fromkeys(
+        parse_name(n).k for n in cmp.names if budget_for(n, given, defaults).gated)))
     warnings += steps_warnings(base, cand)
+    warnings += run_setting_notes(base.parameters.get("run_config"),
+                                  cand.parameters.get("run_config"))
     warnings += list(plan_.notes)
     warnings += [f"{name} is not gated: {why} ({setting('allow-ungated', True)} given)"
                  for name, why in plan_.ungated]

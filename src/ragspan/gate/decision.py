@@ -219,26 +219,46 @@ def _level(o: MetricOutcome) -> str:
     return f"{100 * (1 - (o.bound_alpha or 0)):.3g}%"
 
 
+def change_bounds(o: MetricOutcome) -> str:
+    """The bounds the decision used, as the change candidate - baseline (the sign the
+    table's interval column and the delta use), ``[-7.96pt, +13.71pt]``."""
+    if o.drop_low is None or o.drop_high is None:
+        return "none"
+    higher = parse_name(o.name).spec.higher_is_better
+    low, high = (-o.drop_high, -o.drop_low) if higher else (o.drop_low, o.drop_high)
+    return f"[{_signed(o, low)}, {_signed(o, high)}]"
+
+
+def _signed(o: MetricOutcome, x: float) -> str:
+    if abs(x) >= UNBOUNDED_AT:
+        return "-unbounded" if x < 0 else "+unbounded"
+    return f"{x * 100:+.2f}pt" if _bounded(o.name) else f"{x:+.4g}"
+
+
+def _moved(o: MetricOutcome) -> str:
+    return "did not change" if abs(o.delta) < 1e-12 else "rose" if o.delta > 0 else "dropped"
+
+
 def uncertain_reason(o: MetricOutcome, where: str = "") -> str:
-    """Why an interval-mode metric is inconclusive: its bounds, its budget."""
-    moved = "rose" if o.delta > 0 else "dropped"
+    """Why an interval-mode metric is inconclusive: the bounds of its change, its budget."""
+    moved = _moved(o)
     if o.drop_low is None or o.drop_high is None or o.drop_low == o.drop_high:
         return f"{where}{o.name} {moved} {_pts(o)}: fewer than 2 queries give no bounds"
-    return (f"{where}{o.name} {moved} {_pts(o)}: the one-sided {_level(o)} bounds of the "
-            f"drop, [{drop_amount(o, o.drop_low)}, {drop_amount(o, o.drop_high)}], neither show a "
-            f"real drop nor stay within the budget {o.budget}")
+    return (f"{where}{o.name} {moved} {_pts(o)}: the one-sided {_level(o)} bounds of its "
+            f"change, {change_bounds(o)}, neither show a real drop nor stay within the "
+            f"budget {o.budget}")
 
 
 def failure_reason(o: MetricOutcome, where: str = "") -> str:
     """One reason line: what moved, by how much, and the rule that failed it."""
-    moved = "rose" if o.delta > 0 else "dropped"
+    moved = _moved(o)
     if o.decision is not None:  # interval mode: the bounds decide
         if o.drop_low is None or o.drop_low == o.drop_high:
             rule = f"over the budget {o.budget}, and fewer than 2 queries give no bounds"
         else:
             p_said = "" if o.p_drop is None else f", p={o.p_drop:.3g}"
-            rule = (f"over the budget {o.budget}, and the one-sided {_level(o)} lower bound "
-                    f"of the drop, {drop_amount(o, o.drop_low)}, is above 0 "
+            rule = (f"over the budget {o.budget}, and the one-sided {_level(o)} bounds of its "
+                    f"change, {change_bounds(o)}, show the drop is real "
                     f"({o.interval}{p_said})")
         return f"{where}{o.name} {moved} {_pts(o)}: {rule}"
     if o.upper_drop is not None:  # non-inferiority: the bound decides
@@ -267,6 +287,9 @@ def drop_amount(o: MetricOutcome, drop: float) -> str:
 
 
 def _pts(o: MetricOutcome) -> str:
+    if abs(o.delta) < 1e-12:
+        return f"({o.baseline:.4f} -> {o.candidate:.4f})" if _bounded(o.name) \
+            else f"({o.baseline:.4g} -> {o.candidate:.4g})"
     if _bounded(o.name):
         return f"{abs(o.delta) * 100:.2f}pt ({o.baseline:.4f} -> {o.candidate:.4f})"
     return f"{o.baseline:.4g} -> {o.candidate:.4g}"

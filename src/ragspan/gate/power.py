@@ -65,28 +65,39 @@ def power_statement(cmp: Comparison, outcomes: Sequence[MetricOutcome], level: f
 
 
 def power_warnings(power: dict[str, Any], outcomes: Sequence[MetricOutcome]) -> list[str]:
-    """One line per gated metric whose budget is below what this n can detect, for the
-    metrics the bounds left inconclusive: a decided metric (its drop shown real, or shown
+    """One line for the gated metrics whose budget is below what this n can detect, among
+    those the bounds left inconclusive: a decided metric (its drop shown real, or shown
     within the budget) needs no word on what this n could not see, and one would read as
-    contradicting its verdict (``summary.power`` keeps every metric's figures)."""
+    contradicting its verdict (``summary.power`` keeps every metric's figures). Said once,
+    each metric's smallest detectable drop named in it."""
     by = {o.name: o for o in outcomes}
-    lines = []
+    blind: list[str] = []
+    seen: list[str] = []
+    head = None
     for name, p in power.items():
         o = by[name]
         if not p["budget_below_it"] or o.decision in ("pass", "fail"):
             continue
         if p["minimum_detectable_drop"] is None:
-            lines.append(f"{name}: with {p['queries']} queries"
-                         + (f" in {p['clusters']} cluster(s)" if "clusters" in p else "")
-                         + " no drop can be told from noise")
+            blind.append(name)
             continue
         what = "changing between two scorings of the baseline" if p["spread_from"] == "noise" \
             else "changing"
         where = (f"{p['queries']} queries in {p['clusters']} clusters (design effect "
                  f"{p['design_effect']:.2f})" if "clusters" in p else f"{p['queries']} queries")
-        lines.append(
-            f"{name}: with {where} and {100 * p['changed_share']:.0f}% of them "
-            f"{what}, only a true drop of {drop_amount(o, p['minimum_detectable_drop'])} or "
-            f"more fails with probability {p['power']:g} (alpha {p['alpha']:.3g}); a smaller "
-            f"one cannot be told from noise at this n, and the budget is {o.budget}")
+        head = head or (where, p["power"], p["alpha"])
+        seen.append(f"{drop_amount(o, p['minimum_detectable_drop'])} for {name} "
+                    f"({100 * p['changed_share']:.0f}% of the queries {what}; budget "
+                    f"{o.budget})")
+    lines = []
+    if seen and head is not None:
+        where, power_, alpha = head
+        lines.append(f"with {where}, only a true drop of at least {'; '.join(seen)} fails "
+                     f"with probability {power_:g} (alpha {alpha:.3g}): a smaller one cannot "
+                     "be told from noise at this n")
+    if blind:
+        p = power[blind[0]]
+        lines.append(f"{', '.join(blind)}: with {p['queries']} queries"
+                     + (f" in {p['clusters']} cluster(s)" if "clusters" in p else "")
+                     + " no drop can be told from noise")
     return lines

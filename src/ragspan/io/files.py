@@ -211,6 +211,29 @@ def loads_json(text: str | bytes, path: str | os.PathLike[str], line: int | None
         raise InputError(str(exc), str(path), line) from None
 
 
+def file_sha256(path: str) -> str:
+    """The sha256 of a file's bytes, read in blocks (a large archive is never held whole)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def tree_sha256(folder: str) -> str:
+    """The sha256 of a folder: of one line per file under it, in path order,
+    ``<sha256 of its bytes>  <path relative to the folder>`` (as ``sha256sum`` lists them),
+    so it changes with any byte, name, addition or removal."""
+    lines = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in files:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, folder).replace(os.sep, "/")
+            lines.append((rel, f"{file_sha256(full)}  {rel}\n"))
+    return hashlib.sha256("".join(line for _, line in sorted(lines)).encode("utf-8")).hexdigest()
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

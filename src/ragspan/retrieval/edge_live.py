@@ -35,6 +35,7 @@ import numpy as np
 from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
+from ragspan.io.files import file_sha256, tree_sha256
 from ragspan.io.readonly import check_archive, copy_tree
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.retrieval.edge_index import (
@@ -89,9 +90,10 @@ def engine(call: Callable[[], T], source: str, what: str, copy: str | None = Non
 
 
 def _loaded(source: str, snapshot: bool, folder: str,
-            max_unpacked_bytes: int | None = None) -> Any:
+            max_unpacked_bytes: int | None = None) -> tuple[Any, str]:
     """The shard of ``source`` (a shard folder, or a snapshot file) loaded from a copy in
-    ``folder``."""
+    ``folder``, and its identity: the snapshot file's sha256, or the shard folder's
+    (``io.files.tree_sha256`` of the copy, before the engine opens it)."""
     qe = edge_module()
     target = os.path.join(folder, "shard")
     if snapshot:
@@ -104,6 +106,7 @@ def _loaded(source: str, snapshot: bool, folder: str,
                              "score part of the corpus; take one shard's snapshot of a "
                              "single-shard collection (docs/retrieval.md, \"Your index, "
                              "offline\")", source)
+        identity = file_sha256(source)
         engine(lambda: qe.EdgeShard.unpack_snapshot(source, target), source,
                "--snapshot cannot be unpacked", target)
     else:
@@ -111,8 +114,9 @@ def _loaded(source: str, snapshot: bool, folder: str,
             raise InputError("--edge-shard: no such folder (a shard is evaluated read-only, "
                              "so none is created)", source)
         copy_tree(source, target)
+        identity = tree_sha256(target)
     return engine(lambda: qe.EdgeShard.load(target), source, "not a Qdrant edge shard",
-                  target)
+                  target), identity
 
 
 def _search(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.ndarray,
@@ -180,6 +184,16 @@ def _recall(spec: LiveSpec, found: list[list[Any]], truth: list[list[Any]],
     return out
 
 
+def searched_with(spec: LiveSpec) -> dict[str, Any]:
+    """How the shard was searched, as the run's header records it: exact or the graph's
+    beam, the depth, the scope, the vector and the payload keys."""
+    return {"exact": spec.hnsw_ef is None, "limit": spec.depth, "batch": spec.batch,
+            "scope": spec.scope, "vector_name": spec.vector_name,
+            **({} if spec.hnsw_ef is None else {"hnsw_ef": spec.hnsw_ef}),
+            "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
+                             "end": spec.end_key, "text": spec.text_key}}
+
+
 def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
              corpus: Corpus, embedder: Any, progress: Any = None,
              max_unpacked_bytes: int | None = None
@@ -192,7 +206,7 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
                          "beam must hold the results it returns")
     folder = tempfile.mkdtemp(prefix="ragspan-edge-copy-")
     try:
-        shard = _loaded(source, snapshot, folder, max_unpacked_bytes)
+        shard, identity = _loaded(source, snapshot, folder, max_unpacked_bytes)
         try:
             vectors = embedder.embed([q.query for q in queries], "embedding queries")
             copy = os.path.join(folder, "shard")
@@ -232,11 +246,7 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
         row.pop("latency_ms", None)
     info: dict[str, Any] = {
         "source": source, "kind": "snapshot" if snapshot else "edge shard", "points": points,
-        "search": {"exact": spec.hnsw_ef is None, "limit": spec.depth, "batch": spec.batch,
-                   **({} if spec.hnsw_ef is None else {"hnsw_ef": spec.hnsw_ef}),
-                   "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
-                                    "end": spec.end_key, "text": spec.text_key}},
-        "placement": anchor.summary() or {}}
+        "sha256": identity, "search": searched_with(spec), "placement": anchor.summary() or {}}
     if recall is not None:
         info["ann_recall"] = recall
     return rows, info

@@ -124,6 +124,7 @@ def describe(client: ReadOnlyClient, spec: LiveSpec) -> dict[str, Any]:
             "vector": {"name": spec.vector_name, "size": int(params.size),
                        "distance": str(getattr(params.distance, "value", params.distance))},
             "search": {"exact": spec.hnsw_ef is None, "limit": spec.depth, "batch": spec.batch,
+                       "scope": spec.scope,
                        **({} if spec.hnsw_ef is None else {"hnsw_ef": spec.hnsw_ef}),
                        "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
                                         "end": spec.end_key, "text": spec.text_key}}}

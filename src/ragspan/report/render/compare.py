@@ -83,7 +83,8 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         lines.append(f"interval: for gated metrics the one-sided bounds the decision used, each "
                      f"at {100 * (1 - iv['bound_alpha']):.3g}% ({iv['correction']} over a family "
                      f"of {iv['family']}), and p the one-sided p-value of no drop from the "
-                     f"same test (a drop is real when p < {iv['bound_alpha']:.3g}); otherwise "
+                     f"same test (a drop is real when p < {iv['bound_alpha']:.3g}; near 1 on a "
+                     f"gain); otherwise "
                      f"the 95% bootstrap CI and the two-sided p. An inconclusive verdict exits "
                      f"as {iv['on_inconclusive']}.")
     lines += [f"inconclusive: {r}" for r in summary.get("inconclusive", [])]

@@ -134,9 +134,9 @@ def dedup_mask(r: RankedColumns, among: np.ndarray | None = None) -> np.ndarray:
     """
     if among is not None:
         idx = np.flatnonzero(among)
-        sub = RankedColumns(r.query[idx], r.doc[idx], r.start[idx], r.end[idx], r.rank[idx])
+        part = RankedColumns(r.query[idx], r.doc[idx], r.start[idx], r.end[idx], r.rank[idx])
         out = np.zeros(r.query.size, dtype=bool)
-        out[idx] = dedup_mask(sub)
+        out[idx] = dedup_mask(part)
         return out
     n = r.query.size
     keep = np.ones(n, dtype=bool)
