@@ -109,7 +109,9 @@ def test_doubling_the_budget_for_no_gain_at_equal_budget_is_the_trap(data):
     assert not metrics["complete_grounding@3"]["gated"]
     reasons = pred["summary"]["reasons"]
     assert any(r.startswith("retrieval budget trap: at k = 3 the candidate retrieves x2.00")
-               and "at 1,000 characters per query it is no better" in r for r in reasons), reasons
+               and "at 1,000 characters per query it is no better" in r
+               and "its gain at k = 3 (complete_grounding@3 +100.00pt) is bought with "
+                   "characters, not ranking" in r for r in reasons), reasons
     res = run_cli("compare", "--baseline", base, "--candidate", cand, "--no-config",
                   "--allow-budget-change", "--format", "json")
     assert res.exit_code == 0, res.stdout  # --allow-budget-change keeps its meaning

@@ -157,7 +157,8 @@ def test_small_contexts_are_decided_at_the_first_cutoff(data):
     assert res.exit_code == 4, res.stdout + res.stderr
     reasons = res.json()["predicate"]["summary"]["reasons"]
     assert any(r.startswith("retrieval budget trap: at k = 1 the candidate retrieves x1.11")
-               for r in reasons), reasons
+               and "it gains nothing at k = 1 either (complete_grounding@1 +0.00pt)" in r
+               for r in reasons), reasons  # never "the gain at k = 1", when there was none
     worse = _score(tmp, corpus, evalset, "w",
                    lambda i: [(f"d{i}", 640, 690) if i % 2 else (f"d{i}", 0, 50)])
     res = _compare(base, worse)

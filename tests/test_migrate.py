@@ -454,6 +454,9 @@ def test_a_corpus_edit_cannot_set_aside_exactly_the_regressed_questions(tmp_path
     moved = pred["summary"]["migration"]
     assert moved["set_aside"] == 12 and moved["left_out_grounded_by_baseline"] == {"1": 12}
     assert moved["over_bound"] is False
+    # the Why line says what happened to them (they were "unlabelled")
+    assert pred["summary"]["why"] == ("12 queries lost complete grounding@1: 12 set aside by "
+                                      "the migration"), pred["summary"]["why"]
     res = _verified_compare(paths, tmp_path)
     assert res.exit_code == 4
     reasons = res.json()["predicate"]["summary"]["reasons"]
@@ -630,3 +633,25 @@ def test_the_alignment_stays_within_its_memory_per_character(edit):
     finally:
         tracemalloc.stop()
     assert peak / len(text) < 100, peak / len(text)
+
+
+def test_a_run_on_an_edited_corpus_names_migrate_when_the_eval_set_needs_it(tmp_path):
+    """The run and the eval set were both made on the corpus before the edit: "run the
+    retriever again" was not enough advice; the message names ``ragspan migrate``."""
+
+    paths = _attack(tmp_path, 3)
+    anchored = tmp_path / "anchored.jsonl"  # the eval set anchored on the old corpus
+    res = run_cli("migrate", "--eval-set", paths["eval"], "--corpus", paths["old"],
+                  "--to-corpus", paths["old"], "--out", anchored)
+    assert res.exit_code == 0, res.stderr
+    import hashlib
+
+    made_on = hashlib.sha256(paths["old"].read_bytes()).hexdigest()
+    run = tmp_path / "run-old.jsonl"
+    run.write_text(json.dumps({"_header": {"corpus_sha256": made_on}}) + "\n"
+                   + paths["base_run"].read_text(), encoding="utf-8")
+    res = run_cli("score", "--eval-set", anchored, "--run", run, "--corpus", paths["new"],
+                  "--k", "1")
+    assert res.exit_code == 3, res.stderr
+    assert "the eval set's gold spans were made on the corpus before the edit too: carry " \
+           "them over with `ragspan migrate`" in res.stderr, res.stderr

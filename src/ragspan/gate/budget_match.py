@@ -165,6 +165,30 @@ def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[st
     return Plan(budgets, decided, tuple(settled), tuple(notes), tuple(ungated))
 
 
+def _at_count(outcomes: Sequence[MetricOutcome], at_outcomes: Sequence[MetricOutcome],
+              k_text: str) -> str:
+    """What the candidate's extra characters bought at the count cutoff itself: the gain
+    there named (bought with characters, not ranking), or that there was none."""
+    bases = {parse_name(o.name).base for o in at_outcomes}
+    k = parse_cutoff(k_text)
+    there = [o for o in outcomes if parse_name(o.name).k == k
+             and parse_name(o.name).base in bases and not parse_name(o.name).first_stage]
+    spec = {o.name: parse_name(o.name).spec for o in there}
+    gained = [o for o in there if abs(o.delta) > 1e-12
+              and (o.delta > 0) == spec[o.name].higher_is_better]
+    said = "; ".join(f"{o.name} {_change(o)}" for o in (gained or there))
+    if gained:
+        return f"its gain at k = {k_text} ({said}) is bought with characters, not ranking"
+    return (f"it gains nothing at k = {k_text} either ({said or 'no metric there'}): more "
+            "characters for no better retrieval")
+
+
+def _change(o: MetricOutcome) -> str:
+    if parse_name(o.name).spec.bounded:
+        return f"{o.delta * 100:+.2f}pt"
+    return f"{o.delta:+,.4g}"
+
+
 def _decide_at(k_text: str, at_text: str | None, at_k: list[str], names: Sequence[str],
                given: dict[str, Budget], defaults: dict[str, Budget],
                budgets: dict[str, Budget], ungated: list[tuple[str, str]],
@@ -226,7 +250,7 @@ def budget_trap(check: BudgetCheck, outcomes: Sequence[MetricOutcome]
         if v["ratio"] > 1 + check.tolerance + 1e-12 and at_outcomes and not better:
             traps.append(f"retrieval budget trap: at k = {k_text} the candidate retrieves "
                          f"x{v['ratio']:.2f} the characters, and at {int(parse_cutoff(at)):,} "
-                         f"characters per query it is no better ({shown}): the gain at "
-                         f"k = {k_text} is bought with characters, not ranking "
+                         f"characters per query it is no better ({shown}): "
+                         f"{_at_count(outcomes, at_outcomes, k_text)} "
                          f"({setting('allow-budget-change', True)} to accept)")
     return tuple(notes), tuple(traps)

@@ -38,6 +38,7 @@ from ragspan.gate.inputs import QueryRow, ScoreReport
 from ragspan.scoring.metrics.registry import is_budget, parse_name
 
 POPULATION = "whose answers survived the corpus edit"
+SET_ASIDE = "set aside by the migration"  # the label of a question counted as lost
 POPULATION_COUNTED = ("across the corpus edit, those it left out counted as lost by the "
                       "candidate")
 
@@ -151,8 +152,9 @@ def counted_lost(base: ScoreReport, cand: ScoreReport) -> ScoreReport:
     for j, name in enumerate(cand.names):
         if not parse_name(name).spec.higher_is_better and name in b_col:
             lost[:, j] = base.values[add, b_col[name]]
+    said = {str(k): SET_ASIDE for k in cand.ks}  # the Why line and the table say so
     rows = tuple(QueryRow(base.rows[i].id, base.rows[i].query, dict(base.rows[i].tags), {},
-                          {}, {}, base.rows[i].doc_id) for i in add)
+                          dict(said), {}, base.rows[i].doc_id) for i in add)
     return dataclasses.replace(
         cand, ids=cand.ids + tuple(base.ids[i] for i in add),
         values=np.vstack([cand.values, lost]), rows=cand.rows + rows)

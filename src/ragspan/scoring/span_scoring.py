@@ -159,10 +159,13 @@ def check_run_made_for(evalset: EvalSet, header: dict[str, Any] | None, path: st
     header = header or {}
     made_on = header.get("corpus_sha256")
     if corpus is not None and isinstance(made_on, str) and made_on != corpus.sha256:
+        drifted, _ = corpus_drift(evalset, corpus)
+        fix = ("the eval set's gold spans were made on the corpus before the edit too: carry "
+               "them over with `ragspan migrate` (docs/datasets.md), then run the retriever "
+               "again on this corpus" if drifted else "run the retriever again")
         raise InputError(f"the run was made on another corpus (sha256 {made_on[:12]}; this "
                          f"one is {corpus.sha256[:12]}): its documents were edited since, so "
-                         "its offsets may point at other text; run the retriever again",
-                         path)
+                         f"its offsets may point at other text; {fix}", path)
     recorded = header.get("queries")
     if not isinstance(recorded, dict) or header.get("eval_set_sha256") == evalset.sha256:
         return []
