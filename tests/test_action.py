@@ -616,3 +616,46 @@ def test_the_percent_budgets_reach_the_gate(runner):
     params = json.loads(Path(outputs["report"]).read_text())["predicate"]["parameters"]
     assert params["budgets"]["doc_recall"] == "2%" and params["budgets"]["doc_ndcg"] == "5%"
     assert params["mode"] == "threshold"
+
+
+def test_the_readmes_example_works_on_reports_scored_with_chunks(runner, tmp_path):
+    """Reports scored with --chunks (as the README's next step and sweep make them) sent the
+    README's example red (exit 2, verdict=error), naming the CLI's --baseline-chunks. The
+    example carries the chunk inputs; without them the message names the Action's input."""
+    import json
+    import subprocess
+
+    chunks = CHECKOUT[0] / "chunks.jsonl"
+    text = json.loads((CHECKOUT[0] / "corpus.jsonl").read_text().splitlines()[0])["text"]
+    chunks.write_text("".join(json.dumps({"doc_id": "manual", "chunk_id": f"manual:{i}",
+                                          "start": s, "end": min(s + 500, len(text))}) + "\n"
+                              for i, s in enumerate(range(0, len(text), 500))),
+                      encoding="utf-8")
+    py = STEP_OUTPUTS["install"]["python"]
+    made = []
+    try:
+        for run, out in (("run-baseline.jsonl", "chunked-base.json"),
+                         ("run-pass.jsonl", "chunked-pass.json")):
+            subprocess.run([py, "-I", "-m", "ragspan", "score", "--eval-set", "eval.jsonl",
+                            "--run", run, "--corpus", "corpus.jsonl", "--chunks",
+                            "chunks.jsonl", "--out", out], cwd=CHECKOUT[0], check=True,
+                           capture_output=True)
+            made.append(CHECKOUT[0] / out)
+        readme = {"eval-set": "eval.jsonl", "corpus": "corpus.jsonl",
+                  "baseline-run": "run-baseline.jsonl", "candidate-run": "run-pass.jsonl",
+                  "budgets": "complete_grounding=7pt"}
+        res, outputs, summary = gate(runner, "chunked", baseline="chunked-base.json",
+                                     candidate="chunked-pass.json", **readme,
+                                     **{"baseline-chunks": "chunks.jsonl",
+                                        "candidate-chunks": "chunks.jsonl"})
+        assert res.returncode == 0, res.stderr
+        assert outputs["verdict"] == "pass"
+        res, outputs, summary = gate(runner, "chunked-missing", baseline="chunked-base.json",
+                                     candidate="chunked-pass.json", **readme)
+        assert outputs["verdict"] == "error"
+        assert "give the input 'baseline-chunks' to verify it" in summary, summary
+        assert "--baseline-chunks" not in summary
+    finally:
+        chunks.unlink()
+        for path in made:
+            path.unlink()

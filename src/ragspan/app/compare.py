@@ -159,12 +159,9 @@ def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str
 def flags_origin() -> str:
     """How the caller's own settings are named in the plan: ``argument`` in the Python API,
     ``action input`` when the Action runs the command (it says so in
-    ``RAGSPAN_SETTINGS_FROM``, a label only: it changes no setting), else ``command
-    line``."""
-    if surface() == "python":
-        return "argument"
-    return "action input" if os.environ.get("RAGSPAN_SETTINGS_FROM") == "action" \
-        else "command line"
+    ``RAGSPAN_SETTINGS_FROM``: messages then name its inputs; no setting changes), else
+    ``command line``."""
+    return {"python": "argument", "action": "action input"}.get(surface(), "command line")
 
 
 def compare_reports(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,

@@ -19,7 +19,7 @@ from ragspan.app.score import (
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError, MissingExtraError, UsageError, present
 from ragspan.base.records import ReportBody
-from ragspan.base.voice import surface
+from ragspan.base.voice import setting, surface
 from ragspan.gate.result import Verification
 from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.scoring.metrics.registry import parse_cutoff
@@ -50,11 +50,12 @@ class Sources:
         if not self.given:
             return
         if self.baseline_run is None or self.candidate_run is None:
-            raise UsageError("verifying the reports needs both runs: give --baseline-run and "
-                             "--candidate-run (with --eval-set or --qrels)")
+            raise UsageError(f"verifying the reports needs both runs: give "
+                             f"{setting('baseline-run')} and {setting('candidate-run')} (with "
+                             f"{setting('eval-set')} or {setting('qrels')})")
         if (self.eval_set is None) == (self.qrels is None):
-            raise UsageError("verifying the reports needs exactly one of --eval-set or "
-                             "--qrels, the judgments both sides were scored on")
+            raise UsageError(f"verifying the reports needs exactly one of {setting('eval-set')} "
+                             f"or {setting('qrels')}, the judgments both sides were scored on")
 
 
 SOURCE_KEYS = ("eval_set", "qrels", "corpus", "baseline_run", "candidate_run",
@@ -81,10 +82,11 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     corpus = sources.candidate_corpus if own and sources.candidate_corpus else sources.corpus
     given = {"eval_set": eval_set, "qrels": sources.qrels, "corpus": corpus,
              "run": run, "chunks": chunks}
-    flag = {"eval_set": "--candidate-eval-set" if eval_set is not sources.eval_set
-            else "--eval-set", "qrels": "--qrels",
-            "corpus": "--candidate-corpus" if corpus is not sources.corpus else "--corpus",
-            "run": f"--{role}-run", "chunks": f"--{role}-chunks"}
+    flag = {"eval_set": setting("candidate-eval-set") if eval_set is not sources.eval_set
+            else setting("eval-set"), "qrels": setting("qrels"),
+            "corpus": setting("candidate-corpus") if corpus is not sources.corpus
+            else setting("corpus"),
+            "run": setting(f"{role}-run"), "chunks": setting(f"{role}-chunks")}
     recorded = {ref["role"]: ref["digest"].get("sha256") for ref in pred["inputs"]}
     for key, value in given.items():
         if key in recorded and value is None:
@@ -216,5 +218,6 @@ def verification(sources: Sources) -> Verification:
             "compare` given the eval set (or qrels), the corpus and both runs re-scores both "
             "reports from their files"))
     return Verification(verified=False, statement=(
-        "taken as written, not verified: give --eval-set (or --qrels), --corpus and "
-        "--baseline-run / --candidate-run to re-score both reports from their files"))
+        f"taken as written, not verified: give {setting('eval-set')} (or "
+        f"{setting('qrels')}), {setting('corpus')} and {setting('baseline-run')} / "
+        f"{setting('candidate-run')} to re-score both reports from their files"))

@@ -20,16 +20,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 _SURFACE: ContextVar[str] = ContextVar("ragspan_surface", default="cli")
 # keys whose Python spelling is not the key with "_" for "-"
 _PYTHON_NAMES = {"budget": "budgets"}
+# keys whose Action input is not the flag's name (action.yml)
+_ACTION_NAMES = {"budget": "budgets"}
 
 
 def surface() -> str:
-    """The surface the user called: ``cli`` or ``python``."""
+    """The surface the user called: ``cli``, ``python`` or ``action`` (the GitHub Action,
+    which runs the command line and says so)."""
     return _SURFACE.get()
 
 
 def setting(key: str, value: object = None) -> str:
     """The setting ``key`` (with ``value``: True for a flag that is set, a list for a
     repeated option, ``METRIC=VALUE`` for a budget) as the current surface spells it."""
+    if _SURFACE.get() == "action":  # the Action's inputs, as a workflow's `with:` spells them
+        name = _ACTION_NAMES.get(key, key)
+        if value is None or value is True:
+            return f"the input '{name}'" if value is None else f"the input '{name}: true'"
+        if isinstance(value, (list, tuple)):
+            return f"the input '{name}: {', '.join(map(str, value))}'"
+        return f"the input '{name}: {value}'"
     if _SURFACE.get() == "cli":
         if value is None or value is True:
             return f"--{key}"

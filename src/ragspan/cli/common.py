@@ -70,8 +70,15 @@ class RagspanGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        import os
+
+        from ragspan.base.voice import speaking
+
+        # the Action runs the command line and says so: messages name its inputs
+        said = "action" if os.environ.get("RAGSPAN_SETTINGS_FROM") == "action" else "cli"
         try:
-            result = super().invoke(ctx)
+            with speaking(said):
+                result = super().invoke(ctx)
         except RagspanError as exc:
             logs.drop()
             click.echo(f"ragspan: error: {one_line(str(exc))}", err=True)
