@@ -7,7 +7,8 @@ import math
 import pytest
 
 from conftest import ROOT
-from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS, Option, check_value, markdown_table
+from ragspan.base.option_tables import markdown_table
+from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS, Option, check_value
 
 
 @pytest.mark.parametrize("opt,value,ok", [
@@ -55,7 +56,8 @@ def test_docs_table_is_the_code_table():
 
 
 def test_pipeline_docs_tables_are_the_code_tables():
-    from ragspan.base.options import RUN_RETRIEVER_OPTIONS, pipeline_markdown
+    from ragspan.base.option_tables import pipeline_markdown
+    from ragspan.base.options import RUN_RETRIEVER_OPTIONS
 
     text = (ROOT / "docs" / "retrieval.md").read_text(encoding="utf-8")
     assert pipeline_markdown() in text

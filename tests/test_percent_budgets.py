@@ -154,3 +154,56 @@ def test_plan_and_anchor_budgets_are_finite(tmp_path):
     base, cand = _reports(tmp_path, 0)
     res, _ = _compare(base, cand, "--anchor", base, "--anchor-budget", f"{NINES}pt")
     assert res.exit_code == 2 and "--anchor-budget" in res.stderr, res.stderr
+
+
+# ---- one reading of every number a user types ---------------------------------------------
+
+
+def test_a_bare_budget_number_is_read_once_and_said(tmp_path):
+    """``--budget complete_grounding=2`` was read as 2% of the mean, ``=0.02`` as 0.02%,
+    without a word. A bare number on ragspan's own metric is refused with the two spellings
+    it could mean; on the toolkit's names it is the toolkit's percent, said in the verdict
+    and the JSON."""
+    base, cand = _reports(tmp_path, moved=0)
+    for value in ("2", "0.02"):
+        res, _ = _compare(base, cand, "--budget", f"complete_grounding={value}",
+                          "--allow-identical")
+        assert res.exit_code == 2
+        assert (f"a bare number could mean {value}pt (points of the 0-1 metric) or {value}% "
+                f"(of the baseline's mean); write one of complete_grounding={value}pt or "
+                f"complete_grounding={value}%") in res.stderr
+    res, pred = _compare(base, cand, "--budget", "ndcg=1", "--allow-identical")
+    assert res.exit_code in (0, 4), res.stderr
+    assert any(w.startswith("budget 'ndcg=1' read as 'doc_ndcg=1%': a bare number is a "
+                            "percent of the baseline's mean") for w in pred["summary"]["warnings"])
+
+
+def test_shares_are_read_as_the_docs_write_them(tmp_path):
+    """``--max-set-aside 5%`` (the docs write "5%") and ``--grounding-threshold 50%`` were
+    "not a valid float"; in a settings file too."""
+    base, cand = _reports(tmp_path, moved=0)
+    res, pred = _compare(base, cand, "--max-set-aside", "5%", "--allow-identical")
+    assert res.exit_code in (0, 4), res.stderr
+    res, _ = _compare(base, cand, "--max-set-aside", "150%", "--allow-identical")
+    assert res.exit_code == 2 and "--max-set-aside" in res.stderr
+    res, _ = _compare(base, cand, "--max-set-aside", "five%", "--allow-identical")
+    assert res.exit_code == 2 and "is not a percentage" in res.stderr
+    from ragspan.base.options import GATE_OPTIONS, check_value
+
+    opt = next(o for o in GATE_OPTIONS if o.key == "max-set-aside")
+    assert check_value(opt, "5%") == pytest.approx(0.05)
+    from conftest import write_jsonl
+
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "d", "text": "x" * 100}])
+    ev = write_jsonl(tmp_path / "e.jsonl", [{"id": "q", "query": "?", "doc_id": "d",
+                                             "gold_spans": [[10, 20]]}])
+    run = write_jsonl(tmp_path / "r.jsonl", [{"id": "q", "retrieved": [
+        {"doc_id": "d", "start": 10, "end": 16}]}])
+    pcts = []
+    for tau in ("50%", "0.5", "70%"):
+        res = run_cli("score", "--eval-set", ev, "--run", run, "--corpus", corpus, "--k", "1",
+                      "--grounding-threshold", tau, "--format", "json")
+        assert res.exit_code == 0, res.stderr
+        pcts.append(json.loads(res.stdout)["predicate"]["summary"]["metrics"]
+                    ["complete_grounding@1"])
+    assert pcts == [1.0, 1.0, 0.0]  # 60% covered: grounded at 50%, not at 70%

@@ -140,7 +140,9 @@ def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str
     settings.pop("budgets", None)
     recall_pct, other_pct = settings["max_recall_regression_pct"], settings["max_regression_pct"]
     spelled = percent_budgets.active(recall_pct, other_pct)
-    cli_budgets = dict(parse_budget(percent_budgets.translate(s, spelled)) for s in budgets)
+    typed = [(s, percent_budgets.translate(s, spelled)) for s in budgets]
+    cli_budgets = dict(parse_budget(t) for _, t in typed)
+    readings = tuple(r for s, t in typed if (r := percent_budgets.reading(s, t)) is not None)
     pct_origin = None if any(given.get(k) is not None for k in (
         "max_recall_regression_pct", "max_regression_pct")) else config_path
     pct = percent_budgets.default_budgets(recall_pct, other_pct) if spelled else {}
@@ -153,7 +155,7 @@ def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str
     opts = GateOptions(budgets=merged, **settings)
     opts.validate()
     return opts, Origins(flags=flags_origin(), config=config_path, config_origin=config_origin,
-                         budgets=origin, settings=layer)
+                         budgets=origin, settings=layer, readings=readings)
 
 
 def flags_origin() -> str:

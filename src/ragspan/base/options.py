@@ -37,6 +37,7 @@ class Option:
     nullable: bool = False
     pattern: str = ""  # a ``str`` value must match this regular expression (fully)
     pattern_help: str = ""  # the expected value in words, for a pattern
+    share: bool = False  # a ``float`` share in [0, 1] that may also be written "5%"
 
     @property
     def attr(self) -> str:
@@ -58,13 +59,24 @@ class Option:
             if self.low is not None and self.high is not None:
                 lo = "(" if self.open_low else "["
                 hi = ")" if self.open_high else "]"
-                return f"{what} in {lo}{num(self.low)}, {num(self.high)}{hi}"
+                said = f"{what} in {lo}{num(self.low)}, {num(self.high)}{hi}"
+                return said + (" or a percentage (5%)" if self.share else "")
             if self.low is not None:
                 return f"{what} {'>' if self.open_low else '>='} {num(self.low)}"
             return what
         if self.kind == "str" and self.pattern_help:
             return self.pattern_help
         return {"bool": "true or false", "str": "a string", "table": "a table"}[self.kind]
+
+
+def share_of(text: str) -> float | str:
+    """A share written as a percentage (``"5%"`` -> 0.05) or a plain number (``"0.05"``);
+    the text itself when it is neither (the type check then names it)."""
+    t = text.strip()
+    try:
+        return float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        return text
 
 
 def check_value(opt: Option, value: Any) -> Any:
@@ -77,6 +89,8 @@ def check_value(opt: Option, value: Any) -> Any:
     elif opt.kind == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif opt.kind == "float":
+        if opt.share and isinstance(value, str):
+            value = share_of(value)
         ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
               and math.isfinite(value))
         if ok:
@@ -217,7 +231,7 @@ GATE_OPTIONS: tuple[Option, ...] = (
            "budget).", low=0, high=100, nullable=True),
     Option("max-set-aside", "float", 0.05, "With --migration: the largest share of the "
            "questions a corpus edit may leave out of the gate (set aside or dropped); past "
-           "it the verdict fails.", low=0, high=1),
+           "it the verdict fails (0.05 or 5%).", low=0, high=1, share=True),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
            "\"off\"."),
 )
@@ -374,25 +388,3 @@ RUN_RETRIEVER_OPTIONS: tuple[Option, ...] = (
            "(summary.execution). Both then differ from run to run; by default neither holds "
            "them (they are logged), so the same inputs give the same bytes."),
 )
-
-
-def pipeline_markdown() -> str:
-    """The docs tables of the pipeline TOML: the top level, then one table per section
-    (docs/retrieval.md holds this text, tested equal)."""
-    parts = ["Top level:\n\n" + markdown_table(PIPELINE_TOP)]
-    parts += [f"`[{name}]`:\n\n" + markdown_table(opts) for name, opts in PIPELINE_SECTIONS.items()]
-    return "\n".join(parts)
-
-
-def markdown_table(options: tuple[Option, ...], prefix: str = "") -> str:
-    """The docs table of ``options`` (key, expected value, default, meaning); docs/gate.md
-    and docs/retrieval.md hold this text, tested equal, so the docs cannot drift from the
-    code. ``prefix`` is written before each key (``--`` for command-line options)."""
-    rows = ["| key | value | default | meaning |", "| --- | --- | --- | --- |"]
-    for o in options:
-        default = "unset" if o.default is None else (
-            "true" if o.default is True else "false" if o.default is False
-            else "[]" if o.default == () else "{}" if o.default == {} else repr(o.default)
-            if isinstance(o.default, str) else f"{o.default}")
-        rows.append(f"| `{prefix}{o.key}` | {o.describe()} | {default} | {o.help} |")
-    return "\n".join(rows) + "\n"

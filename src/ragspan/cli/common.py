@@ -17,7 +17,7 @@ from ragspan.base.errors import RagspanError
 from ragspan.base.options import GATE_OPTIONS, MAX_K, MAX_KS, RUN_RETRIEVER_OPTIONS
 from ragspan.base.placement import PLACEMENT_OPTIONS
 from ragspan.cli.flags import flag
-from ragspan.cli.ranges import FiniteFloatRange
+from ragspan.cli.ranges import FiniteFloatRange, ShareRange
 
 FORMATS = ("json", "table", "markdown")
 # commands that run models for long keep the cyclic garbage collector running; every other
@@ -70,14 +70,10 @@ class RagspanGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
-        import os
+        from ragspan.app.surface import caller
 
-        from ragspan.base.voice import speaking
-
-        # the Action runs the command line and says so: messages name its inputs
-        said = "action" if os.environ.get("RAGSPAN_SETTINGS_FROM") == "action" else "cli"
         try:
-            with speaking(said):
+            with caller():  # under the Action, messages name its inputs
                 result = super().invoke(ctx)
         except RagspanError as exc:
             logs.drop()
@@ -221,7 +217,8 @@ def cli(verbose: bool, quiet: bool, log_format: str) -> None:
 def _param_type(opt: Any) -> Any:
     """The click type of one declared option of kind float, int, enum or str."""
     if opt.kind == "float":
-        return FiniteFloatRange(opt.low, opt.high, min_open=opt.open_low, max_open=opt.open_high)
+        kind = ShareRange if opt.share else FiniteFloatRange
+        return kind(opt.low, opt.high, min_open=opt.open_low, max_open=opt.open_high)
     if opt.kind == "int":
         return click.IntRange(min=opt.low, max=opt.high)
     if opt.kind == "enum":

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ragspan.cli.ranges import FiniteFloatRange
+from ragspan.cli.ranges import FiniteFloatRange, ShareRange
 
 REPORT_HELP = "Write the JSON report here (atomically)."
 
@@ -53,8 +53,8 @@ FLAGS: dict[str, Flag] = {f.key: f for f in (
     _path("csv", "A CSV file."),
     _path("cache-dir", "Embedding cache (default ~/.cache/ragspan or $RAGSPAN_CACHE_DIR)."),
     Flag("grounding-threshold", "tau", {
-        "type": FiniteFloatRange(0, 1, min_open=True), "default": 0.5, "show_default": True,
-        "help": "tau: share of a gold span that must be covered."}),
+        "type": ShareRange(0, 1, min_open=True), "default": 0.5, "show_default": True,
+        "help": "tau: share of a gold span that must be covered (0.5 or 50%)."}),
     Flag("max-records", "", {"type": click.IntRange(min=1), "default": 1_000_000,
                              "show_default": True,
                              "help": "Refuse an input of more records than this."}),

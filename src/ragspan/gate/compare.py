@@ -163,6 +163,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                      "scorings of the baseline (unstable)"
                      for name, u in noise_part["unstable"].items() if u["count"]]
     warnings += accepted
+    warnings += list(origins.readings)
     said = left_out_warning(moved) if moved is not None else None
     if said is not None:
         warnings.append(said)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragspan.base.errors import UsageError
+from ragspan.base.voice import setting
 from ragspan.gate.budgets import Budget
 from ragspan.scoring.metrics.registry import METRICS
 
@@ -58,6 +60,12 @@ def translate(spec: str, spelled: bool) -> str:
         return spec  # parse_budget names the problem
     metric, value = (x.strip() for x in spec.split("=", 1))
     bare = _NUMBER.fullmatch(value) is not None
+    base = metric.split("@", 1)[0].removesuffix("_first_stage")
+    if bare and base in METRICS and base not in SHORT_NAMES \
+            and METRICS[base].family != "doc":  # ragspan's own metric: no toolkit reading
+        raise UsageError(f"{setting('budget')} {spec}: a bare number could mean {value}pt "
+                         f"(points of the 0-1 metric) or {value}% (of the baseline's mean); "
+                         f"write one of {metric}={value}pt or {metric}={value}%")
     if not spelled and metric in METRICS:
         return f"{metric}={value}%" if bare else spec
     column = SHORT_NAMES.get(metric)
@@ -66,6 +74,18 @@ def translate(spec: str, spelled: bool) -> str:
         k = at.group("k")
         column = SHORT_NAMES[at.group("name")] + ("" if k == "k" else f"@{k}")
     return f"{column or metric}={value}%" if bare else f"{column or metric}={value}"
+
+
+def reading(spec: str, translated: str) -> str | None:
+    """What a budget typed as a bare number was read as, to be said in the verdict and the
+    JSON (None when nothing was read into it)."""
+    if "=" not in spec or spec == translated:
+        return None
+    value = spec.split("=", 1)[1].strip()
+    if _NUMBER.fullmatch(value) is None:
+        return None
+    return (f"budget '{spec}' read as '{translated}': a bare number is a percent of the "
+            f"baseline's mean, as toolkit-rag-quality reads it (write {value}pt for points)")
 
 
 def onto_doc_columns(budgets: dict[str, Budget], names: Sequence[str]) -> dict[str, Budget]:

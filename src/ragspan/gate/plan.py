@@ -50,6 +50,8 @@ class Origins:
     config_origin: str | None = None
     budgets: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
     settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # how a budget typed as a bare number was read (``percent_budgets.reading``)
+    readings: tuple[str, ...] = ()
 
     def _file(self) -> str:
         where = f"settings file {self.config}" if self.config else "settings file"
