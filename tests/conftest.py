@@ -24,7 +24,10 @@ if not SHARED.is_dir():  # CI clones elsewhere with shared/ beside the clone
 def shared(*parts: str) -> Path:
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared data not available: {path}")
+        pytest.skip(f"needs the shared data {path} (public data nobody here wrote: CUAD, "
+                    "BEIR SciFact, trec_eval's test files, ...; put the shared/ folder beside "
+                    "the clone, or set RAGSPAN_SHARED_DATA to its data/ folder; README, "
+                    "\"Tests\")")
     return path
 
 

@@ -158,7 +158,8 @@ def runner(tmp_path_factory):
     install = next(s for s in steps() if s.get("name", "").startswith("Install"))
     outputs = tmp / "install-output"
     outputs.touch()
-    t0, wall0 = time.perf_counter(), time.time()
+    t0 = time.perf_counter()
+    before = _work_tree_outputs()
     res = run_step(install, defaults, {**env, "GITHUB_OUTPUT": str(outputs)})
     elapsed = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr
@@ -172,10 +173,16 @@ def runner(tmp_path_factory):
                             capture_output=True)
     assert caller.returncode != 0, "the action installed into the caller's interpreter"
     print(f"\naction install step (core only): {elapsed:.1f} s")
-    # nothing written into the work tree (an editable install's egg-info predates the step)
-    assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < wall0
-    assert not [p for p in (ROOT / "src").glob("*.egg-info") if p.stat().st_mtime >= wall0]
+    # nothing new in the work tree (the step installs from its copy): named by what exists,
+    # never by mtimes, which anything else that installs the clone meanwhile would move
+    assert _work_tree_outputs() <= before, _work_tree_outputs() - before
     return tmp, env, defaults
+
+
+def _work_tree_outputs() -> set[str]:
+    """What a build of the work tree would leave: build/, dist/, egg-info folders."""
+    found = {p.name for p in (ROOT / "src").glob("*.egg-info")}
+    return found | {name for name in ("build", "dist") if (ROOT / name).exists()}
 
 
 RUN_OF = {"baseline.json": "run-baseline.jsonl", "candidate-pass.json": "run-pass.jsonl",

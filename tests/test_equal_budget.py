@@ -59,7 +59,9 @@ def test_a_cheaper_candidate_is_decided_at_equal_budget_and_passes(data):
     assert budget["decided_at"] == {"3": "1000c"} and budget["trap"] == []
     gated = {m["name"] for m in pred["summary"]["metrics"].values() if m["gated"]}
     assert gated == {"complete_grounding@1000c"}
-    assert any("decided at 1,000 characters per query" in w for w in pred["summary"]["warnings"])
+    assert any("at k = 3 x0.50 (900 -> 450 per query), decided at 1,000 characters: "
+               "complete_grounding@1000c 1.0000 -> 1.0000" in w
+               for w in pred["summary"]["warnings"]), pred["summary"]["warnings"]
     assert any("the candidate's run ends before 1000c for most questions (median 450 "
                "characters in all): it is measured at 1000c with its whole run" in w
                for w in pred["summary"]["warnings"]), pred["summary"]["warnings"]

@@ -5,6 +5,7 @@ queries and metrics aligned (``align``), the clusters their queries fall in
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from ragspan.base.ids import normalization_twins
 from ragspan.base.voice import setting as named
 from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import cluster_index, count, populations
-from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.gate.inputs import QueryRow, ReportWarning, ScoreReport
 from ragspan.gate.parameters import ParameterDifference, compare_parameters
 
 
@@ -156,15 +157,30 @@ def saturation_warnings(base: ScoreReport, cand: ScoreReport, ks: Sequence[objec
     return out
 
 
-def report_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
+CUTOFF_WARNINGS = ("budget_over_document", "saturated")  # warnings about named cutoffs
+_NAMED_CUTOFF = re.compile(r"k = ([0-9]+[ct]?)\b")
+
+
+def report_warnings(base: ScoreReport, cand: ScoreReport,
+                    decided: Sequence[object] | None = None) -> list[str]:
     """What each report's scoring said about its inputs (``summary.warnings``), named with
     its side, so the verdict carries what a ``-q`` score run kept off stderr; a warning both
-    reports carry word for word (the same eval set and budgets) is said once, for both."""
-    both = [w for w in base.warnings if w in cand.warnings]
+    reports carry word for word (the same eval set and budgets) is said once, for both. A
+    warning about cutoffs (``CUTOFF_WARNINGS``) none of which is among ``decided`` (the
+    cutoffs gated) is left to the score reports, which keep it: it says nothing of this
+    verdict."""
+    keep = None if decided is None else {str(k) for k in decided}
+
+    def relevant(w: ReportWarning) -> bool:
+        if keep is None or w.code not in CUTOFF_WARNINGS:
+            return True
+        return bool(set(_NAMED_CUTOFF.findall(w.example)) & keep)
+
+    both = [w for w in base.warnings if w in cand.warnings and relevant(w)]
     return [f"the {role} report's scoring warned ({w.code}, {w.count}): {w.example}"
             for role, r in (("baseline", base), ("candidate", cand)) for w in r.warnings
-            if w not in both] + [f"both reports' scoring warned ({w.code}, {w.count}): "
-                                 f"{w.example}" for w in both]
+            if w not in both and relevant(w)] + [
+        f"both reports' scoring warned ({w.code}, {w.count}): {w.example}" for w in both]
 
 
 def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:

@@ -230,20 +230,19 @@ def cheaper_notes(check: BudgetCheck) -> list[str]:
 
 def budget_trap(check: BudgetCheck, outcomes: Sequence[MetricOutcome]
                 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Per k decided at a character cutoff: a note saying both (the budget ratio at k and the
-    gated metrics at the cutoff) and, where the candidate retrieves more characters at k but
-    none of those metrics is better at the cutoff, the retrieval budget trap (a failure)."""
-    notes: list[str] = []
+    """Over the ks decided at a character cutoff: one note saying both (the budget ratio at
+    each k and the gated metrics at its cutoff) and, where the candidate retrieves more
+    characters at k but none of those metrics is better at the cutoff, the retrieval budget
+    trap (a failure)."""
+    said: list[str] = []
     traps: list[str] = []
     for k_text, at in check.decided_at.items():
         v = check.per_k[k_text]
         at_outcomes = [o for o in outcomes if o.gated and parse_name(o.name).k == parse_cutoff(at)]
         shown = "; ".join(f"{o.name} {o.baseline:.4f} -> {o.candidate:.4f}" for o in at_outcomes)
-        notes.append(f"at k = {k_text} the candidate retrieves x{v['ratio']:.2f} the characters "
-                     f"({v['baseline']:,.0f} -> {v['candidate']:,.0f} per query); its gated "
-                     f"metrics at k = {k_text} are decided at {int(parse_cutoff(at)):,} "
-                     f"characters per query instead (the cutoff nearest the baseline's "
-                     f"median budget at k = {k_text}): {shown or 'none gated'}")
+        said.append(f"at k = {k_text} x{v['ratio']:.2f} ({v['baseline']:,.0f} -> "
+                    f"{v['candidate']:,.0f} per query), decided at "
+                    f"{int(parse_cutoff(at)):,} characters: {shown or 'none gated'}")
         better = [o for o in at_outcomes
                   if (o.delta > 1e-12) == parse_name(o.name).spec.higher_is_better
                   and abs(o.delta) > 1e-12]
@@ -253,4 +252,7 @@ def budget_trap(check: BudgetCheck, outcomes: Sequence[MetricOutcome]
                          f"characters per query it is no better ({shown}): "
                          f"{_at_count(outcomes, at_outcomes, k_text)} "
                          f"({setting('allow-budget-change', True)} to accept)")
-    return tuple(notes), tuple(traps)
+    notes = (f"the candidate's retrieval budget changed, so its gated metrics are decided at "
+             f"the character cutoff nearest the baseline's median budget: "
+             f"{'; '.join(said)}",) if said else ()
+    return notes, tuple(traps)

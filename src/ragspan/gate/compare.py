@@ -168,9 +168,10 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     if said is not None:
         warnings.append(said)
     warnings += version_warnings(base, cand)
-    warnings += report_warnings(base, cand)
-    warnings += saturation_warnings(base, cand, list(dict.fromkeys(
-        parse_name(n).k for n in cmp.names if budget_for(n, given, defaults).gated)))
+    decided_ks = list(dict.fromkeys(parse_name(n).k for n in cmp.names
+                                    if budget_for(n, given, defaults).gated))
+    warnings += report_warnings(base, cand, decided_ks)
+    warnings += saturation_warnings(base, cand, decided_ks)
     warnings += steps_warnings(base, cand)
     warnings += run_setting_notes(base.parameters.get("run_config"),
                                   cand.parameters.get("run_config"))

@@ -18,19 +18,31 @@ LABELS = frozenset({"config.name"})  # names a configuration, changes no retriev
 SHOWN = 6
 
 
-def _leaves(value: Any, prefix: str = "") -> dict[str, str]:
-    """Every scalar of a header as ``dotted.key -> its JSON text`` (walked without
-    recursion; a list is one value)."""
-    out: dict[str, str] = {}
-    stack: list[tuple[str, Any]] = [(prefix, value)]
-    while stack:
-        key, item = stack.pop()
-        if isinstance(item, dict) and item:
-            stack.extend((f"{key}.{k}" if key else str(k), v) for k, v in item.items()
-                         if key or k not in NOT_SETTINGS)
-        else:
-            out[key] = canonical_dumps(item).rstrip("\n")
-    return out
+def _differences(b: Any, c: Any, key: str, out: list[str], depth: int = 0) -> None:
+    """The keys where ``b`` and ``c`` differ, each ``key old -> new`` (a table that is on one
+    side only is said whole, cut to ``WIDE`` characters)."""
+    if isinstance(b, dict) and isinstance(c, dict) and depth < MAX_DEPTH:
+        for k in sorted(set(b) | set(c)):
+            if depth == 0 and k in NOT_SETTINGS:
+                continue
+            inner = f"{key}.{k}" if key else str(k)
+            if inner not in LABELS:
+                _differences(b.get(k, ABSENT), c.get(k, ABSENT), inner, out, depth + 1)
+        return
+    if _text(b) != _text(c):
+        out.append(f"{key} {_text(b)} -> {_text(c)}")
+
+
+ABSENT = object()
+MAX_DEPTH = 8
+WIDE = 60
+
+
+def _text(value: Any) -> str:
+    if value is ABSENT:
+        return "absent"
+    text = canonical_dumps(value).rstrip("\n")
+    return text if len(text) <= WIDE else text[:WIDE - 3] + "..."
 
 
 def run_setting_notes(base: Mapping[str, Any] | None, cand: Mapping[str, Any] | None
@@ -39,10 +51,8 @@ def run_setting_notes(base: Mapping[str, Any] | None, cand: Mapping[str, Any] | 
     when neither report recorded its run's header or they agree."""
     if not base and not cand:
         return []
-    b, c = _leaves(dict(base or {})), _leaves(dict(cand or {}))
-    diff = [f"{key} {b.get(key, 'absent')} -> {c.get(key, 'absent')}"
-            for key in sorted(set(b) | set(c)) if b.get(key) != c.get(key)
-            and key not in LABELS]
+    diff: list[str] = []
+    _differences(dict(base or {}), dict(cand or {}), "", diff)
     if not diff:
         return []
     more = f"; and {len(diff) - SHOWN} more" if len(diff) > SHOWN else ""
