@@ -98,3 +98,31 @@ def test_import_ragspan_loads_nothing_heavy():
             " if m in sys.modules]\nprint(heavy)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.stdout.strip() == "[]", res.stdout
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda d: d["predicate"]["details"]["queries"][0]["metrics"].update(
+        {"complete_grounding@1": "x"}),
+     "$.predicate.details.queries[0].metrics['complete_grounding@1']: 'x' is not of type"),
+    (lambda d: d["predicate"].pop("summary"), "$.predicate: 'summary' is a required property"),
+    (lambda d: d["predicate"]["summary"].update({"queries": float("nan")}), "not a JSON value"),
+    (lambda d: d.pop("_type"), "$: '_type' is a required property"),
+])
+def test_a_malformed_report_dict_is_an_input_error_naming_its_path(mutate, where):
+    """``ragspan.read_score_report(dict)`` and ``ragspan.compare(dict, ...)`` raised
+    ``RuntimeError: internal error`` on a caller's malformed report, where a file gets an
+    input error: now the same error, naming "the report given" and the JSON path."""
+    import copy
+
+    import ragspan
+    from ragspan.base.errors import InputError
+
+    doc = json.loads((ROOT / "tests" / "fixtures" / "gate" / "baseline.json").read_text())
+    bad = copy.deepcopy(doc)
+    mutate(bad)
+    with pytest.raises(InputError, match="^the report given: .*" + __import__("re").escape(where)):
+        ragspan.read_score_report(bad)
+    with pytest.raises(InputError, match="^the report given: "):
+        ragspan.compare(bad, doc)
+    with pytest.raises(InputError, match="a report is a JSON object"):
+        ragspan.read_score_report([1])

@@ -22,7 +22,7 @@ from typing import Any, Union
 from ragspan.app import score as command
 from ragspan.app.compare import GateResult, compare_reports, gate_options
 from ragspan.app.score import parse_k
-from ragspan.app.score_reports import ScoreReport, load_score_report, typed_report
+from ragspan.app.score_reports import ScoreReport, given_report, load_score_report, typed_report
 from ragspan.app.settings import load_tool_config
 from ragspan.base.collector import pausing
 from ragspan.base.errors import UsageError
@@ -152,9 +152,9 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
     """A score report as the gate reads it: from a file, an envelope dict or ``Scored``."""
     if isinstance(source, Scored):
         return source.typed
-    if isinstance(source, Mapping):
-        return typed_report(source, "report")[1]
-    return load_score_report(source, "score")[1]
+    if isinstance(source, (str, os.PathLike)):
+        return load_score_report(source, "score")[1]
+    return given_report(source)[1]  # a dict, checked as a file is (else an InputError)
 
 
 @pausing

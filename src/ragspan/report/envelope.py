@@ -372,6 +372,35 @@ def _refuse_json_lines(text: str, name: str) -> None:
                          f"{SCORE_IT}", name, 1)
 
 
+GIVEN = "the report given"  # how an error names a report a caller handed over in memory
+
+
+def report_of_mapping(report: Any) -> tuple[dict[str, Any], str]:
+    """A report a caller handed over (the Python API's dict) as JSON values and its
+    canonical text, checked as a file is: a value that is no JSON (NaN, an object of no JSON
+    type, a key that is not text), or any departure from the report schema, is an
+    InputError naming "the report given" and the JSON path, never an internal error."""
+    if not isinstance(report, dict):
+        raise InputError(f"a report is a JSON object (an envelope dict), got "
+                         f"{type(report).__name__}", GIVEN)
+    try:
+        text = canonical_dumps(report)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"not a JSON value: {exc}", GIVEN) from None
+    except RecursionError:
+        raise InputError("nested too deeply", GIVEN) from None
+    doc = json.loads(text)
+    if "predicate" not in doc:
+        refuse_other_kind(doc, "a ragspan report", GIVEN, 1, SCORE_IT)
+    try:
+        problem = validation_error(doc)
+    except RecursionError:
+        problem = "nested too deeply"
+    if problem is not None:
+        raise InputError(f"not a valid ragspan report: {problem}", GIVEN)
+    return doc, text
+
+
 def load_report(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
     """``read_report`` plus the sha256 of the bytes read (one read of the file)."""
     name = str(path)
