@@ -299,26 +299,14 @@ def test_fuzz_pdf_and_snapshot_bytes(tmp_path_factory):
     import io
     import tarfile
 
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
-
     from ragspan.base.errors import InputError
     from ragspan.io.pdf import extract_pdf_text
     from ragspan.io.readonly import check_archive
+    from test_corpus import _text_bomb
 
     tmp = tmp_path_factory.mktemp("fuzz-pdf")
-    writer = PdfWriter()
-    page = writer.add_blank_page(612, 792)
-    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"),
-                             NameObject("/Subtype"): NameObject("/Type1"),
-                             NameObject("/BaseFont"): NameObject("/Helvetica")})
-    page[NameObject("/Resources")] = DictionaryObject(
-        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
-    stream = DecodedStreamObject()
-    stream.set_data(b"BT /F1 12 Tf 72 720 Td (Payment is due within sixty days.) Tj ET")
-    page[NameObject("/Contents")] = writer._add_object(stream)
-    buf = io.BytesIO()
-    writer.write(buf)
+    _text_bomb(tmp / "real.pdf", 3)  # pypdf's writer: one page, one compressed stream
+    buf = io.BytesIO((tmp / "real.pdf").read_bytes())
     pdf = buf.getvalue()
     tar_buf = io.BytesIO()
     with tarfile.open(fileobj=tar_buf, mode="w") as tar:

@@ -414,9 +414,15 @@ def _attack(tmp_path, lost: int):
                   d / "migrate.json", "--format", "markdown")
     assert res.exit_code == 0, res.stderr
     paths.update(eval2=d / "eval2.jsonl", report=d / "migrate.json", markdown=res.stdout)
-    gold = {r["id"]: r["gold_spans"][0] for r in rows}
     kept = [r["id"] for r in _read(d / "eval2.jsonl")[1:]]
     assert kept == [f"q{i}" for i in range(lost, 30)]  # exactly the lost ones set aside
+    return _score_both(paths, rows, kept, d)
+
+
+def _score_both(paths, rows, kept, d):
+    """The baseline's run (every gold span) scored on the old corpus, the candidate's (the
+    ``kept`` questions' gold offsets) on the new one with the migrated eval set."""
+    gold = {r["id"]: r["gold_spans"][0] for r in rows}
     paths["base_run"] = write_jsonl(d / "base-run.jsonl", [
         {"id": q, "retrieved": [{"doc_id": f"d{q[1:]}", "start": s, "end": e}]}
         for q, (s, e) in gold.items()])
@@ -551,21 +557,10 @@ def test_a_planted_copy_is_not_a_move(tmp_path):
     reasons = {s["reason"] for s in report["details"]["spans"] if s["status"] == "ambiguous"}
     assert any("surroundings share" in r for r in reasons), reasons
     assert any("edited, and an exact copy stands elsewhere" in r for r in reasons), reasons
-    gold = {r["id"]: r["gold_spans"][0] for r in rows}
     kept = [r["id"] for r in _read(d / "eval2.jsonl")[1:]]
     assert kept == [f"q{i}" for i in range(12, 30)]
     paths.update(eval2=d / "eval2.jsonl", report=d / "migrate.json")
-    paths["base_run"] = write_jsonl(d / "base-run.jsonl", [
-        {"id": q, "retrieved": [{"doc_id": f"d{q[1:]}", "start": s, "end": e}]}
-        for q, (s, e) in gold.items()])
-    paths["cand_run"] = write_jsonl(d / "cand-run.jsonl", [
-        {"id": q, "retrieved": [{"doc_id": f"d{q[1:]}", "start": gold[q][0],
-                                 "end": gold[q][1]}]} for q in kept])
-    for run, ev, corpus, out in (("base_run", "eval", "old", "base"),
-                                 ("cand_run", "eval2", "new", "cand")):
-        res = run_cli("score", "--eval-set", paths[ev], "--run", paths[run], "--corpus",
-                      paths[corpus], "--k", "1", "--out", d / f"{out}.json")
-        assert res.exit_code == 0, res.stderr
+    _score_both(paths, rows, kept, d)
     res = _verified_compare(paths, tmp_path, "--max-set-aside", "0.5")
     assert res.exit_code == 4, res.stdout + res.stderr
     cg = res.json()["predicate"]["summary"]["metrics"]["complete_grounding@1"]

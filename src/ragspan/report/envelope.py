@@ -390,15 +390,21 @@ def report_of_mapping(report: Any) -> tuple[dict[str, Any], str]:
     except RecursionError:
         raise InputError("nested too deeply", GIVEN) from None
     doc = json.loads(text)
-    if "predicate" not in doc:
-        refuse_other_kind(doc, "a ragspan report", GIVEN, 1, SCORE_IT)
+    _refuse_invalid(doc, GIVEN)
+    return doc, text
+
+
+def _refuse_invalid(doc: Any, name: str) -> None:
+    """A report of another kind, or one that breaks the report schema, is an InputError
+    naming ``name`` and the JSON path."""
+    if isinstance(doc, dict) and "predicate" not in doc:
+        refuse_other_kind(doc, "a ragspan report", name, 1, SCORE_IT)
     try:
         problem = validation_error(doc)
     except RecursionError:
         problem = "nested too deeply"
     if problem is not None:
-        raise InputError(f"not a valid ragspan report: {problem}", GIVEN)
-    return doc, text
+        raise InputError(f"not a valid ragspan report: {problem}", name)
 
 
 def load_report(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
@@ -411,12 +417,5 @@ def load_report(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
     except InputError:
         _refuse_json_lines(text, name)
         raise
-    if isinstance(doc, dict) and "predicate" not in doc:
-        refuse_other_kind(doc, "a ragspan report", name, 1, SCORE_IT)
-    try:
-        problem = validation_error(doc)
-    except RecursionError:
-        problem = "nested too deeply"
-    if problem is not None:
-        raise InputError(f"not a valid ragspan report: {problem}", name)
+    _refuse_invalid(doc, name)
     return doc, hashlib.sha256(data).hexdigest()

@@ -8,6 +8,7 @@ materialised. Needs ``opentelemetry-proto`` (``pip install 'ragspan[traces]'``).
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from typing import Any
 
 from ragspan.base.bounds import MAX_SPANS
@@ -69,11 +70,14 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
             return value, i
 
 
-def _fields(data: bytes, start: int, end: int) -> list[tuple[int, int, int]] | None:
-    """The length-delimited fields of the message ``data[start:end]`` as (field number,
-    start, end) of their payloads, other wire types skipped; None when the bytes are not
-    a well-formed message."""
-    out = []
+class _Malformed(ValueError):
+    """Bytes that are not a protobuf message's wire form."""
+
+
+def _fields(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """The length-delimited fields of the message ``data[start:end]``, one at a time, as
+    (field number, start, end) of their payloads, other wire types skipped; ``_Malformed``
+    when the bytes are not a well-formed message (found as the walk reaches them)."""
     i = start
     try:
         while i < end:
@@ -81,19 +85,18 @@ def _fields(data: bytes, start: int, end: int) -> list[tuple[int, int, int]] | N
             kind = tag & 7
             if kind == 0:
                 _, i = _varint(data, i)
-            elif kind == 1:
-                i += 8
-            elif kind == 5:
-                i += 4
+            elif kind in (1, 5):
+                i += 8 if kind == 1 else 4
             elif kind == 2:
                 size, i = _varint(data, i)
-                out.append((tag >> 3, i, i + size))
+                yield tag >> 3, i, i + size
                 i += size
             else:
-                return None
-    except ValueError:
-        return None
-    return out if i == end else None
+                raise _Malformed("a group or an unknown wire type")
+    except ValueError as exc:
+        raise _Malformed(str(exc)) from None
+    if i != end:
+        raise _Malformed("a field runs past its message")
 
 
 def count_spans(message: bytes, limit: int) -> int | None:
@@ -102,54 +105,20 @@ def count_spans(message: bytes, limit: int) -> int | None:
     ``ResourceSpans``' ``scope_spans`` field 2, a ``ScopeSpans``' ``spans`` field 2), stopping
     once past ``limit``; None when the bytes are not such a message."""
     count = 0
-    top = _fields(message, 0, len(message))
-    if top is None:
-        return None
-    for number, a, b in top:
-        if number != 1:
-            continue
-        scopes = _fields(message, a, b)
-        if scopes is None:
-            return None
-        for inner, c, d in scopes:
-            if inner != 2:
-                continue
-            spans = _span_fields(message, c, d, limit - count)
-            if spans is None:
-                return None
-            count += spans
-            if count > limit:
-                return count
-    return count
-
-
-def _span_fields(data: bytes, start: int, end: int, limit: int) -> int | None:
-    """How many ``spans`` (field 2) the ``ScopeSpans`` at ``data[start:end]`` holds, stopping
-    once past ``limit``; None when malformed."""
-    count = 0
-    i = start
     try:
-        while i < end:
-            tag, i = _varint(data, i)
-            kind = tag & 7
-            if kind == 0:
-                _, i = _varint(data, i)
-            elif kind == 1:
-                i += 8
-            elif kind == 5:
-                i += 4
-            elif kind == 2:
-                size, i = _varint(data, i)
-                i += size
-                if tag >> 3 == 2:
-                    count += 1
+        for number, a, b in _fields(message, 0, len(message)):
+            if number != 1:
+                continue
+            for inner, c, d in _fields(message, a, b):
+                if inner != 2:
+                    continue
+                for field, _, _ in _fields(message, c, d):
+                    count += field == 2
                     if count > limit:
                         return count
-            else:
-                return None
-    except ValueError:
+    except _Malformed:
         return None
-    return count if i == end else None
+    return count
 
 
 def _framed(data: bytes, width: int) -> list[bytes] | None:
