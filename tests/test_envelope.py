@@ -132,7 +132,7 @@ def test_integrality_counts_only_under_integer_keys(mutate):
     """A float's integrality splits shapes only under the keys the schema types as
     integers: metrics of 0.0, 1.0 and 0.25 are one shape, and a start of 1.5 among starts of
     1.0 is still found, in its own row."""
-    from ragspan.report.envelope import _distinct_rows, _integer_keys
+    from ragspan.report.shapes import _distinct_rows, _integer_keys
 
     assert {"start", "end", "rank", "first_rank"} <= _integer_keys()
     assert "covered" not in _integer_keys()
@@ -144,7 +144,7 @@ def test_integrality_counts_only_under_integer_keys(mutate):
 
 
 def test_row_shortcut_only_for_type_only_schemas():
-    from ragspan.report.envelope import _row_schemas, _rows_checked_by_type, _type_only
+    from ragspan.report.shapes import _row_schemas, _rows_checked_by_type, _type_only
 
     assert _rows_checked_by_type()
     schema = {"properties": {"summary": {"properties": {"queries": {"minimum": 0}}},
