@@ -502,8 +502,8 @@ def test_the_link_check_names_the_report_it_means(tmp_path):
     from ragspan.report.envelope import load_report
 
     paths = _attack(tmp_path, 3)
-    base = load_score_report(str(tmp_path / "base.json"), "baseline")[1]
-    cand = load_score_report(str(tmp_path / "cand.json"), "candidate")[1]
+    base = load_score_report(str(tmp_path / "base.json"), "baseline")
+    cand = load_score_report(str(tmp_path / "cand.json"), "candidate")
     m = migration_of(load_report(str(paths["report"]))[0], str(paths["report"]))
     short = dataclasses.replace(base, ids=base.ids[:-1], values=base.values[:-1],
                                 rows=base.rows[:-1])

@@ -153,7 +153,7 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
     if isinstance(source, Scored):
         return source.typed
     if isinstance(source, (str, os.PathLike)):
-        return load_score_report(source, "score")[1]
+        return load_score_report(source, "score")
     return given_report(source)[1]  # a dict, checked as a file is (else an InputError)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragspan.app.across import migration_of_file, trusted_eval_set
 from ragspan.app.output import CommandResult
-from ragspan.app.score_reports import ScoreReport, load_score_report
+from ragspan.app.score_reports import ScoreReport, load_score_report, score_report_doc
 from ragspan.app.settings import load_tool_config
 from ragspan.app.verify import SOURCE_KEYS, Sources, verification, verify_scored
 from ragspan.base.errors import UsageError, present
@@ -67,12 +67,11 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     sources.check()
     reports = []
     for path, role in ((baseline, "baseline"), (candidate, "candidate")):
-        doc, report = load_score_report(path, role)
-        reports.append(report)
+        reports.append(load_score_report(path, role))
         if sources.given:
-            verify_scored(doc, str(path), role, sources)
+            verify_scored(score_report_doc(path), str(path), role, sources)
     base, cand = reports
-    extra = {role: load_score_report(extra_path, role)[1]
+    extra = {role: load_score_report(extra_path, role)
              for extra_path, role in ((anchor, "anchor"), (noise, "noise"))
              if extra_path is not None}
     result = compare_reports(base, cand, opts, origins=origins, no_gate=no_gate,

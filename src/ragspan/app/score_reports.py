@@ -1,30 +1,95 @@
 """Score reports as the gate reads them (``ScoreReport``), from a file or from an envelope
 held in memory, for ``compare`` and the Python API alike.
 
-A report from a file is schema-checked (``report.envelope.load_report``) and identified by
-the sha256 of its bytes; one held in memory is serialised canonically first and identified
-by the sha256 of that text, the bytes ``--out`` would have written."""
+A report from a file is read in one pass (``records.score_rows.decode_score_envelope``): its
+rows decoded and checked as typed records (the row schema's types, every number finite), the
+rest of the envelope checked against the report schema, then verified by the gate
+(``gate.inputs.score_report_of``); it is identified by the sha256 of its bytes. A file that
+is not that (another kind of report, a malformed one) is read by the general reader
+(``report.envelope.load_report``), whose error names the file and the JSON path. One held
+in memory is serialised canonically first and identified by the sha256 of that text, the
+bytes ``--out`` would have written."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+from msgspec import UNSET
+
+from ragspan.base.errors import InputError
 from ragspan.gate.inputs import ScoreReport, score_report_of
-from ragspan.io.files import sha256_hex
-from ragspan.report.envelope import GIVEN, load_report, report_of_mapping, report_text
+from ragspan.io.files import loads_json, read_bytes, sha256_hex
+from ragspan.records.score_rows import as_plain, decode_score_envelope
+from ragspan.report.envelope import (
+    GIVEN,
+    load_report,
+    report_of_mapping,
+    report_text,
+    validation_error,
+)
 
-__all__ = ["ScoreReport", "given_report", "load_score_report", "typed_report"]
+__all__ = ["ScoreReport", "given_report", "load_score_report", "score_report_doc",
+           "typed_report"]
 
 
-def load_score_report(path: str | os.PathLike[str], role: str) -> tuple[dict[str, Any],
-                                                                        ScoreReport]:
-    """The report at ``path`` as JSON values and as the gate reads it; ``role``
-    (``baseline``, ``candidate``, ``anchor``, ``noise``) names it in errors."""
+def load_score_report(path: str | os.PathLike[str], role: str) -> ScoreReport:
+    """The report at ``path`` as the gate reads it; ``role`` (``baseline``, ``candidate``,
+    ``anchor``, ``noise``) names it in errors."""
+    name = os.fspath(path)
+    data = read_bytes(path)
+    sha = hashlib.sha256(data).hexdigest()
+    typed = _in_one_pass(data, sha, name, role)
+    if typed is not None:
+        return typed
     doc, sha = load_report(path)
-    return doc, score_report_of(doc, sha, os.fspath(path), role)
+    return score_report_of(doc, sha, name, role)
+
+
+def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | None:
+    """The score report ``data`` decoded in one pass, or None when it is not a well-formed
+    score report that pass can read (a byte-order mark, an escaped surrogate, another
+    kind, a malformed field): the general reader then reads it and names what is wrong."""
+    if data[:3] == b"\xef\xbb\xbf" or b"\\ud" in data or b"\\uD" in data:
+        return None
+    try:
+        envelope = decode_score_envelope(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    pred = envelope.predicate
+    if pred is UNSET:
+        return None
+    try:
+        head = {key: loads_json(bytes(getattr(envelope, attr)), name, finite=True)
+                for key, attr in (("_type", "type_"), ("subject", "subject"),
+                                  ("predicateType", "predicateType"))
+                if getattr(envelope, attr) is not UNSET}
+        fields = {key: loads_json(bytes(getattr(pred, key)), name, finite=True)
+                  for key in ("tool", "kind", "created_at", "verdict", "exit_code",
+                              "parameters", "inputs", "summary")}
+        details = {key: loads_json(bytes(getattr(pred.details, key)), name, finite=True)
+                   for key in ("slices", "run_rows_without_query")
+                   if getattr(pred.details, key) is not UNSET}
+    except InputError:
+        return None
+    rows = pred.details.queries
+    # the schema checks the envelope; one row stands for the rows, whose types the decode
+    # checked (every row of the schema's types passes it as that one does)
+    doc = {**head, "predicate": {**fields, "details": {
+        **details, "queries": [as_plain(rows[0])] if rows else []}}}
+    if validation_error(doc) is not None:
+        return None
+    return score_report_of(doc, sha, name, role, rows=rows)
+
+
+def score_report_doc(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The report at ``path`` as JSON values (what the verification compares with what its
+    files score to)."""
+    return load_report(path)[0]
 
 
 def typed_report(report: Mapping[str, Any], name: str) -> tuple[dict[str, Any], ScoreReport]:

@@ -13,13 +13,18 @@ mean's size when above 1); row fields of the wrong type (``query``, ``tags``,
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+import msgspec
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.base.errors import InputError
 from ragspan.base.facts import Saturated, Saturation, Steps
+from ragspan.records.score_rows import MissingSpan, Row, as_plain, convert_rows
 from ragspan.scoring.metrics.registry import LABELS, parse_cutoff, parse_name
 
 SCORE_KINDS = ("score.span", "score.doc")
@@ -34,17 +39,36 @@ class QueryRow:
     id: str
     query: str
     tags: dict[str, str]
-    missing_spans: dict[str, list[dict[str, Any]]]
+    missing_spans: Mapping[str, list[dict[str, Any]]]
     failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
-    # failing span (doc_id, start, end) -> its chunks; looked up with what a row's span holds
-    evidence: dict[tuple[Any, Any, Any], list[dict[str, Any]]]
+    # failing span (doc_id, start, end) -> its chunks (plain values, or their records);
+    # looked up with what a row's span holds
+    evidence: dict[tuple[Any, Any, Any], list[Any]]
     doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
 
     def lost(self, k: str) -> list[dict[str, Any]]:
         """The gold spans missing at ``k``, each with the chunks behind its label."""
-        return [{**s, "chunks": self.evidence.get((s.get("doc_id"), s.get("start"),
-                                                    s.get("end")), [])}
+        return [{**s, "chunks": as_plain(self.evidence.get((s.get("doc_id"), s.get("start"),
+                                                             s.get("end")), []))}
                 for s in self.missing_spans.get(k, [])]
+
+
+class MissingSpans(Mapping[str, list[dict[str, Any]]]):
+    """A row's ``missing_spans`` kept as its records and written out as plain values when
+    read: most rows are never read (the gate shows a few)."""
+
+    def __init__(self, spans: dict[str, list[MissingSpan]]):
+        self._spans = spans
+
+    def __getitem__(self, k: str) -> list[dict[str, Any]]:
+        plain: list[dict[str, Any]] = as_plain(self._spans[k])
+        return plain
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
 
 
 @dataclass(frozen=True)
@@ -113,37 +137,40 @@ def _digest(pred: dict[str, Any], *roles: str) -> str | None:
     return None
 
 
-def _check_row_fields(row: dict[str, Any], qid: str, path: str) -> None:
-    """The row fields the gate reads besides metrics: ``query`` a string, ``tags`` strings
-    by key, ``missing_spans`` lists of spans by k."""
-    if not isinstance(row.get("query", ""), str):
-        raise InputError(f"query '{qid}': 'query' must be a string", path)
-    if not isinstance(row.get("doc_id", ""), str):
-        raise InputError(f"query '{qid}': 'doc_id' must be a string", path)
-    tags = row.get("tags", {})
-    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
-        raise InputError(f"query '{qid}': 'tags' must map keys to strings", path)
-    missing = row.get("missing_spans", {})
-    if not isinstance(missing, dict) or not all(
-            isinstance(v, list) and all(isinstance(s, dict) for s in v) for v in missing.values()):
-        raise InputError(f"query '{qid}': 'missing_spans' must map each k to a list of spans",
-                         path)
-    failure = row.get("failure", {})
-    if not isinstance(failure, dict) or not all(v in LABELS for v in failure.values()):
-        raise InputError(f"query '{qid}': 'failure' must map each k to one of "
-                         f"{', '.join(LABELS)}", path)
-    evidence = row.get("failure_evidence", [])
-    if not isinstance(evidence, list) or not all(
-            isinstance(e, dict) and {"doc_id", "start", "end"} <= e.keys()
-            and isinstance(e.get("chunks", []), list) for e in evidence):
-        raise InputError(f"query '{qid}': 'failure_evidence' must list spans with their "
-                         "chunks", path)
+def _rows(raw: Any, role: str, name: str) -> list[Row]:
+    """A report's rows held as plain values, checked into records (the row schema's types,
+    every number finite): anything else is an InputError naming the JSON path."""
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"the {role} report has no per-query rows", name)
+    try:
+        return convert_rows(raw)
+    except msgspec.ValidationError as exc:
+        raise InputError(row_error(exc), name) from None
 
 
-def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> ScoreReport:
+def row_error(exc: msgspec.ValidationError) -> str:
+    """msgspec's message about a row, its JSON path from the report's root."""
+    return str(exc).replace("`$[", "`$.predicate.details.queries[")
+
+
+def _query_row(r: Row) -> QueryRow:
+    failure = r.failure if r.failure is not UNSET else {}
+    return QueryRow(r.id, r.query if r.query is not UNSET else "",
+                    r.tags if r.tags is not UNSET else {},
+                    MissingSpans(r.missing_spans) if r.missing_spans is not UNSET else {},
+                    failure,
+                    {(e.doc_id, e.start, e.end): e.chunks if e.chunks is not UNSET else []
+                     for e in r.failure_evidence} if r.failure_evidence is not UNSET else {},
+                    r.doc_id if r.doc_id is not UNSET else None)
+
+
+def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
+                    rows: list[Row] | None = None) -> ScoreReport:
     """Verify a loaded, schema-valid report (``envelope.load_report``) as a score report
     (see the module docstring); ``name`` is its file, ``role`` (``baseline``, ``candidate``)
-    names it in messages, ``sha`` is the sha256 of its bytes."""
+    names it in messages, ``sha`` is the sha256 of its bytes. ``rows``: its rows already
+    decoded as records (``records.score_rows``); else those of ``doc`` are checked into
+    records here."""
     pred = doc["predicate"]
     if pred["kind"] == "error":  # what --error-report writes when a command stopped
         said = pred["summary"].get("message") if isinstance(pred["summary"], dict) else None
@@ -158,8 +185,9 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     if not eval_sha:
         raise InputError(f"the {role} report records no eval-set (or qrels) digest, so it "
                          "cannot be shown to score the same questions", name)
-    rows = pred["details"].get("queries")
-    if not isinstance(rows, list) or not rows:
+    if rows is None:
+        rows = _rows(pred["details"].get("queries"), role, name)
+    if not rows:
         raise InputError(f"the {role} report has no per-query rows", name)
     metrics = pred["summary"].get("metrics")
     if not isinstance(metrics, dict) or not metrics:
@@ -171,13 +199,7 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str) -> Scor
     return ScoreReport(
         path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
         eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
-        names=names, values=values,
-        rows=tuple(QueryRow(r["id"], r.get("query", ""), dict(r.get("tags", {})),
-                            dict(r.get("missing_spans", {})), dict(r.get("failure", {})),
-                            {(e["doc_id"], e["start"], e["end"]): e.get("chunks", [])
-                             for e in r.get("failure_evidence", [])},
-                            r.get("doc_id"))
-                   for r in rows),
+        names=names, values=values, rows=tuple(_query_row(r) for r in rows),
         inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
         tool_version=str(pred["tool"].get("version", "")),
         documents=_documents(pred["summary"].get("documents"), name),
@@ -226,44 +248,46 @@ def _check_cutoffs(listed: Any, names: tuple[str, ...], role: str, name: str) ->
         raise InputError(f"parameters.k lists {empty[0]}, at which it has no metric", name)
 
 
-def _row_values(rows: list[Any], names: tuple[str, ...], name: str
+def _row_values(rows: list[Row], names: tuple[str, ...], name: str
                 ) -> tuple[list[str], np.ndarray]:
-    """The query ids and the (queries x metrics) values of a report's rows. Each row needs a
-    string id listed once, the row fields' types, and exactly the summary's metrics, each a
-    finite number; anything else is an InputError naming the query."""
+    """The query ids and the (queries x metrics) values of a report's rows (records, their
+    types already checked). Each id is listed once, each row holds exactly the summary's
+    metrics, each failure label is one of ``LABELS``; anything else is an InputError naming
+    the query."""
+    ids = [r.id for r in rows]
+    if len(set(ids)) != len(ids):
+        first: dict[str, int] = {}
+        for i, qid in enumerate(ids):
+            if qid in first:
+                raise InputError(f"query '{qid}' is listed twice (rows {first[qid]} and {i})",
+                                 name)
+            first[qid] = i
     expected = set(names)
-    ids: list[str] = []
-    first: dict[str, int] = {}
-    values = np.empty((len(rows), len(names)))
-    for i, row in enumerate(rows):
-        qid = row.get("id")
-        if not isinstance(qid, str):
-            raise InputError(f"query row {i}: 'id' must be a string", name)
-        if qid in first:
-            raise InputError(f"query '{qid}' is listed twice (rows {first[qid]} and {i})", name)
-        first[qid] = i
-        ids.append(qid)
-        _check_row_fields(row, qid, name)
-        got = row.get("metrics")
-        if not isinstance(got, dict):
-            raise InputError(f"query '{qid}' has no metrics", name)
-        if got.keys() != expected:
-            missing = sorted(expected - got.keys())
-            if missing:
-                raise InputError(f"query '{qid}' lacks metric '{missing[0]}'"
-                                 f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}"
-                                 " that the summary reports", name)
-            extra = sorted(got.keys() - expected)
-            raise InputError(f"query '{qid}' has metric '{extra[0]}' that the summary lacks",
-                             name)
-        for j, metric in enumerate(names):
-            value = got[metric]
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InputError(f"query '{qid}': metric '{metric}' is not a number", name)
-            values[i, j] = value
-    if not np.isfinite(values).all():
-        i, j = (int(x[0]) for x in np.nonzero(~np.isfinite(values)))
-        raise InputError(f"query '{ids[i]}': metric '{names[j]}' is not finite", name)
+    labels = set(LABELS)
+    in_order = True
+    for r in rows:
+        got = r.metrics
+        if tuple(got) != names:
+            in_order = False
+            if got.keys() != expected:
+                missing = sorted(expected - got.keys())
+                if missing:
+                    raise InputError(
+                        f"query '{r.id}' lacks metric '{missing[0]}'"
+                        f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''} that "
+                        "the summary reports", name)
+                extra = sorted(got.keys() - expected)
+                raise InputError(f"query '{r.id}' has metric '{extra[0]}' that the summary "
+                                 "lacks", name)
+        if r.failure is not UNSET and not labels.issuperset(r.failure.values()):
+            raise InputError(f"query '{r.id}': 'failure' must map each k to one of "
+                             f"{', '.join(LABELS)}", name)
+    if in_order:  # the writer's order in every row: the values in one pass
+        flat = itertools.chain.from_iterable(r.metrics.values() for r in rows)
+        values = np.fromiter(flat, dtype=float, count=len(rows) * len(names))
+        values = values.reshape(len(rows), len(names))
+    else:
+        values = np.array([[r.metrics[n] for n in names] for r in rows], dtype=float)
     return ids, values
 
 

@@ -1,0 +1,93 @@
+"""Benchmark: ``ragspan compare`` of two score reports of 10,000 queries x top-100 spans (the
+default path: the character grid, 160 metric columns a row) against the fastest reasonable
+read of the same two files: a Python process that parses both with orjson (nothing checked,
+nothing compared). Alternating processes, 5 rounds each, medians and peak memory.
+Target: compare within x2 of the two orjson reads.
+
+    python benchmarks/bench_compare_reports.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+ORJSON_BOTH = """
+import sys, orjson
+for path in sys.argv[1:]:
+    with open(path, "rb") as fh:
+        orjson.loads(fh.read())
+"""
+
+
+def reports(tmp: Path) -> tuple[Path, Path]:
+    """The baseline and a candidate that swaps ranks 1 and 6 for 30% of the queries, each
+    scored as ``ragspan score`` scores by default."""
+    from bench_score import make_files
+
+    e, r = make_files(tmp)
+    rng = random.Random(1)
+    cand = tmp / "run-candidate.jsonl"
+    with open(r, encoding="utf-8") as src, open(cand, "w", encoding="utf-8") as out:
+        for line in src:
+            row = json.loads(line)
+            if rng.random() < 0.3:
+                got = row["retrieved"]
+                got[0], got[5] = got[5], got[0]
+            out.write(json.dumps(row) + "\n")
+    out_paths = []
+    for name, run in (("base", r), ("cand", cand)):
+        path = tmp / f"score-{name}.json"
+        subprocess.run([sys.executable, "-m", "ragspan", "-q", "score", "--eval-set", str(e),
+                        "--run", str(run), "--out", str(path)], check=True)
+        out_paths.append(path)
+    return out_paths[0], out_paths[1]
+
+
+def main() -> None:
+    from processes import wall
+
+    if importlib.util.find_spec("orjson") is None:
+        print("orjson is not installed (pip install 'ragspan[dev]'): nothing to compare with")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        base, cand = reports(tmp)
+        size = (os.path.getsize(base) + os.path.getsize(cand)) / 1e6
+        print(f"two score reports: {size:.0f} MB, 10,000 queries x 160 metric columns each")
+        cmds = {"ragspan compare (process)": [
+                    sys.executable, "-m", "ragspan", "-q", "compare", "--baseline", str(base),
+                    "--candidate", str(cand), "--no-config", "--format", "json", "--out",
+                    str(tmp / "compare.json")],
+                "orjson read of both": [sys.executable, "-c", ORJSON_BOTH, str(base), str(cand)]}
+        times: dict[str, list[float]] = {k: [] for k in cmds}
+        peaks = dict.fromkeys(cmds, 0.0)
+        for _ in range(5):
+            for name, cmd in cmds.items():
+                try:
+                    seconds, peak = wall(cmd)
+                except subprocess.CalledProcessError as exc:
+                    if exc.returncode not in (0, 4):
+                        raise
+                    continue
+                times[name].append(seconds)
+                peaks[name] = max(peaks[name], peak)
+        for name in cmds:
+            print(f"  {name:28s} {statistics.median(times[name]):6.2f} s  "
+                  f"peak {peaks[name]:.2f} GB")
+        ratio = statistics.median(times["ragspan compare (process)"]) / \
+            statistics.median(times["orjson read of both"])
+        print(f"compare / orjson read of both: x{ratio:.2f} (target x2)")
+
+
+if __name__ == "__main__":
+    main()

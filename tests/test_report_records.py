@@ -1,0 +1,89 @@
+"""A score report read in one pass (``records.score_rows``): its rows decoded and checked as
+typed records, the rest of the envelope against the report schema. The one-pass reader and
+the general one (``report.envelope.load_report`` then ``gate.inputs.score_report_of``) give
+the same report; what the one pass cannot read goes to the general reader, whose error
+names the file and the JSON path."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, assert_input_error, patch_everywhere, run_cli
+
+FIX = ROOT / "tests" / "fixtures" / "gate"
+
+
+def _both(path):
+    from ragspan.app import score_reports
+    from ragspan.gate.inputs import score_report_of
+    from ragspan.report.envelope import load_report
+
+    fast = score_reports.load_score_report(path, "baseline")
+    doc, sha = load_report(path)
+    slow = score_report_of(doc, sha, str(path), "baseline")
+    return fast, slow
+
+
+@pytest.mark.parametrize("name", ["baseline.json", "candidate-fail.json"])
+def test_one_pass_and_the_general_reader_give_the_same_report(name, tmp_path):
+    fast, slow = _both(FIX / name)
+    assert (fast.ids, fast.names, fast.kind, fast.sha256) == (slow.ids, slow.names, slow.kind,
+                                                              slow.sha256)
+    assert np.array_equal(fast.values, slow.values)
+    assert fast.parameters == slow.parameters and fast.warnings == slow.warnings
+    for a, b in zip(fast.rows, slow.rows):
+        assert (a.id, a.query, a.tags, a.failure, a.doc_id) == (b.id, b.query, b.tags,
+                                                                b.failure, b.doc_id)
+        for k in a.failure:
+            assert a.lost(k) == b.lost(k)
+
+
+def test_ragspans_own_report_takes_the_one_pass(monkeypatch):
+    """The general reader (jsonschema over every row shape, then the row checks) is not run
+    on a well-formed score report."""
+    from ragspan.app import score_reports
+
+    calls = []
+    real = score_reports.load_report
+    patch_everywhere(monkeypatch, score_reports, "load_report",
+                     lambda path: calls.append(path) or real(path))
+    score_reports.load_score_report(FIX / "baseline.json", "baseline")
+    assert calls == []
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda r: r.update(metrics={**r["metrics"], "complete_grounding@1": "1"}),
+     "$.predicate.details.queries[0].metrics['complete_grounding@1']: '1' is not of type"),
+    (lambda r: r["metrics"].update({"complete_grounding@1": True}), "is not of type 'number'"),
+    (lambda r: r.update(tags={"part": 3}), "$.predicate.details.queries[0].tags.part"),
+    (lambda r: r.update(failure={"1": "a-new-label"}), "one of ceiling-bound"),
+    (lambda r: r.update(missing_spans={"1": [{"doc_id": "manual", "start": 1.5, "end": 2}]}),
+     "missing_spans"),
+])
+def test_a_malformed_row_is_one_line_naming_the_file_and_path(tmp_path, edit, fragment):
+    doc = json.loads((FIX / "baseline.json").read_text())
+    edit(doc["predicate"]["details"]["queries"][0])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", bad, "--candidate", FIX / "candidate-pass.json",
+                  "--no-config")
+    assert_input_error(res, "bad.json", fragment)
+
+
+def test_an_integral_float_where_an_integer_belongs_is_refused(tmp_path):
+    """The schema's ``integer`` takes 2.0; ragspan writes integers as integers, and the
+    typed rows hold them to it: a report whose offsets became floats was edited."""
+    doc = json.loads((FIX / "baseline.json").read_text())
+    rows = doc["predicate"]["details"]["queries"]
+    row = next(r for r in rows if r.get("missing_spans"))
+    k = next(iter(row["missing_spans"]))
+    row["missing_spans"][k][0]["start"] = float(row["missing_spans"][k][0]["start"])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", bad, "--candidate", FIX / "candidate-pass.json",
+                  "--no-config")
+    assert_input_error(res, "bad.json", "Expected `int`, got `float`",
+                       "$.predicate.details.queries[")
