@@ -48,8 +48,8 @@ def test_no_input_is_interpolated_into_a_script():
                                   "candidate-eval-set", "candidate-corpus",
                                   "migrated-eval-set-trusted", "max-set-aside",
                                   "max-recall-regression-pct", "max-regression-pct",
-                                  "trust-reports"}
-    assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary"}
+                                  "trust-reports", "junit"}
+    assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary", "junit"}
     for step in doc["runs"]["steps"]:
         if "run" in step:
             assert "${{" not in step["run"], step["name"]  # inputs reach the shell via env only
@@ -666,3 +666,30 @@ def test_the_readmes_example_works_on_reports_scored_with_chunks(runner, tmp_pat
         chunks.unlink()
         for path in made:
             path.unlink()
+
+
+def test_the_junit_output_and_the_annotations(runner, tmp_path):
+    """The Action writes the verdict as JUnit XML (its junit input, else its own folder;
+    the junit output names it), for an input error too; its annotations reach the log as
+    workflow commands, and the rest of stderr is replayed with commands stopped."""
+    import xml.etree.ElementTree as ET
+
+    res, outputs, _ = gate(runner, "junit-fail", baseline="baseline.json",
+                           candidate="candidate-fail.json", **{"fail-on-regression": "false"})
+    assert res.returncode == 0
+    suite = ET.parse(outputs["junit"]).getroot()
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
+    assert res.stdout.startswith("::error title=ragspan FAIL%3A complete_grounding@1::"), \
+        res.stdout
+    assert "::stop-commands::ragspan-" in res.stderr
+    chosen = tmp_path / "verdict.xml"
+    res, outputs, _ = gate(runner, "junit-error", baseline="baseline.json",
+                           candidate="missing.json", junit=str(chosen))
+    assert res.returncode == 3 and outputs["junit"] == str(chosen)
+    assert ET.parse(chosen).getroot().get("errors") == "1"
+    res, outputs, _ = gate(runner, "junit-refused", baseline="baseline.json",
+                           candidate="candidate-pass.json", junit=str(chosen),
+                           **{"fail-on-regression": "maybe"})
+    assert res.returncode == 2
+    error = ET.parse(chosen).getroot().find("testsuite/testcase/error")
+    assert error is not None and "must be exactly true or false" in error.get("message")

@@ -28,6 +28,8 @@ from ragspan.gate.options import GateOptions
 from ragspan.gate.plan import Origins
 from ragspan.gate.result import GateResult
 from ragspan.report.envelope import statement
+from ragspan.report.render.annotations import github_annotations
+from ragspan.report.render.junit import junit_xml
 
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "GateResult", "Sources", "compare_reports", "gate_options",
            "merge_budgets", "run", "verify_scored"]
@@ -50,6 +52,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         allow_identical: bool = False, no_gate: bool = False, anchor: str | None = None,
         noise: str | None = None, sources: Sources | None = None,
         migration: str | None = None, migrated_eval_set_trusted: str | None = None,
+        junit: str | None = None, annotations: str | None = None,
         **cli: Any) -> CommandResult:
     if os.path.exists(baseline) and os.path.exists(candidate) and \
             os.path.samefile(baseline, candidate):
@@ -90,12 +93,15 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         refs.append(trusted)
     if sources.given:
         refs += _source_refs(sources, base, cand)
-    return CommandResult(statement(
+    doc = statement(
         kind="compare", subject=[refs[1]], inputs=refs,
         parameters=parameters,
         summary=result.summary(), details=result.details(),
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
-    ))
+    )
+    said = annotations or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "none")
+    return CommandResult(doc, {junit: junit_xml(doc)} if junit else {},
+                         annotations=tuple(github_annotations(doc)) if said == "github" else ())
 
 
 def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,

@@ -17,8 +17,9 @@ from ragspan.base.errors import ExitCode, InputError, RagspanError
 from ragspan.base.records import InputRef
 from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
-from ragspan.report.envelope import report_text, statement
+from ragspan.report.envelope import created_at, report_text, statement
 from ragspan.report.render import render
+from ragspan.report.render.junit import junit_error
 from ragspan.report.render.text import for_terminal
 
 
@@ -31,6 +32,8 @@ class CommandResult:
     report: dict[str, Any]
     files: Mapping[str, str] = field(default_factory=dict)
     notice: str | None = None
+    # workflow commands said on stderr after the output (``compare --annotations github``)
+    annotations: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -62,6 +65,9 @@ def deliver(result: CommandResult, out: str | None, fmt: str,
         sys.stderr.write(result.notice + "\n")
     write_files(staged)
     sys.stdout.write(shown)
+    sys.stdout.flush()
+    for line in result.annotations:
+        sys.stderr.write(line + "\n")
     return result.exit_code
 
 
@@ -104,6 +110,16 @@ def error_report(command: str, exc: BaseException, argv: Sequence[str]) -> dict[
                               "line": exc.line if isinstance(exc, InputError) else None,
                               "message": message},
                      details={}, verdict="error", exit_code=int(code))
+
+
+def write_error_junit(path: str, command: str, exc: BaseException) -> None:
+    """Write the JUnit file of a command that stopped on ``exc`` (one case with
+    ``<error>``) to ``path``, atomically; a failure to write it leaves the error to speak for
+    itself."""
+    message = str(exc) if isinstance(exc, RagspanError) else \
+        f"internal error: {type(exc).__name__}"
+    with contextlib.suppress(OSError, InputError):
+        write_files({path: junit_error(command, message, created_at())})
 
 
 def write_error_report(path: str, command: str, exc: BaseException,

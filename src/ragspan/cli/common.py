@@ -91,8 +91,8 @@ class RagspanGroup(click.Group):
 
 
 def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
-          implicit: tuple[str, ...] = (),
-          report: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+          implicit: tuple[str, ...] = (), report: str | None = None,
+          junit: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Before the command runs, refuse outputs that would overwrite an input, lie inside an
     input folder or cannot be written (``ragspan.io.outputs.check_outputs``).
     ``inputs``/``outputs`` name parameters; ``implicit`` are files read when they exist
@@ -100,7 +100,8 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
     when the command then fails (an input error, a usage error found while working, a bug),
     an error envelope (``app.output.error_report``, verdict ``error``) replaces what is at
     that path, atomically, before the error ends the command: no stale report survives for
-    a later step to read. An output the guard refuses is never written."""
+    a later step to read; ``junit``: the parameter holding a JUnit XML path, which then
+    gets the error as its one test case. An output the guard refuses is never written."""
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kw: Any) -> Any:
@@ -127,11 +128,16 @@ def guard(*, inputs: tuple[str, ...], outputs: tuple[str, ...],
             try:
                 return func(*args, **kw)
             except Exception as exc:
-                if target and not isinstance(exc, click.exceptions.Exit):
-                    write_error_report(target, ctx.command_path.split(" ", 1)[-1],
-                                       _as_failure(exc),
+                failed = not isinstance(exc, click.exceptions.Exit)
+                command = ctx.command_path.split(" ", 1)[-1]
+                if target and failed:
+                    write_error_report(target, command, _as_failure(exc),
                                        outputs_elided(ctx.meta.get("argv", []),
                                                       ctx.meta["output_flags"]))
+                if junit is not None and kw.get(junit) and failed:
+                    from ragspan.app.output import write_error_junit
+
+                    write_error_junit(kw[junit], command, _as_failure(exc))
                 raise
 
         if report is not None:

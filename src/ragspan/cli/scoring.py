@@ -168,6 +168,14 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
 @click.option("--candidate-corpus", type=str, default=None,
               help="Verify, across a corpus change: the edited corpus the candidate was "
                    "scored on (default --corpus).")
+@click.option("--annotations", type=click.Choice(["github", "none"]), default=None,
+              help="Say the failing and inconclusive metrics as GitHub Actions annotations "
+                   "on stderr (at most 10 of each kind, largest drops first; default: github "
+                   "under GitHub Actions, else none).")
+@click.option("--junit", type=str, default=None,
+              help="Also write the verdict as JUnit XML here (a test case per gated metric "
+                   "and slice: failure, skipped when inconclusive, error on bad input), for "
+                   "GitLab, Jenkins and GitHub's test reporters.")
 @flag("out")
 @format_option
 @common_options
@@ -175,7 +183,7 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
                "corpus", "baseline_run", "candidate_run", "baseline_chunks", "candidate_chunks",
                "migration", "candidate_eval_set", "candidate_corpus",
                "migrated_eval_set_trusted"),
-       outputs=("out",), implicit=("pyproject.toml",), report="out")
+       outputs=("out", "junit"), implicit=("pyproject.toml",), report="out", junit="junit")
 def compare(out: str | None, fmt: str, **kwargs: Any) -> None:
     """Gate a candidate score report against a baseline: exit 0 pass, 4 fail, 3 bad input."""
     from ragspan.app import compare as command

@@ -1,0 +1,71 @@
+"""A compare report as GitHub Actions workflow commands (``github_annotations``): what a
+pull request's checks page shows beside the job. GitHub keeps 10 annotations of a kind per
+step and 50 per job, dropping the rest without a word, so at most ``LIMIT`` ``::error``
+lines (the failing metrics, slices and reasons, largest drops first) and ``LIMIT``
+``::warning`` lines (the inconclusive ones, largest drops first) are written, then one
+``::notice`` naming how many more the report holds. Data and properties are escaped as
+GitHub's toolkit escapes them (``%``, CR and LF in both; ``:`` and ``,`` in properties), so no
+text from the reports can end a command or start another."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragspan.scoring.metrics.registry import parse_name
+
+LIMIT = 10
+
+
+def escape_data(text: str) -> str:
+    """A command's message, as ``@actions/core`` escapes it (``escapeData``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A command's property value, as ``@actions/core`` escapes it (``escapeProperty``)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _drop(metrics: dict[str, Any], name: str) -> float:
+    """A metric's drop, for the order (a 0-1 metric's in points; else relative)."""
+    m = metrics.get(name) or {}
+    try:
+        spec = parse_name(name).spec
+    except ValueError:
+        return 0.0
+    delta, base = float(m.get("delta", 0.0)), float(m.get("baseline", 0.0))
+    down = -delta if spec.higher_is_better else delta
+    return down if spec.bounded else down / max(abs(base), 1e-12)
+
+
+def _metric_of(reason: str, metrics: dict[str, Any]) -> str | None:
+    body = reason.split("): ", 1)[1] if reason.startswith("slice ") and "): " in reason \
+        else reason
+    name = body.split(" ", 1)[0]
+    return name if name in metrics else None
+
+
+def _lines(kind: str, reasons: list[str], metrics: dict[str, Any]) -> list[str]:
+    ranked = sorted(reasons, key=lambda r: -_drop(metrics, _metric_of(r, metrics) or ""))
+    out = []
+    for reason in ranked:
+        metric = _metric_of(reason, metrics)
+        title = f"ragspan {'FAIL' if kind == 'error' else 'INCONCLUSIVE'}" + \
+            (f": {metric}" if metric else "")
+        out.append(f"::{kind} title={escape_property(title)}::{escape_data(reason)}")
+    return out
+
+
+def github_annotations(doc: dict[str, Any], limit: int = LIMIT) -> list[str]:
+    """The workflow command lines of a compare report (module docstring)."""
+    summary = doc["predicate"]["summary"]
+    metrics = summary.get("metrics", {})
+    errors = _lines("error", list(summary.get("reasons", [])), metrics)
+    warnings = _lines("warning", list(summary.get("inconclusive", [])), metrics)
+    more = max(0, len(errors) - limit) + max(0, len(warnings) - limit)
+    lines = errors[:limit] + warnings[:limit]
+    if more:
+        lines.append(f"::notice title=ragspan::{more} more finding{'s' if more != 1 else ''} "
+                     "(failures and inconclusive metrics) are in the compare report, beyond "
+                     f"the {limit} of each kind shown here")
+    return lines
