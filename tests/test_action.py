@@ -48,8 +48,10 @@ def test_no_input_is_interpolated_into_a_script():
                                   "candidate-eval-set", "candidate-corpus",
                                   "migrated-eval-set-trusted", "max-set-aside",
                                   "max-recall-regression-pct", "max-regression-pct",
-                                  "trust-reports", "junit"}
-    assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary", "junit"}
+                                  "trust-reports", "junit", "baseline-is", "pr-labels",
+                                  "pr-actor"}
+    assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary", "junit",
+                                   "overridden"}
     for step in doc["runs"]["steps"]:
         if "run" in step:
             assert "${{" not in step["run"], step["name"]  # inputs reach the shell via env only
@@ -82,7 +84,25 @@ GITHUB_BASH = ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail"]  # shell
 
 
 def read_outputs(path: Path) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    """``$GITHUB_OUTPUT`` as the runner reads it: ``name=value`` lines and ``name<<DELIM``
+    blocks (the value the lines up to ``DELIM``)."""
+    out: dict[str, str] = {}
+    lines = iter(path.read_text().splitlines())
+    for line in lines:
+        name, heredoc, delim = line.partition("<<")
+        if heredoc and "=" not in name:
+            block = []
+            for part in lines:
+                if part == delim:
+                    break
+                block.append(part)
+            else:
+                raise AssertionError(f"output {name} never ends (no line {delim!r})")
+            out[name] = "\n".join(block)
+        elif "=" in line:
+            key, value = line.split("=", 1)
+            out[key] = value
+    return out
 
 
 # The pull request's checkout, as an adversary writes it: modules that shadow what the gate
@@ -376,7 +396,7 @@ def test_workflows_and_hook_are_well_formed():
     assert [s.get("uses") for s in ci["jobs"]["action"]["steps"]].count("./") == 2
     gate_wf = yaml.safe_load((ROOT / "examples" / "workflows" / "ragspan-gate.yml").read_text())
     comment = yaml.safe_load((ROOT / "examples" / "workflows" / "ragspan-comment.yml").read_text())
-    assert gate_wf["permissions"] == {"contents": "read"}
+    assert gate_wf["permissions"] == {"contents": "read", "pull-requests": "read"}  # no write
     # YAML 1.1 reads the key "on" as True
     trigger = comment.get("on", comment.get(True))
     assert trigger["workflow_run"]["workflows"] == [gate_wf["name"]]
@@ -693,3 +713,33 @@ def test_the_junit_output_and_the_annotations(runner, tmp_path):
     assert res.returncode == 2
     error = ET.parse(chosen).getroot().find("testsuite/testcase/error")
     assert error is not None and "must be exactly true or false" in error.get("message")
+
+
+def test_an_override_passes_the_job_and_keeps_the_fail(runner, tmp_path):
+    """The trusted config names the override label: the pull request carries it, so the
+    step passes while the verdict output stays fail, and the summary, the JUnit file and
+    the report say who set which label and what it overrode. Without the setting, the same
+    label changes nothing."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    config = tmp_path / "base-pyproject.toml"
+    config.write_text('[tool.ragspan]\noverride-label = "ragspan-override"\n', encoding="utf-8")
+    labels = {"pr-labels": "docs, maybe\n  ragspan-override \nneeds review", "pr-actor": "alice",
+              "baseline-is": "base-tip"}
+    res, outputs, summary = gate(runner, "override", baseline="baseline.json",
+                                 candidate="candidate-fail.json", config=str(config), **labels)
+    assert res.returncode == 0, res.stderr
+    assert (outputs["verdict"], outputs["exit-code"], outputs["overridden"]) == \
+        ("fail", "4", "true")
+    assert "FAIL (overridden)" in summary and "(set by alice)" in summary
+    pred = json.loads(Path(outputs["report"]).read_text())["predicate"]
+    assert pred["summary"]["override"]["actor"] == "alice"
+    assert pred["summary"]["provenance"]["baseline_is"] == "base-tip"
+    props = {p.get("name"): p.get("value")
+             for p in ET.parse(outputs["junit"]).getroot().iter("property")}
+    assert (props["override_label"], props["override_actor"]) == ("ragspan-override", "alice")
+    assert "::notice title=ragspan override::OVERRIDDEN" in res.stdout
+    res, outputs, _ = gate(runner, "no-override", baseline="baseline.json",
+                           candidate="candidate-fail.json", **labels)
+    assert res.returncode == 4 and outputs["overridden"] == "false"

@@ -257,3 +257,44 @@ def test_a_corpus_that_cannot_be_migrated_fails_the_job(runner_temp):
         {"id": "other", "text": "Nothing of the old text."}) + "\n"})
     assert res.returncode == 3 and "no question survived" in res.stderr
     assert "migration" not in out
+
+
+LABELS_GH = r"""#!/bin/bash
+# the labels and label events of a pull request, as GitHub's API answers through --jq
+case "$*" in
+  */labels*) printf 'docs\nRagspan-Override\nactor=mallory\n' ;;
+  */events*) printf 'ragspan-override\tbob\nRAGSPAN-OVERRIDE\talice\ndocs\tcarol\n' ;;
+  *) exit 2 ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("config", [True, False])
+def test_the_labels_and_who_set_the_override_label_come_from_the_api(runner_temp, config):
+    """The labels as the API lists them (a label that spells an output stays a label), and
+    the login of the last event that set the label the base branch's config names; without
+    that setting nobody is looked up."""
+    checkout = repository(runner_temp, EVAL, {"README": "pr\n"})
+    bin_dir = runner_temp / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(LABELS_GH)
+    (bin_dir / "gh").chmod(0o755)
+    cfg = runner_temp / "base-pyproject.toml"
+    cfg.write_text('[tool.ragspan]\noverride-label = "ragspan-override"\n', encoding="utf-8")
+    res, out = run(runner_temp, checkout, "Read the pull request's labels", {
+        "GH_TOKEN": "x", "PR_NUMBER": "7", "CONFIG": str(cfg) if config else "",
+        "PATH": f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}"
+                f"{os.environ['PATH']}"})
+    assert res.returncode == 0, res.stderr
+    assert out["labels"].splitlines() == ["docs", "Ragspan-Override", "actor=mallory"]
+    assert out.get("actor") == ("alice" if config else None)
+
+
+@pytest.mark.parametrize("code,overridden,fails", [
+    ("4", "true", False), ("4", "false", True), ("0", "false", False), ("3", "true", True)])
+def test_the_job_passes_a_fail_only_when_overridden(runner_temp, code, overridden, fails):
+    checkout = repository(runner_temp, EVAL, {"README": "pr\n"})
+    res, _ = run(runner_temp, checkout, "Fail the job when the gate failed", {
+        "VERDICT": "fail" if code == "4" else "error", "CODE": code,
+        "OVERRIDDEN": overridden})
+    assert (res.returncode != 0) == fails, res.stdout

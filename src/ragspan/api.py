@@ -162,13 +162,16 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
 def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None = None,
             anchor: Any = None, noise: Any = None, no_gate: bool = False,
             allow_identical: bool = False, config: str | None = None,
-            **options: Any) -> GateResult:
+            baseline_is: str | None = None, pr_labels: Sequence[str] = (),
+            pr_actor: str | None = None, **options: Any) -> GateResult:
     """``ragspan compare``: the gate's verdict on ``candidate`` against ``baseline`` (each a
     path, an envelope dict or ``Scored``). ``budgets`` maps a metric (``complete_grounding``
     or ``name@k``) to ``"2pt"``, ``"2%"`` or ``"off"``; ``options`` are the gate's settings
     by their Python names (``alpha``, ``on_inconclusive``, ``gate_slices``,
     ``cluster_by``, ...). Returns the ``GateResult`` (``.decision.verdict``, ``.summary()``,
-    ``.outcomes``).
+    ``.outcomes``). ``baseline_is`` (``base-tip`` or ``merge-base``), ``pr_labels`` and
+    ``pr_actor`` are ``compare``'s ``--baseline-is``, ``--pr-label`` and ``--pr-actor``:
+    where the reports were made, and the override (docs/ci.md).
 
     Settings rule (docs/api.md): the API reads no settings file unless ``config`` names one
     (a ``pyproject.toml`` with ``[tool.ragspan]``); then the file fills what the arguments do
@@ -185,4 +188,6 @@ def compare(baseline: Any, candidate: Any, *, budgets: Mapping[str, str] | None 
     return compare_reports(read_score_report(baseline), read_score_report(candidate), opts,
                            origins=origins, no_gate=no_gate, allow_identical=allow_identical,
                            anchor=None if anchor is None else read_score_report(anchor),
-                           noise=None if noise is None else read_score_report(noise))
+                           noise=None if noise is None else read_score_report(noise),
+                           baseline_is=baseline_is, pr_labels=pr_labels,
+                           pr_actor=pr_actor)

@@ -22,6 +22,7 @@ from golden.cases import CASES, EPOCH, prepare, run_case  # noqa: E402
 
 def main() -> None:
     os.environ["SOURCE_DATE_EPOCH"] = EPOCH
+    os.environ["RAGSPAN_NO_PROVENANCE"] = "1"  # the scratch folder may sit in a repository
     shared = str(ROOT.parent / "shared" / "data")
     files = HERE / "files"
     shutil.rmtree(files, ignore_errors=True)

@@ -13,21 +13,23 @@ from typing import Any
 
 from ragspan.app.across import migration_of_file, trusted_eval_set
 from ragspan.app.output import CommandResult
+from ragspan.app.provenance import BASELINE_IS, check_labels, provenance_summary
 from ragspan.app.score_reports import ScoreReport, load_score_report, score_report_doc
 from ragspan.app.settings import load_tool_config
 from ragspan.app.verify import SOURCE_KEYS, Sources, verification, verify_scored
 from ragspan.base.errors import UsageError, present
 from ragspan.base.options import GATE_DEFAULTS, GATE_OPTIONS
 from ragspan.base.records import InputRef
-from ragspan.base.voice import surface
+from ragspan.base.voice import setting, surface
 from ragspan.gate import compare as gate
 from ragspan.gate import percent_budgets
 from ragspan.gate.budgets import Budget, parse_budget
 from ragspan.gate.migration import Migration
 from ragspan.gate.options import GateOptions
+from ragspan.gate.override import override_of
 from ragspan.gate.plan import Origins
 from ragspan.gate.result import GateResult
-from ragspan.report.envelope import statement
+from ragspan.report.envelope import created_at, statement
 from ragspan.report.render.annotations import github_annotations
 from ragspan.report.render.junit import junit_xml
 
@@ -53,7 +55,8 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         noise: str | None = None, sources: Sources | None = None,
         migration: str | None = None, migrated_eval_set_trusted: str | None = None,
         junit: str | None = None, annotations: str | None = None,
-        **cli: Any) -> CommandResult:
+        baseline_is: str | None = None, pr_labels: Sequence[str] = (),
+        pr_actor: str | None = None, **cli: Any) -> CommandResult:
     if os.path.exists(baseline) and os.path.exists(candidate) and \
             os.path.samefile(baseline, candidate):
         raise UsageError("--baseline and --candidate are the same file")
@@ -80,9 +83,12 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
     result = compare_reports(base, cand, opts, origins=origins, no_gate=no_gate,
                              allow_identical=allow_identical, anchor=extra.get("anchor"),
                              noise=extra.get("noise"), sources=sources, migration=moved,
-                             migration_trusted=trusted is not None)
+                             migration_trusted=trusted is not None,
+                             baseline_is=baseline_is, pr_labels=pr_labels, pr_actor=pr_actor)
     parameters = _parameters(opts, result, config_path, config_origin, no_config,
                              sources.given, migration is not None)
+    parameters["baseline_is"] = baseline_is
+    parameters = {k: v for k, v in parameters.items() if v is not None}
     refs = [InputRef("baseline", baseline, base.sha256),
             InputRef("candidate", candidate, cand.sha256)]
     refs += [InputRef(role, present(path, role), extra[role].sha256)
@@ -104,6 +110,23 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
                          annotations=tuple(github_annotations(doc)) if said == "github" else ())
 
 
+def _where_and_who(result: GateResult, base: ScoreReport, cand: ScoreReport,
+                   opts: GateOptions, baseline_is: str | None, labels: Sequence[str],
+                   actor: str | None) -> GateResult:
+    """The verdict with where both reports were made (and the baseline's age) and the
+    override, when the trusted side configured one and the pull request carries its label."""
+    check_labels(labels, actor)
+    if baseline_is is not None and baseline_is not in BASELINE_IS:
+        raise UsageError(f"{setting('baseline-is')} must be one of {', '.join(BASELINE_IS)}, "
+                         f"got {baseline_is!r}")
+    where, notes = provenance_summary(base.parameters.get("provenance"),
+                                      cand.parameters.get("provenance"), baseline_is,
+                                      created_at(), opts.max_baseline_age)
+    record, _ = override_of(opts.override_label, labels, actor, result.decision)
+    return dataclasses.replace(result, provenance=where, override=record,
+                               warnings=result.warnings + tuple(notes))
+
+
 def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,
                 config_origin: str | None, no_config: bool, verified: bool,
                 across: bool) -> dict[str, Any]:
@@ -122,6 +145,8 @@ def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,
         "no_config": no_config or None,
         "verified": verified or None,
         "max_set_aside": opts.max_set_aside if across else None,
+        "max_baseline_age": opts.max_baseline_age,
+        "override_label": opts.override_label,
     }
     return {k: v for k, v in parameters.items() if v is not None}
 
@@ -176,12 +201,16 @@ def compare_reports(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                     allow_identical: bool = False, anchor: ScoreReport | None = None,
                     noise: ScoreReport | None = None, sources: Sources | None = None,
                     migration: Migration | None = None,
-                    migration_trusted: bool = False) -> GateResult:
+                    migration_trusted: bool = False, baseline_is: str | None = None,
+                    pr_labels: Sequence[str] = (), pr_actor: str | None = None) -> GateResult:
     """The gate's verdict on ``cand`` against ``base``, with what it rests on: the reports
-    re-scored from ``sources`` (verified by the caller) or taken as written."""
+    re-scored from ``sources`` (verified by the caller) or taken as written; where both were
+    made (``baseline_is``: which base the caller scored the baseline at) and the override
+    the pull request's ``pr_labels`` (set by ``pr_actor``) may carry."""
     result = gate.compare(base, cand, opts, origins=origins, no_gate=no_gate,
                           allow_identical=allow_identical, anchor=anchor, noise=noise,
                           migration=migration, migration_trusted=migration_trusted)
+    result = _where_and_who(result, base, cand, opts, baseline_is, pr_labels, pr_actor)
     return dataclasses.replace(result, verification=verification(sources or Sources()))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragspan.app.provenance import git_provenance
 from ragspan.base.argv import redacted
 from ragspan.base.errors import ExitCode, InputError, RagspanError
 from ragspan.base.records import InputRef
@@ -52,9 +53,15 @@ def deliver(result: CommandResult, out: str | None, fmt: str,
     print ``fmt`` to stdout (nothing for json when the report went to ``out``), and return
     the report's exit code (the code comes from the result, never the other way round).
     ``argv``: the command line, recorded as ``parameters.argv`` with its secrets taken out
-    (``base.argv.redacted``)."""
+    (``base.argv.redacted``); a score report also records where it was made
+    (``parameters.provenance``, ``app.provenance.git_provenance``)."""
     if argv is not None:
-        result.report["predicate"]["parameters"]["argv"] = redacted(argv)
+        params = result.report["predicate"]["parameters"]
+        params["argv"] = redacted(argv)
+        if result.report["predicate"]["kind"].startswith("score."):
+            where = git_provenance()
+            if where is not None:
+                params["provenance"] = where
     staged = dict(result.files)
     if out:
         staged[out] = report_text(result.report)

@@ -117,9 +117,9 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
 
 
 def _scoring_parameters(pred: dict[str, Any]) -> dict[str, Any]:
-    """A report's parameters without the command line that wrote it (how it was typed, not
-    what it scored with)."""
-    return {k: v for k, v in pred["parameters"].items() if k != "argv"}
+    """A report's parameters without the command line that wrote it and where (how it was
+    typed and in which commit, not what it scored with)."""
+    return {k: v for k, v in pred["parameters"].items() if k not in ("argv", "provenance")}
 
 
 def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,

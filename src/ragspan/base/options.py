@@ -38,6 +38,7 @@ class Option:
     pattern: str = ""  # a ``str`` value must match this regular expression (fully)
     pattern_help: str = ""  # the expected value in words, for a pattern
     share: bool = False  # a ``float`` share in [0, 1] that may also be written "5%"
+    config_only: bool = False  # set in ``[tool.ragspan]`` only: no command-line flag
 
     @property
     def attr(self) -> str:
@@ -172,6 +173,7 @@ MAX_HNSW = 4_096  # HNSW links per point and beams
 MAX_FUSION_K = 1_000_000
 MAX_CONFIG_DEPTH = 32  # nesting of a TOML configuration (tables and arrays)
 MAX_UNPACKED_BYTES = 2 ** 46  # 64 TiB: what --max-unpacked-bytes may allow a snapshot
+MAX_BASELINE_AGE_DAYS = 3650.0  # ten years: past it, no warning is meant
 MAX_BUDGET_TOLERANCE = 10.0  # 1000%: beyond it, say --allow-budget-change
 
 
@@ -232,6 +234,14 @@ GATE_OPTIONS: tuple[Option, ...] = (
     Option("max-set-aside", "float", 0.05, "With --migration: the largest share of the "
            "questions a corpus edit may leave out of the gate (set aside or dropped); past "
            "it the verdict fails (0.05 or 5%).", low=0, high=1, share=True),
+    Option("max-baseline-age", "float", 3.0, "Days: a baseline scored at a commit committed "
+           "longer than this before the compare is named in a warning (its provenance, "
+           "docs/ci.md).", low=0, high=MAX_BASELINE_AGE_DAYS),
+    Option("override-label", "str", None, "`[tool.ragspan]` only: a pull-request label that "
+           "lets the job pass while the verdict stays FAIL, said with who set it in every "
+           "output (compare --pr-label; docs/ci.md). Unset: no override exists.",
+           nullable=True, pattern=r"[^\x00-\x1f\x7f]{1,100}",
+           pattern_help="a label name of 1 to 100 printable characters", config_only=True),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "
            "\"off\"."),
 )

@@ -19,9 +19,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _SURFACE: ContextVar[str] = ContextVar("ragspan_surface", default="cli")
 # keys whose Python spelling is not the key with "_" for "-"
-_PYTHON_NAMES = {"budget": "budgets"}
+_PYTHON_NAMES = {"budget": "budgets", "pr-label": "pr_labels"}
 # keys whose Action input is not the flag's name (action.yml)
-_ACTION_NAMES = {"budget": "budgets"}
+_ACTION_NAMES = {"budget": "budgets", "pr-label": "pr-labels"}
 
 
 def surface() -> str:

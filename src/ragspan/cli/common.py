@@ -240,7 +240,7 @@ def declared(options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     default apply; the help states the declared default."""
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         for opt in reversed(options):
-            if opt.kind == "table":
+            if opt.kind == "table" or opt.config_only:
                 continue
             shown = "" if opt.default is None or opt.default is False or opt.default == () \
                 else f" (default {opt.default})"

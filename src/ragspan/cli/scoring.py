@@ -172,6 +172,17 @@ def convert(what: str, src: str, fmt: str, out: str, tag: str | None) -> None:
               help="Say the failing and inconclusive metrics as GitHub Actions annotations "
                    "on stderr (at most 10 of each kind, largest drops first; default: github "
                    "under GitHub Actions, else none).")
+@click.option("--baseline-is", type=click.Choice(["base-tip", "merge-base"]), default=None,
+              help="Which commit the baseline report was scored at, as your pipeline chose "
+                   "it: the base branch's tip or the merge base (stated in the verdict with "
+                   "both reports' recorded commits and the baseline's age).")
+@click.option("--pr-label", "pr_labels", multiple=True, type=str,
+              help="A label of the pull request, as the CI event lists it; repeatable. The "
+                   "label [tool.ragspan] override-label names lets the job pass while the "
+                   "verdict stays FAIL, said in every output (docs/ci.md).")
+@click.option("--pr-actor", type=str, default=None,
+              help="Who set the override label (the CI event's or API's login), said with "
+                   "the override.")
 @click.option("--junit", type=str, default=None,
               help="Also write the verdict as JUnit XML here (a test case per gated metric "
                    "and slice: failure, skipped when inconclusive, error on bad input), for "

@@ -40,6 +40,8 @@ class GateOptions:
     max_recall_regression_pct: float | None = GATE_DEFAULTS["max_recall_regression_pct"]
     max_regression_pct: float | None = GATE_DEFAULTS["max_regression_pct"]
     max_set_aside: float = GATE_DEFAULTS["max_set_aside"]
+    max_baseline_age: float = GATE_DEFAULTS["max_baseline_age"]
+    override_label: str | None = GATE_DEFAULTS["override_label"]
 
     def validate(self) -> None:
         """Every value against its declared option (a usage error names the flag); alpha has

@@ -19,6 +19,7 @@ from ragspan.base.placement import anchoring
 
 NOT_COMPARED: dict[str, str] = {
     "argv": "how the command was typed, not what it scored with",
+    "provenance": "where the report was made (its git commit), not what it scored with",
     "run_config": "the retrieval pipeline under test: what the comparison is about",
     "first_stage": "whether the run had a first stage, part of the retrieval under test "
                    "(the _first_stage metrics are compared where both reports carry them)",

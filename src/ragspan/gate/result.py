@@ -63,6 +63,11 @@ class GateResult:
     per_query_counts: dict[str, Any] | None = None
     # what decides, fixed from the baseline and the settings (``gate.plan``)
     plan: GatePlan | None = None
+    # where both reports were made, which base the baseline is, its age (the front end
+    # reads it: ``app.provenance.provenance_summary``)
+    provenance: dict[str, Any] | None = None
+    # the audited override: the label, who set it, what it overrode (``gate.override``)
+    override: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The compare report's summary."""
@@ -94,6 +99,10 @@ class GateResult:
             out["placement"] = self.placement
         if self.verification is not None:
             out["verification"] = self.verification.as_json()
+        if self.provenance is not None:
+            out["provenance"] = self.provenance
+        if self.override is not None:
+            out["override"] = self.override
         if self.no_gate:
             out["no_gate"] = True
         if self.changes:

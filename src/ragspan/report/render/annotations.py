@@ -3,7 +3,8 @@ pull request's checks page shows beside the job. GitHub keeps 10 annotations of 
 step and 50 per job, dropping the rest without a word, so at most ``LIMIT`` ``::error``
 lines (the failing metrics, slices and reasons, largest drops first) and ``LIMIT``
 ``::warning`` lines (the inconclusive ones, largest drops first) are written, then one
-``::notice`` naming how many more the report holds. Data and properties are escaped as
+``::notice`` naming how many more the report holds; an override is said first, as a
+``::notice`` of its own (who set which label, what it overrode). Data and properties are escaped as
 GitHub's toolkit escapes them (``%``, CR and LF in both; ``:`` and ``,`` in properties), so no
 text from the reports can end a command or start another."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragspan.report.render.provenance import override_line
 from ragspan.scoring.metrics.registry import parse_name
 
 LIMIT = 10
@@ -68,4 +70,8 @@ def github_annotations(doc: dict[str, Any], limit: int = LIMIT) -> list[str]:
         lines.append(f"::notice title=ragspan::{more} more finding{'s' if more != 1 else ''} "
                      "(failures and inconclusive metrics) are in the compare report, beyond "
                      f"the {limit} of each kind shown here")
+    overridden = override_line(summary)
+    if overridden:  # a notice: never crowded out by the findings it overrides
+        lines.insert(0, f"::notice title={escape_property('ragspan override')}::"
+                        f"{escape_data(overridden)}")
     return lines

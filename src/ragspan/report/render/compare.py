@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragspan.gate.decision import UNBOUNDED_AT
+from ragspan.report.render.provenance import override_line, provenance_lines
 from ragspan.report.render.text import aligned, fmt_number, md_code, md_table, md_text
 from ragspan.scoring.metrics.registry import METRICS, is_budget, parse_name
 
@@ -270,7 +271,11 @@ def markdown(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     s = pred["summary"]
     icon = {"pass": "✅ PASS", "fail": "❌ FAIL"}.get(s["verdict"], "❔ INCONCLUSIVE")
-    lines = [f"### ragspan gate: {icon}", ""]
+    overridden = override_line(s)
+    applied = bool((s.get("override") or {}).get("applied"))
+    lines = [f"### ragspan gate: {icon}" + (" (overridden)" if applied else ""), ""]
+    if overridden:
+        lines += [f"**{'Overridden' if applied else 'Override'}:** {md_text(overridden)}", ""]
     if s["reasons"]:
         lines += [f"- {md_text(r)}" for r in s["reasons"]] + [""]
     if s.get("why"):
@@ -290,6 +295,7 @@ def markdown(doc: dict[str, Any]) -> str:
     settings = _settings_line(pred["parameters"])
     if settings:
         notes.append(settings)
+    notes += [f"provenance: {line}" for line in provenance_lines(s)]
     if notes:
         lines += [f"- {md_text(r)}" for r in notes] + [""]
     lines += _regressed_block(pred["details"].get("most_regressed") or [], s)
@@ -302,6 +308,9 @@ def table(doc: dict[str, Any]) -> str:
     pred = doc["predicate"]
     s = pred["summary"]
     lines = [f"ragspan gate: {s['verdict'].upper()} ({s['queries']} queries)"]
+    overridden = override_line(s)
+    if overridden:
+        lines.append(f"  {overridden}")
     lines += [f"  - {r}" for r in s["reasons"]]
     if s.get("verification"):
         lines.append(f"  verification: {s['verification']['statement']}")
@@ -309,6 +318,7 @@ def table(doc: dict[str, Any]) -> str:
     settings = _settings_line(pred["parameters"])
     if settings:
         lines.append(f"  {settings}")
+    lines += [f"  provenance: {line}" for line in provenance_lines(s)]
     if s.get("why"):
         lines.append(f"why: {s['why']}")
     planned = plan_lines(s.get("plan"))

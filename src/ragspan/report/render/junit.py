@@ -15,6 +15,11 @@ metric (the retrieval budget, the budget trap, a corpus edit past its bound, the
 - PASS: the test case alone;
 - an input error: one test case with ``<error>`` and the message.
 
+The suite's properties and ``<system-out>`` state where both reports were made, which base
+the baseline is and its age (``summary.provenance``), and an override: its label, who set it
+and what it overrode; an applied override also heads every failure's message, as the
+failures stay (the verdict stays FAIL; only the job passes).
+
 Attributes count the cases (``tests``, ``failures``, ``errors``, ``skipped``); the suite's
 ``timestamp`` is the report's ``created_at`` (``SOURCE_DATE_EPOCH`` pins it), so the same
 report gives the same bytes. Text from the reports (query ids, questions, documents) is
@@ -27,6 +32,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from ragspan.report.render.provenance import override_line, override_mark, provenance_lines
 from ragspan.scoring.metrics.registry import parse_name
 
 SUITE = "ragspan gate"
@@ -182,14 +188,43 @@ def junit_xml(doc: dict[str, Any]) -> str:
     for key, value in said.items():
         if value is not None:
             ET.SubElement(props, "property", {"name": key, "value": _text(value)})
+    for key, value in _said_too(summary).items():
+        ET.SubElement(props, "property", {"name": key, "value": _text(value)})
     strict = pred["parameters"].get("on_inconclusive") == "fail"
     _metric_cases(suite, doc, strict)
     _slice_cases(suite, doc, strict)
     _other_cases(suite, doc)
     if not suite.findall("testcase"):  # nothing gated (--no-gate): the run itself
         _case(suite, CLASS, "compare")
+    overridden, mark = override_line(summary), override_mark(summary)
+    if mark:
+        for failure in suite.iter("failure"):
+            failure.set("message", _text(f"[{mark}] {failure.get('message', '')}"))
+    told = ([overridden] if overridden else []) + provenance_lines(summary)
+    if told:
+        ET.SubElement(suite, "system-out").text = _text("\n".join(told))
     _counted(suites, suite)
     return _written(suites)
+
+
+def _said_too(summary: dict[str, Any]) -> dict[str, Any]:
+    """The provenance and the override as suite properties (what a reporter lists)."""
+    out: dict[str, Any] = {}
+    p = summary.get("provenance") or {}
+    for role in ("baseline", "candidate"):
+        where = p.get(role) or {}
+        for key in ("commit", "ref", "committed_at", "dirty"):
+            if where.get(key) is not None:
+                out[f"{role}_{key}"] = str(where[key]).lower() if key == "dirty" else where[key]
+    for key in ("baseline_is", "baseline_age_days", "max_baseline_age_days"):
+        if p.get(key) is not None:
+            out[key] = p[key]
+    o = summary.get("override") or {}
+    if o:
+        out.update(override_label=o["label"], override_applied=str(o["applied"]).lower())
+        if o.get("actor"):
+            out["override_actor"] = o["actor"]
+    return out
 
 
 def junit_error(command: str, message: str, created_at: str) -> str:
