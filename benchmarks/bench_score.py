@@ -120,7 +120,8 @@ def main() -> None:
             for _ in range(3):
                 t0 = time.perf_counter()
                 with collector.paused():  # as the command line runs it (cli.common)
-                    result = score.run(eval_set=str(e), run=str(r), ks=(1, 5, 10, 100),
+                    result = score.run(eval_set=str(e), run=str(r),
+                                       settings=score.ScoreSettings(ks=(1, 5, 10, 100)),
                                        **extra)
                     (tmp / "report.json").write_text(report_text(result.report),
                                                      encoding="utf-8")

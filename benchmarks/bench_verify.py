@@ -60,7 +60,8 @@ def main() -> None:
             t_score = 0.0
             for side in ("base", "cand"):
                 t_score, res = timed(score.run, eval_set=str(f["eval"]), run=str(f[side]),
-                                     corpus=str(f["corpus"]), ks=(5, 10))
+                                     corpus=str(f["corpus"]),
+                                     settings=score.ScoreSettings(ks=(5, 10)))
                 reports[side] = Path(tmp) / f"score-{side}.json"
                 reports[side].write_text(report_text(res.report), encoding="utf-8")
             common = {"baseline": str(reports["base"]), "candidate": str(reports["cand"]),

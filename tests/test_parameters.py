@@ -213,3 +213,24 @@ def test_the_drift_guard_checks_the_retrieval_budget_against_the_anchor(tmp_path
     assert any(r.startswith("against the anchor: retrieval budget changed") for r in
                summary["reasons"]), summary["reasons"]
     assert summary["anchor"]["retrieval_budget"]["changed"] is True
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("tokenizer", 5), ("anchoring", {"align": True}), ("chroma_metrics", "yes"),
+    ("on_duplicate", 1), ("relevance_level", 1.5), ("qrels_format", ["auto"]),
+])
+def test_a_recorded_setting_of_the_wrong_type_is_refused_when_re_scored(tmp_path, field, value):
+    """compare's verification reads the scoring settings a report records in one strict
+    pass (records/score_settings.py), after the schema: a field of the wrong type is an
+    input error naming it, never a default standing in for it."""
+    fix = ROOT / "tests" / "fixtures" / "gate"
+    doc = json.loads((fix / "baseline.json").read_text(encoding="utf-8"))
+    doc["predicate"]["parameters"][field] = value
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", tmp_path / "a.json", "--candidate",
+                  tmp_path / "b.json", "--no-config", "--allow-identical", "--eval-set",
+                  fix / "eval.jsonl", "--corpus", fix / "corpus.jsonl", "--baseline-run",
+                  fix / "run-baseline.jsonl", "--candidate-run", fix / "run-baseline.jsonl")
+    assert res.exit_code == 3 and f"parameters.{field}" in res.stderr, res.stderr
+    assert "a.json" in res.stderr

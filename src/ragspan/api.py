@@ -100,15 +100,14 @@ def score(eval_set: Source | None, run: Source, corpus: Source | None = None, *,
         paths = {key: _materialize(value, f"{key}.jsonl", folder) for key, value in (
             ("eval_set", eval_set), ("run", run), ("corpus", corpus), ("chunks", chunks),
             ("qrels", qrels))}
+        settings = command.ScoreSettings(
+            ks=cutoffs(k), tau=tau, relevance_level=relevance_level, judged_only=judged_only,
+            tokenizer=tokenizer, budget_grid=budget_grid, on_duplicate=on_duplicate,
+            anchoring=command.Anchoring(align=align, on_ambiguous=on_ambiguous,
+                                        unplaced=unplaced, threshold=fuzzy_threshold))
         result = command.run(eval_set=paths["eval_set"], run=paths["run"] or "",
                              corpus=paths["corpus"], qrels=paths["qrels"],
-                             ks=cutoffs(k),
-                             tau=tau, relevance_level=relevance_level,
-                             judged_only=judged_only, chunks=paths["chunks"],
-                             tokenizer=tokenizer, budget_grid=budget_grid,
-                             on_duplicate=on_duplicate,
-                             anchoring={"align": align, "on_ambiguous": on_ambiguous,
-                                        "unplaced": unplaced, "threshold": fuzzy_threshold})
+                             chunks=paths["chunks"], settings=settings)
     scored = Scored(*typed_report(result.report, "score"))
     for said in scored.report["predicate"]["summary"].get("warnings", []):
         warnings.warn(f"{said['code']} ({said['count']}): {said['example']}", RagspanWarning,

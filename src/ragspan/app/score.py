@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+
+import msgspec
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
@@ -23,6 +24,12 @@ from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.docs import detect_run_format, read_doc_run
 from ragspan.io.runs.spans import read_span_run, run_header
+from ragspan.records.score_settings import (
+    DEFAULT_MIN_COVERAGE,
+    DEFAULT_TOKENIZER,
+    Anchoring,
+    ScoreSettings,
+)
 from ragspan.report.envelope import statement_of
 from ragspan.report.render.score import repairs
 from ragspan.retrieval.tokens import load_tokenizer
@@ -32,7 +39,9 @@ from ragspan.scoring.report_body import doc_body, span_body
 from ragspan.scoring.run_facts import SATURATION_WARN, budgets_over_documents
 from ragspan.scoring.span_scoring import DEFAULT_KS, check_run_made_for, compute_span_report
 
-__all__ = ["MAX_K", "MAX_KS", "eval_set_body", "qrels_body", "run"]
+__all__ = ["DEFAULT_MIN_COVERAGE", "DEFAULT_TOKENIZER", "MAX_K", "MAX_KS", "Anchoring",
+           "ScoreSettings",
+           "eval_set_body", "qrels_body", "run"]
 
 log = logging.getLogger("ragspan")
 
@@ -57,8 +66,6 @@ def parse_k(text: str) -> int:
     return k
 
 
-DEFAULT_MIN_COVERAGE = 0.5  # share of the scored queries the run must have a row for
-DEFAULT_TOKENIZER = "cl100k_base"  # what a token budget counts in (no download)
 
 
 def check_coverage(covered: int, total: int, run: str, what: str, minimum: float) -> None:
@@ -82,34 +89,29 @@ def refuse_budgets(ks: Sequence[int], why: str) -> None:
                          f"{why}: give counts (--k 10)")
 
 
-def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str | None = None,
-        qrels_format: str = "auto", run_format: str = "auto", ks: Sequence[int] = (),
-        tau: float = 0.5, relevance_level: int = 1, judged_only: bool = False,
-        chunks: str | None = None, anchoring: dict[str, Any] | None = None,
-        budget_grid: bool | None = None, chroma_metrics: bool = False,
-        min_coverage: float = DEFAULT_MIN_COVERAGE,
-        tokenizer: str = DEFAULT_TOKENIZER, on_duplicate: str = "error") -> CommandResult:
+def run(*, eval_set: str | None, run: str, settings: ScoreSettings, corpus: str | None = None,
+        qrels: str | None = None, chunks: str | None = None) -> CommandResult:
     """Score ``run``: against ``qrels`` (doc level), or against ``eval_set`` (span level for
-    a span run, doc level for a TREC or ``retrieved_ids`` run). ``ks`` defaults to 5 and 10.
-    ``chunks``: the run's chunk manifest, which lets the failure labels that need the
-    chunking be decided (span level only). ``anchoring``: how the run's texts are checked
-    and placed (``io.runs.anchoring.Anchor``'s ``align``, ``on_ambiguous``, ``unplaced``,
-    ``threshold``). ``tokenizer``: what a token budget (``--k 512t``) counts in.
-    ``budget_grid``: the character cutoffs ``BUDGET_GRID`` beside ``ks``; None (the default)
-    adds them to every span-level score, so that ``compare`` can decide any change of the
-    retrieval budget at equal budget; False leaves them out; True asks for them (an error at
-    doc level). ``on_duplicate``: ``error`` refuses a JSON-lines row of the judgments or the
-    run that has no ``id`` or repeats one; ``first`` keeps the first row of each id, skips
-    the rest, and the report counts them (``summary.skipped_rows``, ``skipped_rows``)."""
-    ks = tuple(ks) or DEFAULT_KS
-    if on_duplicate not in ON_DUPLICATE:
-        raise UsageError(f"--on-duplicate {on_duplicate}: expected one of "
+    a span run, doc level for a TREC or ``retrieved_ids`` run), with ``settings``
+    (``records.score_settings.ScoreSettings``; no cutoffs: 5 and 10). ``chunks``: the run's
+    chunk manifest, which lets the failure labels that need the chunking be decided (span
+    level only). ``settings.budget_grid``: the character cutoffs ``BUDGET_GRID`` beside the
+    cutoffs; None (the default) adds them to every span-level score, so that ``compare``
+    can decide any change of the retrieval budget at equal budget; False leaves them out;
+    True asks for them (an error at doc level). ``settings.on_duplicate``: ``error``
+    refuses a JSON-lines row of the judgments or the run that has no ``id`` or repeats one;
+    ``first`` keeps the first row of each id, skips the rest, and the report counts them
+    (``summary.skipped_rows``, ``skipped_rows``)."""
+    if not settings.ks:
+        settings = msgspec.structs.replace(settings, ks=DEFAULT_KS)
+    if settings.on_duplicate not in ON_DUPLICATE:
+        raise UsageError(f"--on-duplicate {settings.on_duplicate}: expected one of "
                          f"{', '.join(ON_DUPLICATE)}")
-    skipped = (Skipped(), Skipped()) if on_duplicate == "first" else None
-    if chroma_metrics and qrels is not None:
+    skipped = (Skipped(), Skipped()) if settings.on_duplicate == "first" else None
+    if settings.chroma_metrics and qrels is not None:
         raise UsageError("--chroma-metrics are span metrics: give it with --eval-set and a "
                          "span run")
-    if budget_grid and qrels is not None:
+    if settings.budget_grid and qrels is not None:
         raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
                          "give it with --eval-set and a span run")
     if (eval_set is None) == (qrels is None):
@@ -118,17 +120,14 @@ def run(*, eval_set: str | None, run: str, corpus: str | None = None, qrels: str
         raise UsageError("--chunks labels span-level failures: give it with --eval-set and a "
                          "span run")
     if qrels is not None:
-        refuse_budgets(ks, "--qrels scores documents")
+        refuse_budgets(settings.ks, "--qrels scores documents")
 
     def build() -> ReportBody:
         if qrels is not None:
-            body = qrels_body(qrels, run, qrels_format, run_format, ks, relevance_level,
-                              judged_only, min_coverage, skipped)
+            body = qrels_body(qrels, run, settings, skipped)
         else:
-            body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, run_format, ks,
-                                 tau, relevance_level, judged_only, chunks, anchoring,
-                                 chroma_metrics, min_coverage, tokenizer=tokenizer,
-                                 budget_grid=budget_grid, skipped=skipped)
+            body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, chunks,
+                                 settings, skipped=skipped)
         if skipped is not None:
             body = with_skipped_rows(body, skipped,
                                      "qrels" if qrels is not None else "eval_set")
@@ -171,16 +170,16 @@ def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
                             "skipped_rows": {r: t.as_json() for r, t in files.items()}})
 
 
-def qrels_body(qrels: str, run: str, qrels_format: str, run_format: str, ks: Sequence[int],
-                relevance_level: int, judged_only: bool,
-                min_coverage: float = 0.0,
+def qrels_body(qrels: str, run: str, settings: ScoreSettings,
                 skipped: tuple[Skipped, Skipped] | None = None) -> ReportBody:
-    q, r, scores = read_and_score(qrels, run, qrels_format, run_format, ks, relevance_level,
-                                  judged_only, skipped)
-    judged = len(scores.in_run) if not judged_only else \
+    """The report body of ``score --qrels``: the doc-level metrics of ``run``."""
+    q, r, scores = read_and_score(qrels, run, settings.qrels_format, settings.run_format,
+                                  settings.ks, settings.relevance_level, settings.judged_only,
+                                  skipped)
+    judged = len(scores.in_run) if not settings.judged_only else \
         len(scores.in_run) + scores.counts.judged_queries_without_run_row
     check_coverage(judged - scores.counts.judged_queries_without_run_row, judged, r.path,
-                   "judged queries", min_coverage)
+                   "judged queries", settings.min_coverage)
     inputs = [InputRef("qrels", q.path, q.sha256), InputRef("run", r.path, r.sha256)]
     return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), q.format, r.format)
 
@@ -220,43 +219,41 @@ def warn_whole_documents(over: list[tuple[str, int, int]]) -> None:
                 extra=said("budget_over_document", said_at[-1][1]))
 
 
-def _doc_run_body(evalset: EvalSet, run: str, run_format: str, ks: Sequence[int],
-                  relevance_level: int, judged_only: bool, min_coverage: float,
+def _doc_run_body(evalset: EvalSet, run: str, run_format: str, settings: ScoreSettings,
                   doc_only: bool, skipped: Skipped | None = None) -> ReportBody:
     """The doc-level report of a doc run (or of a span run's documents, ``doc_only``: the
     eval set judges documents only) against the eval set's judgments."""
+    ks = settings.ks
     refuse_budgets(ks, "this is a doc-level run" if not doc_only
                    else "this eval set has doc-level judgments only")
     r = read_doc_run(run, run_format, top=max(ks), skipped=skipped)
-    scores = score_doc_run(r, evalset_judgments(evalset), ks, relevance_level,
-                           judged_only).without_judged()
+    scores = score_doc_run(r, evalset_judgments(evalset), ks, settings.relevance_level,
+                           settings.judged_only).without_judged()
     missing = scores.counts.judged_queries_without_run_row
-    total = len(scores.in_run) + (missing if judged_only else 0)
-    check_coverage(total - missing, total, r.path, "queries of the eval set", min_coverage)
+    total = len(scores.in_run) + (missing if settings.judged_only else 0)
+    check_coverage(total - missing, total, r.path, "queries of the eval set",
+                   settings.min_coverage)
     inputs = [InputRef("eval_set", evalset.path, evalset.sha256),
               InputRef("run", r.path, r.sha256)]
     return doc_body(scores, inputs, InputRef("run", r.path, r.sha256), "eval_set", r.format)
 
 
-def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
-                  ks: Sequence[int], tau: float, relevance_level: int, judged_only: bool,
-                  chunks: str | None, anchoring: dict[str, Any] | None = None,
-                  chroma_metrics: bool = False, min_coverage: float = 0.0,
+def eval_set_body(eval_set: str, run: str, corpus: str | None, chunks: str | None,
+                  settings: ScoreSettings,
                   read: tuple[EvalSet, Corpus | None] | None = None,
-                  tokenizer: str = DEFAULT_TOKENIZER,
-                  budget_grid: bool | None = None,
                   skipped: tuple[Skipped, Skipped] | None = None) -> ReportBody:
     """The report body of ``score --eval-set``: span level for a span run (with the
-    doc-level view and, given ``chunks``, every failure label; ``budget_grid`` as ``run``
-    says), doc level otherwise (``sweep`` scores its configurations through this too, with
-    ``read``: the eval set and corpus it read once from those paths). ``skipped``: the eval
-    set's and the run's tallies under ``--on-duplicate first``."""
+    doc-level view and, given ``chunks``, every failure label; ``settings.budget_grid`` as
+    ``run`` says), doc level otherwise (``sweep`` scores its configurations through this
+    too, with ``read``: the eval set and corpus it read once from those paths).
+    ``skipped``: the eval set's and the run's tallies under ``--on-duplicate first``."""
     evalset = read[0] if read is not None else \
         read_eval_set(eval_set, None if skipped is None else skipped[0])
     run_skipped = None if skipped is None else skipped[1]
     # what validate calls an error about the gold itself (spans listed twice, overlapping):
     # the rest (inside the documents, texts, provenance) is checked against the corpus
     refuse_errors(evalset, None)
+    run_format = settings.run_format
     if run_format == "auto":
         run_format = detect_run_format(read_head(run), run)
     doc_only = run_format == "span" and not any(q.gold_spans for q in evalset.queries) \
@@ -270,46 +267,45 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, run_format: str,
     if run_format != "span" and chunks is not None:
         raise UsageError("--chunks labels span-level failures: the run is a doc-level run")
     if run_format != "span":
-        if budget_grid:
+        if settings.budget_grid:
             raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
                              "this is a doc-level run")
-        return _doc_run_body(evalset, run, "span" if doc_only else run_format, ks,
-                             relevance_level, judged_only, min_coverage, doc_only,
-                             run_skipped)
-    if judged_only:
+        return _doc_run_body(evalset, run, "span" if doc_only else run_format, settings,
+                             doc_only, run_skipped)
+    if settings.judged_only:
         raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
                          "span report scores every query of the eval set, so its doc-level "
                          "view does too")
-    if budget_grid is not False:
-        ks = tuple(dict.fromkeys((*ks, *BUDGET_GRID)))
+    if settings.budget_grid is not False:
+        settings = msgspec.structs.replace(
+            settings, ks=tuple(dict.fromkeys((*settings.ks, *BUDGET_GRID))))
     corp = read[1] if read is not None else read_corpus(corpus) if corpus else None
-    return _span_run_body(evalset, run, corp, ks, tau, relevance_level, chunks, anchoring,
-                          chroma_metrics, min_coverage, tokenizer, run_skipped)
+    return _span_run_body(evalset, run, corp, chunks, settings, run_skipped)
 
 
-def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, ks: Sequence[int],
-                   tau: float, relevance_level: int, chunks: str | None,
-                   anchoring: dict[str, Any] | None, chroma_metrics: bool,
-                   min_coverage: float, tokenizer: str,
-                   skipped: Skipped | None = None) -> ReportBody:
+def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, chunks: str | None,
+                   settings: ScoreSettings, skipped: Skipped | None = None) -> ReportBody:
     """The span-level report of a span run: what the run was made from checked, its texts
-    placed, scored at ``ks`` (with the doc-level view at the count cutoffs)."""
+    placed, scored at ``settings.ks`` (with the doc-level view at the count cutoffs)."""
+    ks = settings.ks
     # a text without doc_id is placed in its query's scope document (never its gold's)
-    anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **(anchoring or {}))
+    placing = {} if settings.anchoring is None else msgspec.structs.asdict(settings.anchoring)
+    anchor = Anchor(corp, {q.id: q.doc_id for q in evalset.queries}, **placing)
     # what the run says it was made from, checked before its texts are placed
     for changed, line in check_run_made_for(evalset, run_header(run), run, corp):
         log.warning("%s", line, extra=said("eval_set_changed", changed))
     span_run = read_span_run(run, anchor, skipped=skipped)
     manifest = read_chunks(chunks) if chunks else None
-    tokens = (load_tokenizer(tokenizer) if corp is not None
+    tokens = (load_tokenizer(settings.tokenizer) if corp is not None
               and any(isinstance(k, Tokens) for k in ks) else None)
-    report = compute_span_report(evalset, span_run, corp, ks, tau, manifest, chroma_metrics,
-                                 tokens)
+    report = compute_span_report(evalset, span_run, corp, ks, settings.tau, manifest,
+                                 settings.chroma_metrics, tokens)
     check_coverage(int(report.in_run.sum()), len(evalset.queries), span_run.path,
-                   "queries of the eval set", min_coverage)
+                   "queries of the eval set", settings.min_coverage)
     # doc metrics at the counts and the character cutoffs (a document within N characters)
     cut = [k for k in ks if not isinstance(k, Tokens)]
-    doc_view = span_doc_projection(report, cut, relevance_level, False) if cut else None
+    doc_view = span_doc_projection(report, cut, settings.relevance_level, False) \
+        if cut else None
     warn_saturation(report.saturation)
     if corp is not None:
         warn_whole_documents(budgets_over_documents(evalset, corp, ks))

@@ -23,7 +23,7 @@ from ragspan.app import run_retriever
 from ragspan.app.output import CommandResult
 from ragspan.app.report import render
 from ragspan.app.run_retriever import ReadInputs, read_config
-from ragspan.app.score import eval_set_body, with_warnings
+from ragspan.app.score import ScoreSettings, eval_set_body, with_warnings
 from ragspan.base.errors import ExitCode, RagspanError, UsageError
 from ragspan.base.progress import Progress
 from ragspan.base.records import InputRef
@@ -187,9 +187,10 @@ def _run_one(config: str, files: dict[str, str], eval_set: str, corpus: str,
                                record_latency=record_latency)
         write_files(dict(rr.files))  # scored from where they lie, so reports name them
         written = list(rr.files)
+        settings = ScoreSettings(ks=tuple(ks), tau=tau, run_format="span", min_coverage=0.0)
         body = with_warnings(lambda: eval_set_body(
-            eval_set, files["run.jsonl"], corpus, "span", ks, tau, 1, False,
-            files["chunks.jsonl"], read=(read.evalset, read.corpus)))
+            eval_set, files["run.jsonl"], corpus, files["chunks.jsonl"], settings,
+            read=(read.evalset, read.corpus)))
         score_doc = statement_of(body)
         score_text = report_text(score_doc)
         write_files({files["run-retriever.json"]: report_text(rr.report),

@@ -9,8 +9,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from ragspan.app.score import (
-    DEFAULT_TOKENIZER,
+    ScoreSettings,
     eval_set_body,
     qrels_body,
     with_skipped_rows,
@@ -22,6 +24,7 @@ from ragspan.base.records import ReportBody
 from ragspan.base.voice import setting, surface
 from ragspan.gate.result import Verification
 from ragspan.io.rows import ON_DUPLICATE, Skipped
+from ragspan.records.score_settings import recorded_parameters
 from ragspan.scoring.metrics.registry import parse_cutoff
 
 
@@ -122,38 +125,50 @@ def _scoring_parameters(pred: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in pred["parameters"].items() if k not in ("argv", "provenance")}
 
 
+def _settings_of(params: dict[str, Any], path: str) -> ScoreSettings:
+    """The settings a report was scored with, from its ``parameters`` read strictly
+    (``records.score_settings.RecordedParameters``): its cutoffs parsed as ``score --k``
+    parses them, every other field of its type or absent (then what a report is written
+    without). A field that is neither is an input error naming it."""
+    try:
+        said = recorded_parameters(params)
+    except msgspec.ValidationError as exc:  # "Expected `str`, got `int` - at `$.x`"
+        said_of, _, where = str(exc).partition(" - at `$")
+        raise InputError(f"the report's parameters{where.rstrip('`')} cannot be re-scored: "
+                         f"{said_of}", path) from None
+    try:
+        ks = tuple(parse_cutoff(str(k)) for k in said.k)
+    except ValueError as exc:
+        raise InputError(f"the report's parameters.k cannot be re-scored: {exc}", path) from None
+    if said.on_duplicate not in ON_DUPLICATE:
+        raise InputError(f"the report's parameters.on_duplicate must be one of "
+                         f"{', '.join(ON_DUPLICATE)}, got {said.on_duplicate!r}", path)
+    return ScoreSettings(
+        ks=ks, tau=said.grounding_threshold, relevance_level=said.relevance_level,
+        judged_only=said.judged_only, anchoring=said.anchoring,
+        chroma_metrics=said.chroma_metrics, tokenizer=said.tokenizer,
+        budget_grid=False,  # the report's cutoffs are all of them
+        qrels_format=said.qrels_format, run_format=said.run_format,
+        on_duplicate=said.on_duplicate, min_coverage=0.0)
+
+
 def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,
               chunks: str | None, by_qrels: bool, path: str) -> ReportBody:
-    """The report body the given files score to with the report's own parameters (its
-    cutoffs, counts or budgets, parsed as ``score --k`` parses them; its tokenizer)."""
-    try:
-        ks = tuple(parse_cutoff(k) for k in params["k"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"the report's parameters.k cannot be re-scored: {exc}", path) from None
-    rule = params.get("on_duplicate", "error")
-    if rule not in ON_DUPLICATE:
-        raise InputError(f"the report's parameters.on_duplicate must be one of "
-                         f"{', '.join(ON_DUPLICATE)}, got {rule!r}", path)
-    skipped = (Skipped(), Skipped()) if rule == "first" else None
+    """The report body the given files score to with the report's own settings
+    (``_settings_of``)."""
+    settings = _settings_of(params, path)
+    if not by_qrels:  # the eval set's run: span level for a span report, else detected
+        settings = msgspec.structs.replace(
+            settings, run_format="span" if kind == "score.span" else "auto")
+    skipped = (Skipped(), Skipped()) if settings.on_duplicate == "first" else None
 
     def build() -> ReportBody:
         if by_qrels:
-            body = qrels_body(present(sources.qrels, "--qrels"), run,
-                              params.get("qrels_format", "auto"),
-                              params.get("run_format", "auto"), ks,
-                              params.get("relevance_level", 1),
-                              params.get("judged_only", False), skipped=skipped)
+            body = qrels_body(present(sources.qrels, "--qrels"), run, settings,
+                              skipped=skipped)
         else:
             body = eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
-                                 "span" if kind == "score.span" else "auto", ks,
-                                 params.get("grounding_threshold", 0.5),
-                                 params.get("relevance_level", 1),
-                                 params.get("judged_only", False),
-                                 chunks, params.get("anchoring"),
-                                 bool(params.get("chroma_metrics", False)),
-                                 tokenizer=params.get("tokenizer", DEFAULT_TOKENIZER),
-                                 budget_grid=False,  # the report's cutoffs are all of them
-                                 skipped=skipped)
+                                 chunks, settings, skipped=skipped)
         if skipped is None:
             return body
         return with_skipped_rows(body, skipped, "qrels" if by_qrels else "eval_set")

@@ -77,15 +77,15 @@ def score(eval_set: str | None, run: str, corpus: str | None, chunks: str | None
     """Score a run against an eval set (span level) or qrels (doc level)."""
     from ragspan.app import score as command
 
-    emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels,
-                     qrels_format=qrels_format, run_format=run_format, ks=ks, tau=tau,
-                     relevance_level=relevance_level, judged_only=judged_only,
-                     chunks=chunks, budget_grid=budget_grid, chroma_metrics=chroma_metrics,
-                     min_coverage=min_coverage, tokenizer=tokenizer,
-                     on_duplicate=on_duplicate,
-                     anchoring=anchoring({"align": align, "on_ambiguous": on_ambiguous,
-                                          "unplaced": unplaced,
-                                          "fuzzy_threshold": fuzzy_threshold})), out, fmt)
+    placing = anchoring({"align": align, "on_ambiguous": on_ambiguous, "unplaced": unplaced,
+                         "fuzzy_threshold": fuzzy_threshold})
+    settings = command.ScoreSettings(
+        ks=ks, tau=tau, relevance_level=relevance_level, judged_only=judged_only,
+        anchoring=command.Anchoring(**placing), chroma_metrics=chroma_metrics,
+        tokenizer=tokenizer, budget_grid=budget_grid, qrels_format=qrels_format,
+        run_format=run_format, on_duplicate=on_duplicate, min_coverage=min_coverage)
+    emit(command.run(eval_set=eval_set, run=run, corpus=corpus, qrels=qrels, chunks=chunks,
+                     settings=settings), out, fmt)
 
 
 @cli.command("validate-report")
