@@ -24,11 +24,12 @@ print(json.dumps([time.perf_counter() - t0, usage.ru_maxrss, os.waitstatus_to_ex
 """
 
 
-def wall(cmd: list[str]) -> tuple[float, float]:
+def wall(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak resident memory (GB) of one process running ``cmd`` (its first
-    item an absolute path); a non-zero exit is a CalledProcessError."""
+    item an absolute path), in ``env`` (default: this process's environment); a non-zero
+    exit is a CalledProcessError."""
     out = subprocess.run([sys.executable, "-c", LAUNCHER, *cmd], check=True,
-                         capture_output=True, text=True).stdout
+                         capture_output=True, text=True, env=env).stdout
     seconds, peak_kib, code = json.loads(out)
     if code:
         raise subprocess.CalledProcessError(code, cmd)
