@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragspan.base.errors import InputError
 from ragspan.report.envelope import (
@@ -219,3 +221,58 @@ def test_report_text_names_the_row_that_breaks_the_schema(bad_row):
         report_text(doc)
     rows[bad_row]["metrics"]["span_coverage@5"] = 0.5
     assert report_text(doc) == canonical_dumps(doc)
+
+
+JSON_LEAVES = (st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 64 - 1)
+               | st.floats(allow_nan=False, allow_infinity=False)
+               | st.text(st.characters(exclude_categories=("Cs",)), max_size=12))
+JSON_VALUES = st.recursive(
+    JSON_LEAVES, lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(st.characters(exclude_categories=("Cs",)), max_size=6), inner,
+                      max_size=4), max_leaves=20)
+
+
+@given(JSON_VALUES)
+def test_canonical_text_reads_back_to_the_value_and_matches_the_standard_encoder(value):
+    """Any JSON value reads back from its canonical text as itself; the text is what
+    Python's own encoder writes (sorted keys, compact, UTF-8) except for a float's
+    spelling, which differs only below 1e-4 and from 1e16 on (docs/report-envelope.md)."""
+    text = canonical_dumps(value)
+    assert text.endswith("\n") and json.loads(text) == value
+    standard = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False) + "\n"
+
+    def floats(v):
+        if isinstance(v, float):
+            yield v
+        elif isinstance(v, dict):
+            for x in v.values():
+                yield from floats(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from floats(x)
+
+    if all(x == 0 or 1e-4 <= abs(x) < 1e16 for x in floats(value)):
+        assert text == standard
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1e-05, "0.00001"), (1.5e-07, "1.5e-7"), (1e16, "1e16"), (0.0001, "0.0001"),
+    (0.30000000000000004, "0.30000000000000004"), (123456789012345.0, "123456789012345.0"),
+    (-2.5e-10, "-2.5e-10"), (0.0, "0.0"), (-0.0, "-0.0"),
+])
+def test_float_spelling_is_the_stated_one(value, text):
+    assert canonical_dumps([value]) == f"[{text}]\n"
+    assert json.loads(text) == value
+
+
+def test_non_plain_values_take_the_exact_walk():
+    """An int subclass is its int, a numpy array its list, an integer key its string (sorted
+    as strings); a non-finite value anywhere is refused by name, never written as null."""
+    from ragspan.scoring.metrics.registry import Chars
+
+    assert canonical_dumps({"k": [Chars(500), 5]}) == '{"k":[500,5]}\n'
+    assert canonical_dumps({10: 1, 9: np.arange(2)}) == '{"10":1,"9":[0,1]}\n'
+    for bad in ({"a": [1.0, float("inf")]}, {"a": {"b": np.float32("nan")}}, [float("-inf")]):
+        with pytest.raises(ValueError, match="non-finite number"):
+            canonical_dumps(bad)

@@ -1,16 +1,31 @@
 """Canonical JSON: the one serialiser for every byte ragspan hashes or writes.
 
-Keys sorted, separators ``,`` and ``:`` with no spaces, UTF-8 (non-ASCII kept as is), NaN and
-Infinity refused, one trailing newline. Floats are written as Python's ``repr`` (the shortest
-text that reads back to the same double); integral values stay integers; numpy scalars and
-arrays become plain values, tuples lists. The same value therefore gives the same bytes.
+Keys sorted (by code point, as UTF-8 bytes sort), separators ``,`` and ``:`` with no spaces,
+UTF-8 (non-ASCII kept as is; control characters, ``"`` and ``\\`` escaped as JSON requires),
+NaN and Infinity refused, one trailing newline. Integral values stay integers; numpy scalars
+and arrays become plain values, tuples lists.
+
+Floats are written as their shortest text that reads back to the same double, the form
+msgspec writes (format history, docs/report-envelope.md): positional from 1e-5 up to 1e16
+(``0.00001``, ``123.5``, ``1234567890123456.0``), else with an exponent without sign or
+leading zero for large numbers (``1e16``, ``1.5e-7``). Up to ragspan 0.1.0's development
+releases floats were Python's ``repr`` (``1e-05``, ``1.5e-07``, ``1e+16``): the same values,
+other bytes for those below 1e-4 and from 1e16 on. The same value gives the same bytes.
+
+A value made of plain JSON types (``dict`` with string keys, ``list``, ``tuple``, ``str``,
+``int``, finite ``float``, ``bool``, None) is encoded as it is, after one walk that checks
+exactly that; anything else (a numpy value, a non-string key, a non-finite float) is made
+plain first by the exact walk, which refuses what JSON cannot hold.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
+
+import msgspec
+
+INF = math.inf
 
 
 def _plain(value: Any) -> Any:
@@ -32,42 +47,72 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to a report")
 
 
-CONTAINERS = (dict, list, tuple)
+LEAVES = frozenset((str, int, bool, type(None)))
+FLOATS = {float}
+BULK = 16  # a container larger than this is typed in one pass before its values are read
+_isfinite = math.isfinite
 
 
-def string_keys(obj: Any) -> bool:
-    """Whether every key of every dict inside ``obj`` is a string (then the C encoder sorts
-    keys exactly as the walk does; an integer key would sort as a number there)."""
+def _leaf_ok(value: Any) -> bool:
+    """A value that is no container: a plain JSON leaf (an int subclass counts: it is
+    written as the int it is)."""
+    kind = type(value)
+    if kind is float:
+        return _isfinite(value)
+    return kind in LEAVES or (isinstance(value, int) and kind is not bool)
+
+
+def is_plain(obj: Any) -> bool:
+    """Whether ``obj`` is made of plain JSON values only: string keys, finite floats, no
+    numpy value or other object (then ``canonical_dumps`` writes it with no conversion).
+    A large container of floats only (a row's metrics) is checked in one pass."""
     stack = [obj]
+    pop, push = stack.pop, stack.append
     while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            for key, value in item.items():
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            for key in item:
                 if type(key) is not str:
                     return False
-                if type(value) in CONTAINERS:
-                    stack.append(value)
-        elif type(item) in (list, tuple):
-            stack.extend(v for v in item if type(v) in CONTAINERS)
+            values: Any = item.values()
+        elif kind is list or kind is tuple:
+            values = item
+        elif _leaf_ok(item):
+            continue
+        else:
+            return False
+        if len(values) > BULK and set(map(type, values)) == FLOATS:
+            if not all(map(_isfinite, values)):
+                return False
+            continue
+        for value in values:
+            inner = type(value)
+            if inner is float:
+                if value != value or value == INF or value == -INF:
+                    return False
+            elif inner is dict or inner is list or inner is tuple:
+                push(value)
+            elif inner not in LEAVES and not _leaf_ok(value):
+                return False
     return True
 
 
-def _numpy(value: Any) -> Any:
-    """``json.dumps``'s hook: numpy scalars and arrays as plain values; else TypeError."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} to a report")
+def _as_int(value: Any) -> Any:
+    """The encoder's hook: an int subclass (``registry.Chars``) as the int it is."""
+    if isinstance(value, int):
+        return int(value)
+    raise NotImplementedError
 
 
-def canonical_dumps(obj: Any, keys_checked: bool = False) -> str:
-    """``obj`` as canonical JSON text (see the module docstring). ``keys_checked``: the
-    caller has seen that every key inside ``obj`` is a ``str`` (the walk is skipped)."""
-    if keys_checked or string_keys(obj):  # the C encoder on the value as it is
-        try:
-            return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                              allow_nan=False, default=_numpy) + "\n"
-        except (TypeError, ValueError):
-            pass  # a value JSON cannot hold, or not finite: the exact walk says which
-    return json.dumps(
-        _plain(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ) + "\n"
+_ENCODER = msgspec.json.Encoder(order="sorted", enc_hook=_as_int)
+
+
+def canonical_bytes(obj: Any) -> bytes:
+    """``obj`` as canonical JSON bytes (see the module docstring)."""
+    return _ENCODER.encode(obj if is_plain(obj) else _plain(obj)) + b"\n"
+
+
+def canonical_dumps(obj: Any) -> str:
+    """``obj`` as canonical JSON text (see the module docstring)."""
+    return canonical_bytes(obj).decode("utf-8")

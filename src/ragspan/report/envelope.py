@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from ragspan import __version__
-from ragspan.base.canonical import canonical_dumps, string_keys
+from ragspan.base.canonical import canonical_dumps, is_plain
 from ragspan.base.errors import ExitCode, InputError
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.files import decode_records, loads_json, read_bytes
@@ -143,9 +143,9 @@ def report_text(doc: dict[str, Any]) -> str:
         target, keep = _distinct_rows(doc)
     except NotPlain:
         target, keep = doc, None
-    if keep is not None and string_keys(target):
-        text = canonical_dumps(doc, keys_checked=True)
-        found = schema_error(json.loads(canonical_dumps(target, keys_checked=True)))
+    if keep is not None and is_plain(target):
+        text = canonical_dumps(doc)
+        found = schema_error(json.loads(canonical_dumps(target)))
         if found is not None and found[0][:3] == ROWS and len(found[0]) > 3:
             found[0][3] = keep[found[0][3]]
         problem = None if found is None else f"{_json_path(found[0])}: {found[1]}"
