@@ -49,7 +49,7 @@ def test_no_input_is_interpolated_into_a_script():
                                   "migrated-eval-set-trusted", "max-set-aside",
                                   "max-recall-regression-pct", "max-regression-pct",
                                   "trust-reports", "junit", "baseline-is", "pr-labels",
-                                  "pr-actor"}
+                                  "pr-actor", "profile"}
     assert set(doc["outputs"]) == {"verdict", "exit-code", "report", "summary", "junit",
                                    "overridden"}
     for step in doc["runs"]["steps"]:
@@ -743,3 +743,17 @@ def test_an_override_passes_the_job_and_keeps_the_fail(runner, tmp_path):
     res, outputs, _ = gate(runner, "no-override", baseline="baseline.json",
                            candidate="candidate-fail.json", **labels)
     assert res.returncode == 4 and outputs["overridden"] == "false"
+
+
+def test_the_profile_input_reaches_compare(runner):
+    """A toolkit job's Action ported as written: profile toolkit gates its six metrics at 2%
+    of the baseline (the fixture candidate's 8 lost questions fail doc metrics too)."""
+    import json
+
+    res, outputs, summary = gate(runner, "profile", baseline="baseline.json",
+                                 candidate="candidate-fail.json", profile="toolkit")
+    pred = json.loads(Path(outputs["report"]).read_text())["predicate"]
+    assert pred["parameters"]["profile"] == "toolkit", res.stderr
+    assert pred["parameters"]["mode"] == "threshold"
+    assert "toolkit-rag-quality's rules" in summary
+

@@ -184,11 +184,13 @@ def test_k_mismatch_and_error_baseline_and_missing(tmp_path):
 def test_usage_errors(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [1] * N)
     assert compare(b, c, "--budget", "nonsense=2pt").exit_code == 2
-    # a bare number is the toolkit's percent of the baseline's mean, never points; on span
-    # reports a name ragspan has (span precision) keeps ragspan's meaning; on ragspan's own
+    # a bare number is the toolkit's percent of the baseline's mean, never points, and
+    # brings that gate's rules (its short names are the doc-level columns); with ragspan's
+    # unit a name ragspan has (span precision) keeps ragspan's meaning; on ragspan's own
     # metric a bare number is refused with the two spellings it could mean
     assert compare(b, c, "--budget", "complete_grounding=2").exit_code == 2
-    for spec, column in (("precision=2", "precision@1"), ("ndcg=2", "doc_ndcg@1")):
+    for spec, column in (("precision=2", "doc_precision@1"), ("precision=2%", "precision@1"),
+                         ("ndcg=2", "doc_ndcg@1")):
         res = compare(b, c, "--budget", spec, "--allow-identical")
         assert res.exit_code == 0, res.stderr
         assert res.json()["predicate"]["summary"]["metrics"][column]["budget"] == "2%"

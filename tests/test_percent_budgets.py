@@ -76,23 +76,31 @@ def test_a_workflow_written_for_that_gate_runs_unchanged_and_decides_as_it_says(
     assert pred["parameters"]["mode"] == "interval"
 
 
-@pytest.mark.parametrize("spec, column, budget", [("ndcg=1pt", "doc_ndcg@5", "1pt"),
-                                                   ("doc_ndcg=1", "doc_ndcg@5", "1%"),
-                                                   ("ndcg_at_10=3", "doc_ndcg@10", "3%"),
-                                                   ("ndcg_at_k=2", "doc_ndcg@5", "2%"),
-                                                   ("precision=2", "doc_precision@5", "2%"),
-                                                   ("hit_rate@5=3pt", "doc_hit_rate@5", "3pt")])
+@pytest.mark.parametrize("spec, column, budget, mode", [
+    ("ndcg=1pt", "doc_ndcg@5", "1pt", "interval"),
+    ("doc_ndcg=1", "doc_ndcg@5", "1%", "threshold"),
+    ("ndcg_at_10=3", "doc_ndcg@10", "3%", "threshold"),
+    ("ndcg_at_k=2", "doc_ndcg@5", "2%", "threshold"),
+    ("precision=2", "doc_precision@5", "2%", "threshold"),
+    ("hit_rate@5=3pt", "doc_hit_rate@5", "3pt", "interval")])
 def test_short_names_and_bare_numbers_read_as_the_toolkit_reads_them(tmp_path, spec, column,
-                                                                      budget):
+                                                                      budget, mode):
     """A workflow's budgets without the percent flags (they were a usage error): a short
     name is the doc-level column, a bare number a percent, as toolkit-rag-quality reads
-    them (``NAME_at_k``: every k); the mode stays ragspan's own, and a short name that is
-    also a ragspan metric (span ``precision``, ``hit_rate``) keeps ragspan's meaning."""
+    them (``NAME_at_k``: every k). A spelling only that gate writes (a bare number, a
+    ``NAME_at_K``) brings its rules with it (its other metrics at 2%, threshold mode:
+    docs/toolkit.md); a short name with ragspan's unit is that column alone, by ragspan's
+    rules, and a short name that is also a ragspan metric (span ``precision``,
+    ``hit_rate``) keeps ragspan's meaning."""
     base, cand = _reports(tmp_path, moved=0)
     res, pred = _compare(base, cand, "--budget", spec, "--allow-identical")
     assert res.exit_code in (0, 4), res.stderr
     assert pred["summary"]["metrics"][column]["budget"] == budget
-    assert pred["parameters"]["mode"] == "interval"
+    assert pred["parameters"]["mode"] == mode
+    assert pred["parameters"]["profile"] == ("toolkit" if mode == "threshold" else "auto")
+    recall = pred["summary"]["metrics"]["doc_recall@5"]  # one of the toolkit's six
+    assert (recall["gated"], recall["budget"]) == \
+        ((True, "2%") if mode == "threshold" else (False, "off"))
 
 
 @pytest.mark.parametrize("flags", [("--max-regression-pct", "-1"),

@@ -77,6 +77,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         if sources.given:
             verify_scored(score_report_doc(path), str(path), role, sources)
     base, cand = reports
+    _refuse_toolkit_reports(base, cand, opts.profile)
     extra = {role: load_score_report(extra_path, role)
              for extra_path, role in ((anchor, "anchor"), (noise, "noise"))
              if extra_path is not None}
@@ -127,6 +128,30 @@ def _where_and_who(result: GateResult, base: ScoreReport, cand: ScoreReport,
                                warnings=result.warnings + tuple(notes))
 
 
+# score's spellings of toolkit-rag-quality's command line (its `score --queries --retrieved`)
+TOOLKIT_SCORE_FLAGS = ("--queries", "--retrieved", "--queries-format", "--retrieved-format")
+
+
+def _refuse_toolkit_reports(base: ScoreReport, cand: ScoreReport, profile: str) -> None:
+    """A report scored with toolkit-rag-quality's command line comes from a job written for
+    that gate: judged by ragspan's rules without a word, it would pass where that gate
+    fails. Unless the settings chose the rules (``profile`` not ``auto``), that is a usage
+    error naming both choices; a report never chooses them itself."""
+    if profile != "auto":
+        return
+    for role, report in (("baseline", base), ("candidate", cand)):
+        argv = report.parameters.get("argv")
+        typed = next((a.split("=", 1)[0] for a in argv if isinstance(a, str)
+                      and a.split("=", 1)[0] in TOOLKIT_SCORE_FLAGS), None) \
+            if isinstance(argv, list) else None
+        if typed is not None:
+            raise UsageError(
+                f"the {role} report was scored with toolkit-rag-quality's command line "
+                f"({typed}): choose whose rules judge it, {setting('profile', 'toolkit')} "
+                f"(that gate's: {percent_budgets.TOOLKIT_RULES}) or "
+                f"{setting('profile', 'ragspan')} (ragspan's calibrated gate; docs/toolkit.md)")
+
+
 def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,
                 config_origin: str | None, no_config: bool, verified: bool,
                 across: bool) -> dict[str, Any]:
@@ -145,6 +170,7 @@ def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,
         "no_config": no_config or None,
         "verified": verified or None,
         "max_set_aside": opts.max_set_aside if across else None,
+        "profile": opts.profile,
         "max_baseline_age": opts.max_baseline_age,
         "override_label": opts.override_label,
     }
@@ -169,12 +195,19 @@ def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str
     cfg_budgets = settings.pop("budgets") if "budgets" in table else {}
     settings.pop("budgets", None)
     recall_pct, other_pct = settings["max_recall_regression_pct"], settings["max_regression_pct"]
-    spelled = percent_budgets.active(recall_pct, other_pct)
+    spelled, said = percent_budgets.toolkit_profile(
+        settings["profile"], percent_budgets.active(recall_pct, other_pct), budgets,
+        f"profile toolkit, from {config_path if layer.get('profile') == 'config' else flags_origin()}")
     typed = [(s, percent_budgets.translate(s, spelled)) for s in budgets]
     cli_budgets = dict(parse_budget(t) for _, t in typed)
-    readings = tuple(r for s, t in typed if (r := percent_budgets.reading(s, t)) is not None)
-    pct_origin = None if any(given.get(k) is not None for k in (
-        "max_recall_regression_pct", "max_regression_pct")) else config_path
+    readings = (() if said is None else (said,)) + tuple(
+        r for s, t in typed if (r := percent_budgets.reading(s, t)) is not None)
+    # the toolkit's default budgets come from whoever asked for its rules: a percent option
+    # or the profile on the command line (or a budget there in its spelling), else the file
+    asked = any(given.get(k) is not None for k in (
+        "max_recall_regression_pct", "max_regression_pct", "profile")) or \
+        any(percent_budgets.toolkit_spelled(b) for b in budgets)
+    pct_origin = None if asked else config_path
     pct = percent_budgets.default_budgets(recall_pct, other_pct) if spelled else {}
     merged = merge_budgets(merge_budgets(pct, cfg_budgets), cli_budgets)
     origin: dict[str, str | None] = {
@@ -182,6 +215,8 @@ def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str
         for key in merged}
     if spelled and "mode" not in table and given.get("mode") is None:
         settings["mode"] = "threshold"  # that gate's rule: any drop over its budget fails
+    if spelled:  # the rules in force, whatever asked for them
+        settings["profile"] = "toolkit"
     opts = GateOptions(budgets=merged, **settings)
     opts.validate()
     return opts, Origins(flags=flags_origin(), config=config_path, config_origin=config_origin,

@@ -156,7 +156,6 @@ def spelled_key(key: str, by_key: Mapping[str, Option]) -> str | None:
 # makes a command run for hours or exhaust memory. Each is chosen so that its worst allowed
 # value finishes within minutes on 2 cores (docs/gate.md, "Bounded work"): the sign flips
 # and bootstrap resamples are drawn in blocks, so time grows linearly and memory stays flat.
-
 MAX_PERMUTATIONS = 1_000_000  # sign flips: 1.5 s, 100 MB on the demo (53 queries x 40 metrics)
 MAX_BOOTSTRAP = 200_000  # resamples: 1.7 s, 330 MB on the demo; linear in the queries
 MAX_SEED = 2**63 - 1
@@ -234,12 +233,13 @@ GATE_OPTIONS: tuple[Option, ...] = (
     Option("max-set-aside", "float", 0.05, "With --migration: the largest share of the "
            "questions a corpus edit may leave out of the gate (set aside or dropped); past "
            "it the verdict fails (0.05 or 5%).", low=0, high=1, share=True),
-    Option("max-baseline-age", "float", 3.0, "Days: a baseline scored at a commit committed "
-           "longer than this before the compare is named in a warning (its provenance, "
-           "docs/ci.md).", low=0, high=MAX_BASELINE_AGE_DAYS),
+    Option("profile", "enum", "auto", "Whose rules: ragspan's, toolkit-rag-quality's "
+           "(docs/toolkit.md), or auto: the toolkit's when its spelling is used (a percent "
+           "option, a bare-number budget).", choices=("auto", "ragspan", "toolkit")),
+    Option("max-baseline-age", "float", 3.0, "Days past which the baseline's commit is "
+           "named in a warning (docs/ci.md).", low=0, high=MAX_BASELINE_AGE_DAYS),
     Option("override-label", "str", None, "`[tool.ragspan]` only: a pull-request label that "
-           "lets the job pass while the verdict stays FAIL, said with who set it in every "
-           "output (compare --pr-label; docs/ci.md). Unset: no override exists.",
+           "passes the job while the verdict stays FAIL, said in every output (docs/ci.md).",
            nullable=True, pattern=r"[^\x00-\x1f\x7f]{1,100}",
            pattern_help="a label name of 1 to 100 printable characters", config_only=True),
     Option("budgets", "table", {}, "`[tool.ragspan.budgets]`: METRIC = \"2pt\", \"2%\" or "

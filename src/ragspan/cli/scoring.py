@@ -25,11 +25,13 @@ from ragspan.cli.ranges import FiniteFloatRange
 
 @cli.command()
 @flag("eval-set")
-@flag("run", required=True)
+@flag("run", required=True, aliases=("--retrieved",))
 @flag("corpus", "Corpus (JSONL or directory) to check offsets against.")
 @flag("chunks", "The run's chunk manifest (run-retriever --chunks-out): decides the "
       "ceiling-bound and chunk-severance failure labels.")
-@flag("qrels")
+@flag("qrels", "Doc-level judgments (TREC, BEIR TSV or JSONL; --queries is "
+      "toolkit-rag-quality's spelling, and compare then asks whose rules judge).",
+      aliases=("--queries",))
 @click.option("--qrels-format", "--queries-format", "qrels_format",
               type=click.Choice(["auto", "trec", "beir", "jsonl"]),
               default="auto", show_default=True)

@@ -290,6 +290,9 @@ def _pts(o: MetricOutcome) -> str:
     if abs(o.delta) < 1e-12:
         return f"({o.baseline:.4f} -> {o.candidate:.4f})" if _bounded(o.name) \
             else f"({o.baseline:.4g} -> {o.candidate:.4g})"
+    relative = ""
+    if o.budget.endswith("%") and o.baseline != 0:  # a percent budget: the drop as it reads it
+        relative = f"; {abs(o.delta) / abs(o.baseline) * 100:.2f}% of the baseline's mean"
     if _bounded(o.name):
-        return f"{abs(o.delta) * 100:.2f}pt ({o.baseline:.4f} -> {o.candidate:.4f})"
-    return f"{o.baseline:.4g} -> {o.candidate:.4g}"
+        return f"{abs(o.delta) * 100:.2f}pt ({o.baseline:.4f} -> {o.candidate:.4f}{relative})"
+    return f"{o.baseline:.4g} -> {o.candidate:.4g}{relative}"

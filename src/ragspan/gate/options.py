@@ -40,6 +40,7 @@ class GateOptions:
     max_recall_regression_pct: float | None = GATE_DEFAULTS["max_recall_regression_pct"]
     max_regression_pct: float | None = GATE_DEFAULTS["max_regression_pct"]
     max_set_aside: float = GATE_DEFAULTS["max_set_aside"]
+    profile: str = GATE_DEFAULTS["profile"]
     max_baseline_age: float = GATE_DEFAULTS["max_baseline_age"]
     override_label: str | None = GATE_DEFAULTS["override_label"]
 

@@ -76,6 +76,58 @@ def translate(spec: str, spelled: bool) -> str:
     return f"{column or metric}={value}%" if bare else f"{column or metric}={value}"
 
 
+def toolkit_spelled(spec: str) -> bool:
+    """Whether a budget is spelled as only toolkit-rag-quality spells it: a bare number (its
+    percent: ``ndcg=1``, ``precision=2``) or its ``NAME_at_K`` names (``ndcg_at_10=off``).
+    A short name with one of ragspan's units (``ndcg=1pt``, ``ndcg=2%``) or ``off`` is
+    ragspan's spelling of that one column, and none of ragspan's own (``doc_ndcg=1%``,
+    ``precision=2pt``, ``mrr=off``) is the toolkit's."""
+    if "=" not in spec:
+        return False
+    metric, value = (x.strip() for x in spec.split("=", 1))
+    if _NUMBER.fullmatch(value) is not None:
+        return True
+    at = _AT_K.fullmatch(metric.split("@", 1)[0])
+    return at is not None and at.group("name") in SHORT_NAMES
+
+
+TOOLKIT_RULES = ("its six document metrics (recall, precision, nDCG, MRR, MAP, hit rate) at "
+                 "2% of the baseline's mean unless a budget says otherwise, any drop over its "
+                 "budget failing, alpha (when given) a significance level")
+
+
+def toolkit_profile(profile: str, percent_given: bool, budgets: Sequence[str],
+                    origin: str) -> tuple[bool, str | None]:
+    """Whether the toolkit-rag-quality gate's rules are in force (``profile`` ``toolkit``;
+    or ``auto`` with a percent option given or a budget only that gate spells), and the
+    sentence the verdict says about it (None: ragspan's rules, nothing to say). Under
+    ``profile`` ``ragspan`` that gate's spelling is a usage error naming what to write:
+    ragspan's rules with the toolkit's spelling would judge by other rules than either.
+    ``origin``: where the profile came from, for the sentence."""
+    typed = [spec for spec in budgets if toolkit_spelled(spec)]
+    if profile == "ragspan":
+        if percent_given:
+            raise UsageError(f"{setting('profile', 'ragspan')} judges by ragspan's rules: the "
+                             f"percent options ({setting('max-recall-regression-pct')}, "
+                             f"{setting('max-regression-pct')}) are toolkit-rag-quality's; "
+                             f"drop them or use {setting('profile', 'toolkit')}")
+        if typed:
+            raise UsageError(f"{setting('budget')} {typed[0]} is toolkit-rag-quality's "
+                             f"spelling, and {setting('profile', 'ragspan')} judges by "
+                             f"ragspan's rules: write it as "
+                             f"{translate(typed[0], True)} or use "
+                             f"{setting('profile', 'toolkit')}")
+        return False, None
+    if profile == "toolkit":
+        return True, f"judged by toolkit-rag-quality's rules ({origin}): {TOOLKIT_RULES}"
+    if percent_given or typed:
+        why = f"budget '{typed[0]}'" if typed else "its percent options"
+        return True, (f"judged by toolkit-rag-quality's rules, as {why} is that gate's "
+                      f"spelling: {TOOLKIT_RULES} ({setting('profile', 'ragspan')} refuses "
+                      "the spelling instead)")
+    return False, None
+
+
 def reading(spec: str, translated: str) -> str | None:
     """What a budget typed as a bare number was read as, to be said in the verdict and the
     JSON (None when nothing was read into it)."""
