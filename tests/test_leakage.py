@@ -275,3 +275,44 @@ def test_bad_gold_spans_for_the_gold_field(tmp_path, span, fragment):
     res = leak(tmp_path, [{"id": "q", "query": "x", "doc_id": "d", "gold_spans": [span]}],
                {"d": "some text here"}, "--field", "gold")
     assert_input_error(res, "items.jsonl:1", fragment)
+
+
+# ---- items as toolkit-rag-quality writes them (id, query or question, answer) ------------
+
+ANSWER = "the courts of the state of new york have exclusive jurisdiction over every dispute"
+
+
+def test_the_toolkits_items_have_their_answer_checked_by_default(tmp_path):
+    """An item's ``answer`` is checked against every document, by default when the items
+    carry one (toolkit-rag-quality checks it; it was ignored, and --field gold checked 0
+    texts and passed); ``question`` is a query; ``--items`` is the toolkit's flag."""
+    docs = {"contract": doc_with(300, ANSWER), "clean": doc_with(300, seed=1)}
+    items = [{"id": "q1", "question": "Which court decides disputes?", "answer": ANSWER},
+             {"id": "q2", "query": "What is the boiling point of mercury in kelvin"}]
+    ev = write_jsonl(tmp_path / "items.jsonl", items)
+    co = write_jsonl(tmp_path / "corpus.jsonl", [{"id": k, "text": v} for k, v in docs.items()])
+    res = run_cli("leakage", "--items", ev, "--corpus", co, "--format", "json")
+    assert res.exit_code == 4, res.stderr
+    pred = json.loads(res.stdout)["predicate"]
+    assert pred["parameters"]["fields"] == ["query", "answer"]
+    (found,) = pred["details"]["leaks"]
+    assert (found["id"], found["field"], found["document"]) == ("q1", "answer", "contract")
+    s = pred["summary"]
+    assert (s["items"], s["texts_checked"], s["items_without_field"]) == (2, 3, {"answer": 1})
+    assert "1 of the 2 items have no answer text" in res.stderr
+    # asked for query alone, the answer is not checked, and nothing leaks
+    res = run_cli("leakage", "--items", ev, "--corpus", co, "--field", "query")
+    assert res.exit_code == 0, res.stderr
+
+
+def test_a_field_no_item_has_is_an_error_not_a_clean_pass(tmp_path):
+    docs = {"contract": doc_with(300, ANSWER)}
+    items = [{"id": "q1", "query": "Which court decides disputes?", "answer": ANSWER}]
+    res = leak(tmp_path, items, docs, "--field", "gold")
+    assert_input_error(res, "items.jsonl", "--field gold: none of the 1 items has gold_spans, so "
+                       "nothing would be checked (they carry: answer, query)")
+    res = leak(tmp_path, [{"id": "q1", "query": "Which court decides disputes?"}], docs,
+               "--field", "answer")
+    assert_input_error(res, "--field answer: none of the 1 items has 'answer'")
+    res = leak(tmp_path, [{"id": "q1", "query": "x", "answer": 5}], docs, "--field", "answer")
+    assert_input_error(res, "'answer' must be a string or a list of strings")

@@ -2,30 +2,42 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError
 from ragspan.base.records import InputRef
 from ragspan.base.verdicts import findings_verdict
-from ragspan.contamination.leakage import FIELDS, embedding_leaks, exact_leaks, read_items
+from ragspan.base.voice import setting
+from ragspan.base.warned import said
+from ragspan.contamination.items import FIELDS, read_items
+from ragspan.contamination.leakage import embedding_leaks, exact_leaks
 from ragspan.io.corpus import read_corpus
 from ragspan.report.envelope import statement
 
+log = logging.getLogger("ragspan")
 
-def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",), ngram: int = 3,
+
+def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = (), ngram: int = 3,
         threshold: float = 0.6, method: str = "exact", similarity: float = 0.9,
         model: str = "all-MiniLM-L6-v2", chunk_size: int = 1000, cache_dir: str | None = None,
         max_records: int = 1_000_000, max_leaks: int = 0) -> CommandResult:
-    """Exit 4 when more than ``max_leaks`` items leak (``ragspan.base.verdicts``)."""
-    fields = tuple(dict.fromkeys(fields or ("query",)))
-    bad = [f for f in fields if f not in FIELDS]
+    """Exit 4 when more than ``max_leaks`` items leak (``ragspan.base.verdicts``).
+    ``fields`` empty: ``query``, and ``answer`` when the items carry one
+    (``contamination.items``)."""
+    asked = tuple(dict.fromkeys(fields)) or None
+    bad = [f for f in asked or () if f not in FIELDS]
     if bad:
-        raise UsageError(f"--field must be one of {FIELDS}, got {bad}")
+        raise UsageError(f"{setting('field')} must be one of {', '.join(FIELDS)}, got {bad}")
     if ngram < 1:
-        raise UsageError("--ngram must be >= 1")
+        raise UsageError(f"{setting('ngram')} must be >= 1")
     corp = read_corpus(corpus, max_records=max_records)
-    items, items_sha = read_items(eval_set, corp, fields, max_records)
+    read = read_items(eval_set, corp, asked, max_records)
+    items, items_sha, fields = read.items, read.sha256, read.fields
+    for name, missing in read.without.items():
+        log.warning("%d of the %d items have no %s text: checked on their other fields", missing,
+                    read.count, name, extra=said(f"items_without_{name}", missing))
     if method == "exact":
         findings, extra = exact_leaks(items, corp, ngram, threshold)
         params: dict[str, Any] = {"method": "exact", "ngram": ngram, "threshold": threshold}
@@ -36,10 +48,12 @@ def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = ("query",), ngr
     leaking = sorted({f["id"] for f in findings})
     by_field = {f: sum(1 for x in findings if x["field"] == f) for f in fields}
     verdict = findings_verdict(len(leaking), max_leaks)
-    summary = {"items": len({i.id for i in items}), "texts_checked": len(items),
+    summary = {"items": read.count, "texts_checked": len(items),
                "documents": len(corp), "leaking_items": len(leaking),
                "findings_by_field": by_field, "max_leaks": max_leaks,
                **{k: v for k, v in extra.items() if k != "model"}}
+    if read.without:
+        summary["items_without_field"] = read.without
     return CommandResult(statement(
         kind="leakage",
         subject=[InputRef("eval_set", eval_set, items_sha)],

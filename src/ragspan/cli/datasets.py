@@ -243,10 +243,14 @@ def validate(out: str | None, fmt: str, **kwargs: Any) -> None:
 
 
 @cli.command()
-@flag("eval-set", "Eval items (eval set, or BEIR queries with _id/text).", required=True)
+@flag("eval-set", "Eval items: an eval set, BEIR queries (_id, text), or items as "
+      "toolkit-rag-quality writes them (id, query or question, answer; --items).",
+      required=True, aliases=("--items",))
 @flag("corpus", "Corpus (JSONL, BEIR corpus, or directory).", required=True)
-@click.option("--field", "fields", multiple=True, type=click.Choice(["query", "gold"]),
-              help="Item field to check; repeatable (default query).")
+@click.option("--field", "fields", multiple=True,
+              type=click.Choice(["query", "gold", "answer"]),
+              help="Item field to check; repeatable (default query, and answer when the "
+                   "items carry one).")
 @click.option("--ngram", type=click.IntRange(min=1, max=64), default=3, show_default=True)
 @flag("threshold", "Containment at which an item leaks.", default=0.6)
 @flag("method", "embedding: paraphrase leaks (slower, approximate).",

@@ -6,87 +6,27 @@ in one document (after normalisation, ``normalize.py``). A 12-word question past
 shorter than ``n`` words use their whole token sequence as one gram. An item leaks when a field
 reaches the threshold in some document.
 
-Fields: ``query`` (the question) and ``gold`` (each gold span's text, checked against every
-document except the one it was annotated in: an extractive answer is in its own source by
-design).
+The texts checked (``query``, ``gold``, ``answer``) are read by ``contamination.items``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragspan.base.errors import InputError
+from ragspan.contamination.items import Item
 from ragspan.contamination.ngrams import GramCoder, GramIndex, Vocabulary, gram_matrix, longest_shared_run
 from ragspan.contamination.normalize import aligned_tokens, tokens
 from ragspan.io.corpus import Corpus
-from ragspan.io.evalset import parse_gold_span
-from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
-from ragspan.io.rows import parse_id
 from ragspan.retrieval.chunkers import ChunkerSpec, chunk_document
 from ragspan.retrieval.embed import Embedder, default_cache_dir
 
 log = logging.getLogger("ragspan")
-FIELDS = ("query", "gold")
 DEFAULT_MAX_RECORDS = 1_000_000
-
-
-@dataclass(frozen=True)
-class Item:
-    """One text to check: ``(item id, field, text, document to skip)``."""
-
-    id: str
-    field: str
-    text: str
-    exclude_doc: str | None = None
-    index: int = 0  # which gold span, for the gold field
-
-
-def read_items(path: str, corpus: Corpus, fields: tuple[str, ...], max_records: int
-               ) -> tuple[list[Item], str]:
-    """Eval set rows (``id``, ``query``, ``gold_spans``) or BEIR queries (``_id``, ``text``);
-    with the file's sha256."""
-    data = read_bytes(path)
-    text = decode_records(data, path)
-    rows = [(ln, obj) for ln, obj in iter_json_records(text, path) if "_header" not in obj]
-    if len(rows) > max_records:
-        raise InputError(f"{len(rows)} records exceed --max-records {max_records}", path)
-    items: list[Item] = []
-    first: dict[str, int] = {}
-    for line, obj in rows:
-        qid = parse_id(obj.get("id", obj.get("_id")), path, line)
-        if qid in first:
-            raise InputError(f"repeated item id '{qid}' (first on line {first[qid]})", path, line)
-        first[qid] = line
-        if "query" in fields:
-            q = obj.get("query", obj.get("text"))
-            if not isinstance(q, str):
-                raise InputError("missing 'query' (or BEIR 'text')", path, line)
-            items.append(Item(qid, "query", q))
-        if "gold" in fields:
-            raw = obj.get("gold_spans") or []
-            if not isinstance(raw, list):
-                raise InputError("'gold_spans' must be a list", path, line)
-            scope = obj.get("doc_id")
-            scope = None if scope is None else parse_id(scope, path, line, "doc_id")
-            for i, item in enumerate(raw):
-                span = parse_gold_span(item, scope, path, line, i)
-                if span.doc_id not in corpus.documents:
-                    raise InputError(f"gold_spans[{i}]: document '{span.doc_id}' is not in the "
-                                     f"corpus", path, line)
-                text = corpus.text(span.doc_id)
-                if span.end > len(text):
-                    raise InputError(f"gold_spans[{i}]: end={span.end} is past the end of "
-                                     f"'{span.doc_id}' ({len(text)} characters)", path, line)
-                items.append(Item(qid, "gold", text[span.start:span.end], span.doc_id, i))
-    if not rows:
-        raise InputError("no items to check", path)
-    return items, sha256_hex(data)
 
 
 class ContainmentIndex:
