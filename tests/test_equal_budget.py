@@ -196,9 +196,10 @@ def test_a_corpus_wide_question_saturates_when_k_takes_in_the_corpus(tmp_path):
 
 def test_a_budget_larger_than_the_named_document_is_said(tmp_path):
     """The published harness's warning: a character budget at least as large as the
-    question's document lets a scoped retriever return it whole. Said once, naming each such
+    question's document lets a retriever return it whole. Said once, naming each such
     cutoff with its count, and kept in summary.warnings; a budget under every document is not
-    named, nor a question without doc_id."""
+    named. A question without doc_id (LegalBench-RAG's corpus-wide rows) counts by its gold
+    documents together, and the warning says so."""
     import json
 
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "short", "text": "x" * 800},
@@ -216,11 +217,33 @@ def test_a_budget_larger_than_the_named_document_is_said(tmp_path):
                   "--out", tmp_path / "s.json")
     assert res.exit_code == 0, res.stderr
     line = next(x for x in res.stderr.splitlines() if "the whole named document" in x)
-    assert ("at k = 1000c (2 of 4 queries, 50%), k = 8000c (4 of 4 queries, 100%): grounding "
-            "there says nothing of ranking") in line
+    assert ("the whole named document (for a question without one, all its gold documents "
+            "together) at k = 1000c (2 of 5 queries, 40%), k = 8000c (5 of 5 queries, 100%): "
+            "grounding there says nothing of ranking") in line
     assert "500c" not in line
     warned = json.loads((tmp_path / "s.json").read_text())["predicate"]["summary"]["warnings"]
     assert any(w["code"] == "budget_over_document" for w in warned)
+
+
+def test_corpus_wide_rows_alone_are_warned_about_by_their_gold_documents(tmp_path):
+    """LegalBench-RAG's rows name no document: the warning fired for none of them. Each
+    counts by all its gold documents together (two short ones: their sum)."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "a", "text": "x" * 600},
+                                                     {"id": "b", "text": "y" * 600},
+                                                     {"id": "c", "text": "z" * 9000}])
+    rows = [{"id": "two", "query": "?", "gold_spans": [{"doc_id": "a", "start": 0, "end": 50},
+                                                        {"doc_id": "b", "start": 0, "end": 50}]},
+            {"id": "long", "query": "?", "gold_spans": [{"doc_id": "c", "start": 0, "end": 50}]}]
+    evalset = write_jsonl(tmp_path / "eval.jsonl", rows)
+    run = write_jsonl(tmp_path / "run.jsonl", [
+        {"id": r["id"], "retrieved": [{"doc_id": "a", "start": 0, "end": 100}]} for r in rows])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--corpus", corpus, "--k", "1",
+                  "--k", "1000c", "--k", "2000c", "--no-budget-grid", "--out", tmp_path / "s.json")
+    assert res.exit_code == 0, res.stderr
+    line = next(x for x in res.stderr.splitlines() if "the budget holds" in x)
+    assert "all its gold documents together) at k = 2000c (1 of 2 queries, 50%)" in line
+    assert "1000c" not in line  # 600 + 600 characters are not held by 1000
+
 
 def test_a_character_budget_is_refused_where_documents_are_scored(tmp_path):
     qrels = tmp_path / "q.trec"

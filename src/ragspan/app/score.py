@@ -204,18 +204,20 @@ def warn_saturation(saturation: Saturation | None) -> None:
                 extra=said("saturated", max(x.queries for _, x in hit)))
 
 
-def warn_whole_documents(over: list[tuple[str, int, int]]) -> None:
-    """One warning naming each character budget at least as large as the named document of
-    at least ``SATURATION_WARN`` of the scoped queries (``run_facts.budgets_over_documents``):
-    there a retriever scoped to the document can return all of it."""
+def warn_whole_documents(over: list[tuple[str, int, int]], wide: bool = False) -> None:
+    """One warning naming each character budget that holds the documents of at least
+    ``SATURATION_WARN`` of the counted queries whole (``run_facts.budgets_over_documents``):
+    there a retriever can return all of them. ``wide``: corpus-wide queries were counted
+    by their gold documents together, and the warning says so."""
     said_at = [(k, fits, scoped) for k, fits, scoped in over if fits >= SATURATION_WARN * scoped]
     if not said_at:
         return
     scoped = said_at[0][2]
-    log.warning("the budget holds the whole named document at "
-                + ", ".join(f"k = {k} ({fits} of {scoped} queries, {100 * fits / scoped:.0f}%)"
-                            for k, fits, _ in said_at)
-                + ": grounding there says nothing of ranking",
+    what = ("the whole named document (for a question without one, all its gold documents "
+            "together)" if wide else "the whole named document")
+    at = ", ".join(f"k = {k} ({fits} of {scoped} queries, {100 * fits / scoped:.0f}%)"
+                   for k, fits, _ in said_at)
+    log.warning("the budget holds %s at %s: grounding there says nothing of ranking", what, at,
                 extra=said("budget_over_document", said_at[-1][1]))
 
 
@@ -308,7 +310,7 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, chunks: str 
         if cut else None
     warn_saturation(report.saturation)
     if corp is not None:
-        warn_whole_documents(budgets_over_documents(evalset, corp, ks))
+        warn_whole_documents(*budgets_over_documents(evalset, corp, ks))
     body = span_body(report, doc_view)
     for code, count, line in repairs(body.summary):
         log.warning("%s", line, extra=said(code, count))

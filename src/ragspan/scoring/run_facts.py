@@ -234,21 +234,32 @@ def saturation(evalset: EvalSet, corpus: Corpus, ranked: RankedColumns, code: Co
 
 
 def budgets_over_documents(evalset: EvalSet, corpus: Corpus, ks: Sequence[int]
-                           ) -> list[tuple[str, int, int]]:
-    """Per character cutoff, ``(cutoff, queries, scoped)``: of the ``scoped`` queries that
-    name a document of the corpus, how many name one no longer than the budget, so a
-    retriever scoped to it may return the whole document and ground every question there
-    (the published harness's warning). Before any run is read: the budget alone decides it.
-    Cutoffs no query's document fits are left out."""
+                           ) -> tuple[list[tuple[str, int, int]], bool]:
+    """Per character cutoff, ``(cutoff, queries, counted)``: of the ``counted`` queries, how
+    many the budget holds whole: the document a query names (``doc_id``), or for a
+    corpus-wide query (no ``doc_id``, as in LegalBench-RAG) its gold documents together. A
+    retriever may return those documents whole there and ground every such question (the
+    published harness's warning). Before any run is read: the budget alone decides it.
+    Cutoffs no query fits are left out. The flag: whether corpus-wide queries were counted
+    (the warning then says so)."""
     lengths = corpus.lengths()
-    docs = np.array([lengths[q.doc_id] for q in evalset.queries
-                     if q.doc_id is not None and q.doc_id in lengths], dtype=np.int64)
+    sizes, wide = [], False
+    for q in evalset.queries:
+        if q.doc_id is not None:
+            if q.doc_id in lengths:
+                sizes.append(lengths[q.doc_id])
+            continue
+        golds = {s.doc_id for s in q.gold_spans}
+        if golds and golds <= lengths.keys():  # every gold document, taken whole
+            sizes.append(sum(lengths[d] for d in golds))
+            wide = True
+    docs = np.array(sizes, dtype=np.int64)
     if not docs.size:
-        return []
+        return [], wide
     out = []
     for k in ks:
         if isinstance(k, Chars):
             fits = int((docs <= int(k)).sum())
             if fits:
                 out.append((str(k), fits, int(docs.size)))
-    return out
+    return out, wide
