@@ -198,10 +198,11 @@ def test_planted_facts_and_unknown_fields_kept_as_tags(tmp_path, docs):
                     "dimensions.where.page": 1, "verification": 1}
     val = run_cli("validate", "--eval-set", tmp_path / "eval.jsonl", "--corpus", tmp_path / "corpus.jsonl",
                   "--format", "json")
-    # f1 is marked requires_crossref, yet both its strings lie in 'a': the one defect validate finds
+    # f1 is marked requires_crossref, yet names no anchor_doc to cross from: the one defect
+    # validate finds
     assert val.exit_code == 3, val.stdout
     found = [(f["check"], f["query"]) for f in val.json()["predicate"]["details"]["findings"]]
-    assert found == [("crossref_single_document", "f1")]
+    assert found == [("crossref_flag", "f1")]
 
 
 def test_rows_without_id_get_a_derived_stable_id(tmp_path, docs):

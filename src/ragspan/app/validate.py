@@ -9,7 +9,8 @@ from ragspan.base.errors import UsageError
 from ragspan.base.records import InputRef
 from ragspan.base.verdicts import findings_verdict
 from ragspan.evalsets.checks import check_eval_set, chunk_findings, tally
-from ragspan.evalsets.crossref import crossref_findings, read_facts
+from ragspan.evalsets.crossref import crossref_findings
+from ragspan.evalsets.sidecar import read_facts
 from ragspan.io.chunks import read_chunks
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
@@ -39,15 +40,17 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
     corp = read_corpus(corpus)
     inputs = [InputRef("eval_set", eval_set, evalset.sha256),
               InputRef("corpus", corpus, corp.sha256)]
-    planted = None
+    sidecar = None
     if facts:
-        planted, digest = read_facts(facts, corp)
-        inputs.append(InputRef("facts", facts, digest))
-    findings = check_eval_set(evalset, corp) + crossref_findings(evalset, corp, planted)
+        sidecar = read_facts(facts, corp)
+        inputs.append(InputRef("facts", facts, sidecar.sha256))
+    findings = check_eval_set(evalset, corp) + crossref_findings(evalset, corp, sidecar)
     summary: dict[str, Any] = {"queries": len(evalset.queries),
                                "gold_spans": sum(len(q.gold_spans) for q in evalset.queries)}
-    if planted is not None:
-        summary["facts"] = len(planted)
+    if sidecar is not None:
+        summary["facts"] = len(sidecar.facts)
+        if sidecar.references:
+            summary["cross_references"] = len(sidecar.references)
     if chunks:
         findings += _chunking(chunks, run, evalset, corp, ks, tau, min_span_integrity,
                               inputs, summary)
@@ -64,12 +67,19 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
                  "findings_listed": min(len(findings), MAX_LISTED)},
         verdict=verdict.verdict, exit_code=verdict.exit_code,
     )
-    notice = None
-    if verdict.exit_code:
-        notice = (f"ragspan: error: validation found {counts['errors']} errors ("
-                  + ", ".join(f"{k}: {v}" for k, v in counts["findings_by_check"].items())
-                  + ")")
-    return CommandResult(doc, notice=notice)
+    return CommandResult(doc, notice=_notice(findings) if verdict.exit_code else None)
+
+
+def _notice(findings: list[dict[str, Any]]) -> str:
+    """One line: the errors by check, then the warnings counted apart."""
+    errors: dict[str, int] = {}
+    for f in findings:
+        if f["severity"] == "error":
+            errors[f["check"]] = errors.get(f["check"], 0) + 1
+    warnings = len(findings) - sum(errors.values())
+    return (f"ragspan: error: validation found {sum(errors.values())} errors ("
+            + ", ".join(f"{k}: {v}" for k, v in sorted(errors.items())) + ")"
+            + (f" and {warnings} warnings" if warnings else ""))
 
 
 def _chunking(chunks: str, run: str | None, evalset: Any, corp: Any, ks: tuple[int, ...],

@@ -1,47 +1,51 @@
 """Cross-reference checks of a planted-fact gold set (the localGPT harness's shape), run by
 ``ragspan validate`` only (docs/datasets.md, "Cross-reference gold sets").
 
-Such a set marks the questions whose answer needs several documents (``requires_crossref``,
-top level or under ``dimensions``), the document a question starts from (``anchor_doc``) and
-the document of each answer string (``expected_sources``); ``adapt`` places each string in
-its document and keeps the other two as tags. Checked here, each finding naming the query:
+Such a set marks the questions whose answer lies in another document than the one the
+question starts from (``requires_crossref``, top level or under ``dimensions``), that
+document (``anchor_doc``, null for none), the questions whose answer spans several documents
+(``multi_document``) and the document of each answer string (``expected_sources``); ``adapt``
+places each string in its document and keeps the rest as tags. The marks mean what the
+harness's own gate (``verify_crossref_goldset.py``) says they mean. Checked here, each
+finding naming the query:
 
-- ``crossref_single_document`` (error): a question marked ``requires_crossref`` or
-  ``multi_document`` whose gold spans lie in fewer than two documents; ``multi_document``
-  (error): one marked ``multi_document`` false whose gold spans lie in several;
-- ``cross_reference_not_found`` (error): a ``cross_references`` entry (the reference the
-  question must follow, "Exhibit A") that none of the question's gold documents says;
-- ``anchor_doc`` (error): an ``anchor_doc`` that is no document of the corpus, or holds none
-  of the question's gold spans;
+- ``crossref_flag`` (error): ``requires_crossref`` is not exactly "an anchor document is
+  named and some gold span lies in another document" (a row whose answer lies only in
+  another document than its anchor is correct; one whose answer is in its anchor, or that
+  names no anchor, needs no cross-reference);
+- ``multi_document`` (error): ``multi_document`` is not exactly "the gold spans lie in
+  several documents";
+- ``anchor_doc`` (error): an ``anchor_doc`` that is no document of the corpus;
+- ``cross_reference_not_found`` (error): a row's ``cross_references`` entry (the reference
+  the question must follow, "Exhibit A") that its anchor document (else its gold
+  documents) does not say;
 - ``crossref_cue`` (warning, only in a set that marks ``requires_crossref`` at all): a query
   that points elsewhere ("Exhibit A", "as defined in", "pursuant to Section 4") while its row
   is not marked and its spans lie in one document;
 - ``answer_not_unique`` (warning): a short answer (under ``SHORT`` characters) that occurs in
   another document of the corpus too, so finding the string does not show which document
   was read;
-- with a facts sidecar (``read_facts``): each planted fact occurs exactly once in its
-  document (``fact_not_found``, ``fact_ambiguous``: errors) and in no other
-  (``fact_not_unique``: warning); a question's ``facts`` tag names known facts
-  (``unknown_fact``) whose place lies inside one of its gold spans (``fact_uncovered``).
+- with a facts sidecar (``read_facts``: the harness's ``*.facts.json``, or a list): each
+  planted fact occurs exactly once in its document (``fact_not_found``, ``fact_ambiguous``:
+  errors) and in no other (``fact_not_unique``: warning; a fact naming no document is
+  placed in the one document that holds it); a question's ``facts`` (or ``fact_ids``) tag
+  names known facts (``unknown_fact``) whose place lies inside one of its gold spans
+  (``fact_uncovered``); each of the sidecar's ``cross_references`` (``cue``, ``from``,
+  ``to``) has its cue in its ``from`` document and a ``to`` in the corpus, or null for a
+  reference left dangling on purpose (``cross_reference_cue_not_found``,
+  ``cross_reference_document``: errors).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ragspan.base.errors import InputError
+from ragspan.evalsets.sidecar import Fact, Reference, Sidecar, doc_of, words
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery, EvalSet
-from ragspan.io.files import (
-    TooDeep,
-    decode_records,
-    iter_json_records,
-    json_value,
-    read_bytes,
-    sha256_hex,
-)
+from ragspan.io.files import TooDeep, json_value
 
 SHORT = 20  # characters: the answers gold_in_query's verbatim check leaves to a word match
 CROSSREF_TAGS = ("requires_crossref", "dimensions.requires_crossref")
@@ -58,16 +62,6 @@ CUE = re.compile(
     re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Fact:
-    """One planted fact of a sidecar: ``text`` said in document ``doc_id``."""
-
-    id: str
-    text: str
-    doc_id: str
-    line: int
-
-
 def _finding(check: str, severity: str, qid: str | None, message: str) -> dict[str, Any]:
     return {"check": check, "severity": severity, "query": qid, "message": message}
 
@@ -76,53 +70,18 @@ def _tag(q: EvalQuery, names: tuple[str, ...]) -> str | None:
     return next((q.tags[n] for n in names if n in q.tags), None)
 
 
-def _doc_of(corpus: Corpus, name: str) -> str | None:
-    """A document id as written, or a file name whose extension the corpus dropped."""
-    if name in corpus.documents:
-        return name
-    stem = name.rsplit(".", 1)[0]
-    return stem if stem in corpus.documents else None
-
-
-def read_facts(path: str, corpus: Corpus) -> tuple[list[Fact], str]:
-    """A facts sidecar and the sha256 of its bytes: a JSON list or JSONL of ``{"id", "text"
-    (or "fact"), "doc_id" (or "source", a file name is fine)}``. A row without those, a
-    repeated id, a document that is not in the corpus or an empty file is an InputError."""
-    facts: list[Fact] = []
-    seen: set[str] = set()
-    data = read_bytes(path)
-    for line, obj in iter_json_records(decode_records(data, path), path):
-        fid, text = obj.get("id"), obj.get("text", obj.get("fact"))
-        doc = obj.get("doc_id", obj.get("source"))
-        if not isinstance(fid, str | int) or isinstance(fid, bool) or str(fid) == "":
-            raise InputError("a fact needs an 'id' (a string or an integer)", path, line)
-        if not isinstance(text, str) or not text.strip():
-            raise InputError(f"fact '{fid}' needs a non-empty 'text'", path, line)
-        if not isinstance(doc, str):
-            raise InputError(f"fact '{fid}' needs its document ('doc_id' or 'source')", path, line)
-        doc_id = _doc_of(corpus, doc)
-        if doc_id is None:
-            raise InputError(f"fact '{fid}': '{doc}' is not a document of the corpus", path, line)
-        if str(fid) in seen:
-            raise InputError(f"fact id '{fid}' is repeated", path, line)
-        seen.add(str(fid))
-        facts.append(Fact(str(fid), text, doc_id, line))
-    if not facts:
-        raise InputError("no facts in the sidecar", path)
-    return facts, sha256_hex(data)
-
-
 def crossref_findings(evalset: EvalSet, corpus: Corpus,
-                      facts: list[Fact] | None = None) -> list[dict[str, Any]]:
-    """The checks of this module, in query order, then the facts' own."""
+                      sidecar: Sidecar | None = None) -> list[dict[str, Any]]:
+    """The checks of this module, in query order, then the sidecar's own."""
     findings: list[dict[str, Any]] = []
     marks = any(_tag(q, CROSSREF_TAGS + MULTI_TAGS) is not None for q in evalset.queries)
     holders = _Holders(corpus)
     for q in evalset.queries:
         findings += _row_findings(q, corpus, marks, evalset.path)
         findings += _short_answer_findings(q, corpus, holders)
-    if facts is not None:
-        findings += _fact_findings(evalset, corpus, facts, holders)
+    if sidecar is not None:
+        findings += _fact_findings(evalset, sidecar.facts, holders)
+        findings += _reference_findings(sidecar.references, corpus)
     return findings
 
 
@@ -131,47 +90,74 @@ def _yes(raw: str | None) -> bool | None:
     return None if raw is None else raw.strip().lower() in ("true", "1", "yes")
 
 
+def _anchor(q: EvalQuery) -> str | None:
+    """The row's ``anchor_doc``; None when absent, empty or null (the harness's "starts from
+    no document")."""
+    raw = _tag(q, ANCHOR_TAGS)
+    return None if raw is None or raw.strip() in ("", "null") else raw
+
+
 def _row_findings(q: EvalQuery, corpus: Corpus, marks: bool, path: str
                   ) -> list[dict[str, Any]]:
-    """A row's marks against where its gold spans lie: requires_crossref / multi_document,
+    """A row's marks against where its gold spans lie: requires_crossref, multi_document,
     anchor_doc, cross_references, and an unmarked query's cue."""
     found: list[dict[str, Any]] = []
     docs = sorted({s.doc_id for s in q.gold_spans})
-    where = (f"one document ('{docs[0]}')" if len(docs) == 1 else "no document" if not docs
-             else f"{len(docs)} documents")
+    listed = ", ".join(f"'{d}'" for d in docs) or "no document"
+    anchor = _anchor(q)
+    anchor_id = None if anchor is None else doc_of(corpus, anchor)
+    if anchor is not None and anchor_id is None:
+        found.append(_finding("anchor_doc", "error", q.id,
+                              f"anchor_doc '{anchor}' is not a document of the corpus"))
     crossref, multi = _yes(_tag(q, CROSSREF_TAGS)), _yes(_tag(q, MULTI_TAGS))
-    for name, value in (("requires_crossref", crossref), ("multi_document", multi)):
-        if value and len(docs) < 2:
-            found.append(_finding("crossref_single_document", "error", q.id,
-                                  f"marked {name} but its gold spans lie in {where}: give "
-                                  "the evidence in each document"))
-    if multi is False and len(docs) > 1:
+    if crossref is not None:
+        start = anchor_id or anchor
+        expected = start is not None and any(d != start for d in docs)
+        if crossref is not expected:
+            why = ("it names no anchor_doc, so there is no document to cross from"
+                   if start is None else
+                   f"its anchor_doc is '{start}' and its gold spans lie in {listed}")
+            found.append(_finding("crossref_flag", "error", q.id,
+                                  f"marked requires_crossref {str(crossref).lower()}, but "
+                                  f"{why}: it should be {str(expected).lower()}"))
+    if multi is not None and multi is not (len(docs) > 1):
         found.append(_finding("multi_document", "error", q.id,
-                              f"marked multi_document false but its gold spans lie in {where}: "
-                              + ", ".join(f"'{d}'" for d in docs)))
-    anchor = _tag(q, ANCHOR_TAGS)
-    if anchor is not None:
-        anchor_id = _doc_of(corpus, anchor)
-        if anchor_id is None:
-            found.append(_finding("anchor_doc", "error", q.id,
-                                  f"anchor_doc '{anchor}' is not a document of the corpus"))
-        elif anchor_id not in docs:
-            found.append(_finding(
-                "anchor_doc", "error", q.id,
-                f"anchor_doc '{anchor}' holds none of its gold spans (they lie in "
-                + ", ".join(f"'{d}'" for d in docs) + ")"))
+                              f"marked multi_document {str(multi).lower()}, but its gold spans "
+                              f"lie in {len(docs)} document(s): {listed}"))
+    said_in = [anchor_id] if anchor_id is not None else []
+    said_in += [d for d in docs if d in corpus.documents and d != anchor_id]
     for ref in _list_tag(_tag(q, REFERENCE_TAGS), q, path):
-        if ref and not any(ref in corpus.text(d) for d in docs if d in corpus.documents):
+        if ref.strip() and not any(words(ref).search(corpus.text(d)) for d in said_in):
             found.append(_finding(
                 "cross_reference_not_found", "error", q.id,
-                f"cross_references names {ref!r}, which none of its gold documents says "
-                f"(they are {', '.join(repr(d) for d in docs) or 'none'})"))
+                f"cross_references names {ref!r}, which neither its anchor_doc nor its gold "
+                f"documents say (they are {', '.join(repr(d) for d in said_in) or 'none'})"))
     cue = CUE.search(q.query)
     if marks and cue and not crossref and not multi and len(docs) < 2:
         found.append(_finding(
             "crossref_cue", "warning", q.id,
             f"the query points elsewhere ({cue.group(0)!r}) but is not marked "
             "requires_crossref and its gold spans lie in one document"))
+    return found
+
+
+def _reference_findings(refs: list[Reference], corpus: Corpus) -> list[dict[str, Any]]:
+    """Each sidecar cross-reference: its ``from`` and ``to`` documents of the corpus (``to``
+    null: dangling on purpose, not checked) and its cue said in ``from``."""
+    found: list[dict[str, Any]] = []
+    for r in refs:
+        where = f"cross_references[{r.index}] ({r.cue[:40]!r})"
+        source = doc_of(corpus, r.source)
+        missing = [] if source is not None else [f"'{r.source}'"]
+        if r.target is not None and doc_of(corpus, r.target) is None:
+            missing.append(f"'{r.target}'")
+        if missing:
+            found.append(_finding("cross_reference_document", "error", None,
+                                  f"{where} names {' and '.join(missing)}, not a document of "
+                                  "the corpus"))
+        if source is not None and not words(r.cue).search(corpus.text(source)):
+            found.append(_finding("cross_reference_cue_not_found", "error", None,
+                                  f"{where}: its cue is not said in '{source}'"))
     return found
 
 
@@ -207,23 +193,44 @@ class _Holders:
             self._cache[needle] = [d for d, text in self._texts if needle in text]
         return self._cache[needle]
 
+    def places(self, text: str) -> dict[str, list[tuple[int, int]]]:
+        """Each document's occurrences of ``text`` as ``words`` matches them."""
+        pattern = words(text)
+        found: dict[str, list[tuple[int, int]]] = {}
+        for d, doc in self._texts:
+            spans = [m.span() for m in pattern.finditer(doc)]
+            if spans:
+                found[d] = spans
+        return found
 
-def _fact_findings(evalset: EvalSet, corpus: Corpus, facts: list[Fact],
+
+def _fact_findings(evalset: EvalSet, facts: list[Fact],
                    holders: _Holders) -> list[dict[str, Any]]:
     findings: list[dict[str, Any]] = []
     places: dict[str, tuple[str, int, int]] = {}
+    unplaced: dict[str, int] = {}
     for f in facts:
-        text = corpus.text(f.doc_id)
-        count = text.count(f.text)
+        found = holders.places(f.text)
+        docs = sorted(found)
+        if f.doc_id is None and len(docs) > 1:
+            unplaced[f.id] = len(docs)
+            findings.append(_finding(
+                "fact_not_unique", "warning", None,
+                f"fact '{f.id}' names no document and occurs in {len(docs)} (first "
+                f"'{docs[0]}'): not placed, {f.text[:40]!r}"))
+            continue
+        doc_id = f.doc_id if f.doc_id is not None else (docs[0] if docs else None)
+        count = len(found.get(doc_id, [])) if doc_id is not None else 0
         if count != 1:
+            where = f"in '{doc_id}'" if doc_id is not None else "in no document"
             findings.append(_finding(
                 "fact_not_found" if count == 0 else "fact_ambiguous", "error", None,
-                f"fact '{f.id}' (record {f.line}) occurs {count} times in '{f.doc_id}': "
+                f"fact '{f.id}' (record {f.line}) occurs {count} times {where}: "
                 f"{f.text[:40]!r}"))
             continue
-        start = text.find(f.text)
-        places[f.id] = (f.doc_id, start, start + len(f.text))
-        others = [d for d in holders.of(f.text) if d != f.doc_id]
+        assert doc_id is not None
+        places[f.id] = (doc_id, *found[doc_id][0])
+        others = [d for d in docs if d != doc_id]
         if others:
             findings.append(_finding(
                 "fact_not_unique", "warning", None,
@@ -232,22 +239,23 @@ def _fact_findings(evalset: EvalSet, corpus: Corpus, facts: list[Fact],
     known = {f.id for f in facts}
     for q in evalset.queries:
         raw = _tag(q, FACT_TAGS)
-        if raw is None:
-            continue
-        for fid in _fact_ids(raw, q, evalset.path):
+        for fid in [] if raw is None else _fact_ids(raw, q, evalset.path):
             if fid not in known:
                 findings.append(_finding("unknown_fact", "error", q.id,
                                          f"fact '{fid}' is not in the facts sidecar"))
-                continue
-            if fid not in places:
-                continue  # its own finding says why it has no place
-            doc_id, start, end = places[fid]
-            if not any(s.doc_id == doc_id and s.start <= start and end <= s.end
-                       for s in q.gold_spans):
+            elif fid in unplaced:
                 findings.append(_finding(
                     "fact_uncovered", "error", q.id,
-                    f"fact '{fid}' ('{doc_id}' [{start}, {end})) lies inside none of its "
-                    "gold spans"))
+                    f"fact '{fid}' names no document and occurs in {unplaced[fid]}: which "
+                    "one the row's gold covers cannot be checked (give the fact its source)"))
+            elif fid in places:  # else its own finding says why it has no place
+                doc_id, start, end = places[fid]
+                if not any(s.doc_id == doc_id and s.start <= start and end <= s.end
+                           for s in q.gold_spans):
+                    findings.append(_finding(
+                        "fact_uncovered", "error", q.id,
+                        f"fact '{fid}' ('{doc_id}' [{start}, {end})) lies inside none of its "
+                        "gold spans"))
     return findings
 
 
