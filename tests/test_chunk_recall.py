@@ -54,23 +54,35 @@ def relevant_chunks(chunks, q):
             if any(c["start"] < g["end"] and g["start"] < c["end"] for g in q["gold_spans"])}
 
 
+def candidate_ndcg(rels, k):
+    """The localGPT harness's nDCG@k, from its definition: DCG of the top k over binary
+    relevance, divided by the DCG of the same candidate list re-sorted ideally; 0 when the
+    list holds nothing relevant."""
+    dcg = sum(r / math.log2(i + 2) for i, r in enumerate(rels[:k]))
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(sorted(rels, reverse=True)[:k]))
+    return dcg / idcg if idcg else 0.0
+
+
 def brute(chunks, queries, run, k, field="retrieved"):
-    recalls, ceilings, ndcgs = [], [], []
+    recalls, ceilings, ndcgs, own = [], [], [], []
     for q, row in zip(queries, run):
         relevant = relevant_chunks(chunks, q)
         if not relevant:
             continue
-        seen, dcg = set(), 0.0
-        for pos, r in enumerate(row[field][:k]):
+        seen, dcg, rels = set(), 0.0, []
+        for pos, r in enumerate(row[field]):
             place = (r["start"], r["end"])
-            if place in relevant and place not in seen:
+            rels.append(int(place in relevant and place not in seen))  # a repeat counts once
+            if pos < k and rels[-1]:
                 dcg += 1 / math.log2(pos + 2)
             seen.add(place)
+        found = {(r["start"], r["end"]) for r in row[field][:k]}
         ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
-        recalls.append(len(relevant & seen) / len(relevant))
+        recalls.append(len(relevant & found) / len(relevant))
         ceilings.append(min(1.0, k / len(relevant)))
         ndcgs.append(dcg / ideal)
-    return recalls, ceilings, ndcgs
+        own.append(candidate_ndcg(rels, k))
+    return recalls, ceilings, ndcgs, own
 
 
 def mean(values):
@@ -87,11 +99,12 @@ def test_chunk_recall_equals_a_brute_force_count(drawn):
     for k in (1, 3):
         for field, got in (("retrieved", found["by_k"]),
                            ("retrieved_first_stage", found["first_stage"])):
-            recalls, ceilings, ndcgs = brute(chunks, queries, run, k, field)
+            recalls, ceilings, ndcgs, own = brute(chunks, queries, run, k, field)
             assert found["queries"] == len(recalls)
             assert abs(got[str(k)]["recall"] - mean(recalls)) < 1e-12
             assert abs(got[str(k)]["ceiling"] - mean(ceilings)) < 1e-12
             assert abs(got[str(k)]["ndcg"] - mean(ndcgs)) < 1e-12
+            assert abs(got[str(k)]["ndcg_candidates"] - mean(own)) < 1e-12
 
 
 def test_chunk_ndcg_equals_pytrec_eval_and_the_table_shows_both_stages():
@@ -122,7 +135,16 @@ def test_chunk_ndcg_equals_pytrec_eval_and_the_table_shows_both_stages():
                   for q, idx in order.items()}
         ref = evaluator.evaluate(ranked)
         assert abs(got["ndcg"] - mean([ref[q]["ndcg_cut_10"] for q in order])) < 1e-12
+        own = [candidate_ndcg([int((chunks[i]["start"], chunks[i]["end"]) in relevant_chunks(
+            chunks, q)) for i in order[q["id"]][stage]], 10) for q in queries]
+        assert abs(got["ndcg_candidates"] - mean(own)) < 1e-12
+    # q1's first stage holds one of its two relevant chunks (c7, c8): the candidate set's
+    # ideal is lower than trec_eval's, so its nDCG is higher
+    assert found["first_stage"]["10"]["ndcg_candidates"] > found["first_stage"]["10"]["ndcg"]
     from ragspan.report.render.score import table
 
     text = table(report)
-    assert f"nDCG {found['by_k']['10']['ndcg']:.4f}; before the rerank or fusion" in text
+    final, first = found["by_k"]["10"], found["first_stage"]["10"]
+    assert (f"nDCG {final['ndcg']:.4f} (trec_eval's ideal) / {final['ndcg_candidates']:.4f} "
+            "(the candidate set's ideal); before the rerank or fusion") in text
+    assert f"nDCG {first['ndcg']:.4f} (trec_eval's ideal) / " in text

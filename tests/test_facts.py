@@ -34,11 +34,12 @@ def test_saturation_written_is_read_back_by_the_gate_as_the_same_record():
 def test_the_json_forms_keep_the_report_keys():
     assert OffScope(4, {"5": OutsideAt(20, 15, 0.75)}).as_json() == {
         "scoped_queries": 4, "by_k": {"5": {"results": 20, "outside": 15, "share": 0.75}}}
-    assert ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6)}).as_json() == {
-        "queries": 2, "by_k": {"3": {"recall": 0.5, "ceiling": 1.0, "ndcg": 0.6}}}
-    assert ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6)},
-                       {"3": ChunkRecallAt(0.25, 1.0, 0.3)}).as_json()["first_stage"] == {
-        "3": {"recall": 0.25, "ceiling": 1.0, "ndcg": 0.3}}
+    assert ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6, 0.7)}).as_json() == {
+        "queries": 2, "by_k": {"3": {"recall": 0.5, "ceiling": 1.0, "ndcg": 0.6,
+                                     "ndcg_candidates": 0.7}}}
+    assert ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6, 0.7)},
+                       {"3": ChunkRecallAt(0.25, 1.0, 0.3, 0.3)}).as_json()["first_stage"] == {
+        "3": {"recall": 0.25, "ceiling": 1.0, "ndcg": 0.3, "ndcg_candidates": 0.3}}
     assert FusionSources(("bm25", "dense"), {"5": SurfacedAt(
         7, 2, {"bm25": 1, "dense": 3})}).as_json() == {
         "sources": ["bm25", "dense"], "by_k": {"5": {

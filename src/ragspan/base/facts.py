@@ -69,14 +69,19 @@ class ChunkRecallAt:
     """At one count cutoff: the mean chunk-level recall over the queries with a relevant
     chunk, the mean of its ceiling ``min(1, k / relevant chunks)``, and the mean chunk-level
     nDCG (binary gain, trec_eval's ``ndcg_cut``: a relevant chunk at 0-based position ``p``
-    adds ``1 / log2(p + 2)``, divided by the ideal ranking's DCG at k)."""
+    adds ``1 / log2(p + 2)``, divided by the ideal ranking's DCG at k: all the query's
+    relevant chunks at the top), and the same DCG divided by the ideal of the query's
+    candidate set (``ndcg_candidates``, the localGPT harness's: the relevant chunks the
+    ranking holds anywhere in its list, at the top; 0 when it holds none)."""
 
     recall: float
     ceiling: float
     ndcg: float
+    ndcg_candidates: float
 
     def as_json(self) -> dict[str, float]:
-        return {"recall": self.recall, "ceiling": self.ceiling, "ndcg": self.ndcg}
+        return {"recall": self.recall, "ceiling": self.ceiling, "ndcg": self.ndcg,
+                "ndcg_candidates": self.ndcg_candidates}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
+from ragspan.base.shown import is_local_path, shown_model
 
 # what a run's header records about its inputs, not about how it retrieved
 NOT_SETTINGS = frozenset({"queries", "corpus_sha256", "eval_set_sha256", "config_digest"})
@@ -30,7 +31,9 @@ def _differences(b: Any, c: Any, key: str, out: list[str], depth: int = 0) -> No
                 _differences(b.get(k, ABSENT), c.get(k, ABSENT), inner, out, depth + 1)
         return
     if _text(b) != _text(c):
-        out.append(f"{key} {_text(b)} -> {_text(c)}")
+        old, new = _text(b, key), _text(c, key)
+        same = " (another folder of that name)" if old == new else ""
+        out.append(f"{key} {old} -> {new}{same}")
 
 
 ABSENT = object()
@@ -38,9 +41,13 @@ MAX_DEPTH = 8
 WIDE = 60
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, key: str = "") -> str:
+    """A value as the note shows it; a model that is a local folder by its name only, never
+    its path (``base.shown``)."""
     if value is ABSENT:
         return "absent"
+    if isinstance(value, str) and key.rsplit(".", 1)[-1] == "model" and is_local_path(value):
+        return shown_model(value)
     text = canonical_dumps(value).rstrip("\n")
     return text if len(text) <= WIDE else text[:WIDE - 3] + "..."
 

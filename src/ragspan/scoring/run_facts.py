@@ -49,9 +49,11 @@ def chunk_recall(gold: GoldColumns, ranked: RankedColumns, chunks: ChunkColumns,
     first position), averaged over the queries with a relevant chunk; its ceiling,
     ``min(1, k / relevant chunks)``, averaged alike: below it no ranking can go higher, so a
     low chunk recall at a small k can be the chunking's, not the ranking's; and nDCG@k with
-    binary gains (trec_eval's ``ndcg_cut``). With ``first`` (the run's first-stage ranking,
-    before a rerank or fusion), the same of that ranking, so a reranker's gain is read at
-    chunk level."""
+    binary gains (trec_eval's ``ndcg_cut``), and beside it the same DCG over the ideal of
+    the query's candidate set (``ndcg_candidates``, the localGPT harness's: its ranking's own
+    relevant results, anywhere in the list, re-sorted to the top; 0 when the list holds
+    none). With ``first`` (the run's first-stage ranking, before a rerank or fusion), the
+    same of that ranking, so a reranker's gain is read at chunk level."""
     g, c = pairs
     width = np.int64(len(chunks.ids) + 1)
     rel = np.unique(gold.query[g] * width + c)
@@ -75,6 +77,8 @@ def _chunk_ranking(ranked: RankedColumns, key: dict[tuple[int, int, int], int],
     by_k: dict[str, ChunkRecallAt] = {}
     if not asked.any():
         return by_k
+    listed = np.unique(ranked.query[hit >= 0] * width + hit[hit >= 0])
+    candidates = np.bincount(listed[np.isin(listed, rel)] // width, minlength=n)[asked]
     for k in ks:
         if is_budget(k):
             continue
@@ -92,10 +96,13 @@ def _chunk_ranking(ranked: RankedColumns, key: dict[tuple[int, int, int], int],
         dcg = np.bincount(owner, weights=1.0 / np.log2(pos[good] + 2.0), minlength=n)
         discounts = np.cumsum(1.0 / np.log2(np.arange(k, dtype=np.float64) + 2.0))
         ideal = discounts[np.minimum(relevant[asked], k) - 1]
+        own = np.where(candidates > 0, discounts[np.maximum(np.minimum(candidates, k), 1) - 1],
+                       1.0)
         by_k[str(k)] = ChunkRecallAt(
             recall=float((found[asked] / relevant[asked]).mean()),
             ceiling=float(np.minimum(1.0, k / relevant[asked]).mean()),
-            ndcg=float((dcg[asked] / ideal).mean()))
+            ndcg=float((dcg[asked] / ideal).mean()),
+            ndcg_candidates=float((dcg[asked] / own).mean()))
     return by_k
 
 

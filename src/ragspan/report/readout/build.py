@@ -39,7 +39,14 @@ from ragspan.gate.inputs import ScoreReport
 from ragspan.gate.options import GateOptions
 from ragspan.gate.result import GateResult
 from ragspan.gate.stats import bootstrap_ci
-from ragspan.report.readout.levers import LABELS_OF, LEVERS, Pair, lever_values, pairs
+from ragspan.report.readout.levers import (
+    LABELS_OF,
+    LEVERS,
+    Pair,
+    lever_values,
+    pairs,
+    shown_lever,
+)
 from ragspan.scoring.metrics.registry import is_budget
 
 CI_RESAMPLES, CI_SEED = 2_000, 0
@@ -64,8 +71,10 @@ class Config:
         return float(self.predicate["summary"]["metrics"][name])
 
     def lever(self, name: str) -> str | None:
-        """This configuration's setting of lever ``name`` (one an effect compares has levers)."""
-        return present(self.levers, f"the levers of configuration '{self.name}'")[name]
+        """This configuration's setting of lever ``name`` (one an effect compares has levers),
+        as a readout shows it (a local model folder by its name, never its path)."""
+        value = present(self.levers, f"the levers of configuration '{self.name}'")[name]
+        return None if value is None else shown_lever(name, value)
 
 
 def config_of(report: ScoreReport, predicate: dict[str, Any]) -> Config:

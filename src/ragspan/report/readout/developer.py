@@ -21,7 +21,7 @@ def change_of(a: Config, b: Config) -> str:
     if a.levers is None or b.levers is None:
         return "unknown (a run recorded no configuration)"
     return "; ".join(settings_change(a.levers, b.levers) if lever == OTHER
-                     else f"{lever}: {a.levers[lever]} → {b.levers[lever]}"
+                     else f"{lever}: {a.lever(lever)} → {b.lever(lever)}"
                      for lever in differing(a.levers, b.levers)) or "none"
 
 

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragspan.base.shown import shown_model
+
 LEVERS = ("chunker", "dense model", "sparse", "fusion", "rerank", "filter scope", "k")
 OTHER = "other settings"
 OTHER_KEYS = ("dense settings", "sparse settings", "rerank settings")
@@ -69,6 +71,15 @@ def lever_values(config: Mapping[str, Any]) -> dict[str, str | None]:
         "rerank settings": f"depth {rerank['depth']}" if rerank else None,
     })
     return values
+
+
+MODEL_LEVERS = frozenset({"dense model", "rerank"})
+
+
+def shown_lever(name: str, value: str) -> str:
+    """A lever's value as a readout shows it: a model that is a local folder by its name,
+    never its path (``base.shown``); compared raw, so two folders of one name still differ."""
+    return shown_model(value) if name in MODEL_LEVERS and value != "off" else value
 
 
 def _differ(a: Mapping[str, str | None], b: Mapping[str, str | None], key: str) -> bool:

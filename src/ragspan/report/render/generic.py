@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
+from ragspan.base.shown import shown_models
 from ragspan.report.render.text import aligned, md_table
 
 
 def _rows(summary: dict[str, Any]) -> list[list[str]]:
     rows = []
     for key in sorted(summary):
-        value = summary[key]
+        value = shown_models({key: summary[key]})[key]
         text = value if isinstance(value, str) else canonical_dumps(value).strip()
         rows.append([key, text if len(text) <= 100 else text[:97] + "..."])
     return rows

@@ -67,13 +67,20 @@ def chunk_level_lines(summary: dict[str, Any]) -> list[str]:
         line = (f"chunk level at k = {k} ({found['queries']} queries with a relevant chunk): "
                 f"recall {v['recall']:.4f} (ceiling {v['ceiling']:.4f})")
         if "ndcg" in v:
-            line += f", nDCG {v['ndcg']:.4f}"
+            line += f", nDCG {v['ndcg']:.4f}" + _own(v)
         b = before.get(k)
         if b is not None:
             line += (f"; before the rerank or fusion: recall {b['recall']:.4f}, "
-                     f"nDCG {b['ndcg']:.4f}")
+                     f"nDCG {b['ndcg']:.4f}" + _own(b))
         out.append(line)
     return out
+
+
+def _own(v: dict[str, Any]) -> str:
+    """The candidate-set nDCG beside trec_eval's, each named (absent in older reports)."""
+    if "ndcg_candidates" not in v:
+        return " (trec_eval's ideal)" if "ndcg" in v else ""
+    return f" (trec_eval's ideal) / {v['ndcg_candidates']:.4f} (the candidate set's ideal)"
 
 
 def _n(count: int, noun: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragspan.base.shown import shown_model
 from ragspan.report.render.generic import two_columns
 
 
@@ -41,12 +42,12 @@ def rows(summary: dict[str, Any]) -> list[list[str]]:
                             _num(ch["precision_share_of_ceiling"][k])])
         tokens = ch.get("tokens")
         if tokens and tokens.get("checked"):
-            out += [[f"{tokens['model']}: token limit", _num(tokens["token_limit"])],
+            out += [[f"{shown_model(tokens['model'])}: token limit", _num(tokens["token_limit"])],
                     ["chunks over the token limit (truncated)",
                      _num(tokens["chunks_over_limit"])],
                     ["longest chunk, tokens", _num(tokens["longest_chunk_tokens"])]]
         elif tokens:
-            out.append([f"{tokens['model']}: token limit", f"not checked: {tokens['why']}"])
+            out.append([f"{shown_model(tokens['model'])}: token limit", f"not checked: {tokens['why']}"])
     return out
 
 
