@@ -238,6 +238,19 @@ def test_no_string_in_the_gate_names_a_flag():
     assert found == []
 
 
+def test_records_and_typed_renderers_hold_no_loose_dicts():
+    """A record is typed to the leaf: no ``dict[str, Any]`` in ``records/``, nor in the
+    renderer of a kind typed there (``report.render.TYPED``)."""
+    from ragspan.report.render import TYPED
+
+    paths = sorted((SRC / "ragspan" / "records").glob("*.py"))
+    paths += [SRC / "ragspan" / "report" / "render" / f"{kind}.py" for kind in TYPED]
+    found = [f"{p.name}:{i}" for p in paths
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if "dict[str, Any]" in line]
+    assert found == []
+
+
 def test_no_flag_is_declared_twice_in_the_cli():
     """Each flag's click option is declared once in ``cli/``: a flag several commands take is
     a record of ``cli.flags.FLAGS`` that each command names, not a second ``click.option``."""

@@ -349,14 +349,25 @@ def test_validate_table_keeps_the_hint_of_a_long_message(tmp_path):
     """A corpus drifted under its eval set: the table's cell cuts the message's head and
     keeps its end, 'ragspan migrate' (it was cut at 80 characters, hint and all)."""
     from ragspan.io.span_anchors import REPAIR
-    from ragspan.report.render.generic import table
+    from ragspan.records.envelope import Tool
+    from ragspan.records.validate import (
+        Finding,
+        ValidateDetails,
+        ValidateParameters,
+        ValidatePredicate,
+        ValidateSummary,
+    )
+    from ragspan.report.render.validate import table
 
     message = (f"corpus drifted: document 'acme-msa' changed since the eval set was made (3 of "
                f"its 5 gold spans no longer match their anchors; re-saved with other line "
                f"endings, or edited?): {REPAIR}")
-    doc = {"predicate": {"kind": "validate", "verdict": "error", "summary": {"queries": 1},
-                         "details": {"findings": [{"severity": "error", "check": "corpus_drift",
-                                                   "query": "q1", "message": message}]}}}
-    shown = table(doc)
+    pred = ValidatePredicate(
+        tool=Tool("ragspan", "0"), kind="validate", created_at="", verdict="error", exit_code=3,
+        parameters=ValidateParameters(grounding_threshold=0.5), inputs=[],
+        summary=ValidateSummary(queries=1, gold_spans=1, errors=1, warnings=0,
+                                findings_by_check={"corpus_drift": 1}),
+        details=ValidateDetails([Finding("corpus_drift", "error", "q1", message)], 1))
+    shown = table(pred)
     assert "ragspan migrate --eval-set EVAL --corpus OLD --to-corpus NEW" in shown
     assert "corpus drifted: document 'acme-msa'" in shown

@@ -23,32 +23,28 @@ Errors make the report's verdict ``error`` (exit 3); severed spans are warnings 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalSet, corpus_drift
+from ragspan.records.validate import Finding, Severity, SpanIntegrity
 from ragspan.scoring.chunking import DocChunks, check_chunks
 
 
-def _finding(check: str, severity: str, qid: str | None, message: str) -> dict[str, Any]:
-    return {"check": check, "severity": severity, "query": qid, "message": message}
-
-
-def gold_findings(evalset: EvalSet) -> list[dict[str, Any]]:
+def gold_findings(evalset: EvalSet) -> list[Finding]:
     """What needs no corpus: queries without gold evidence, gold spans listed twice in a
     query, and two gold spans of a query that overlap (each an error)."""
-    findings: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     for q in evalset.queries:
         if not q.gold_spans and not q.relevance:
-            findings.append(_finding("empty_gold", "error", q.id,
+            findings.append(Finding("empty_gold", "error", q.id,
                                      "no gold spans and no doc-level judgments"))
         seen: dict[tuple[str, int, int], int] = {}
         for i, s in enumerate(q.gold_spans):
             key = (s.doc_id, s.start, s.end)
             if key in seen:
-                findings.append(_finding(
+                findings.append(Finding(
                     "duplicate_gold_span", "error", q.id,
                     f"gold_spans[{i}] repeats gold_spans[{seen[key]}] ('{s.doc_id}' "
                     f"[{s.start}, {s.end})): merge them"))
@@ -56,7 +52,7 @@ def gold_findings(evalset: EvalSet) -> list[dict[str, Any]]:
         spans = sorted({(s.doc_id, s.start, s.end) for s in q.gold_spans})
         for (d1, s1, e1), (d2, s2, e2) in zip(spans, spans[1:]):
             if d1 == d2 and s2 < e1:
-                findings.append(_finding(
+                findings.append(Finding(
                     "overlapping_gold_spans", "error", q.id,
                     f"gold spans '{d1}' [{s1}, {e1}) and [{s2}, {e2}) share "
                     f"{min(e1, e2) - s2} characters: merge them into [{s1}, {max(e1, e2)})"))
@@ -75,11 +71,11 @@ def _leaked(answer: str, query: str) -> bool:
                      query.casefold()) is not None
 
 
-def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[dict[str, Any]]:
+def check_eval_set(evalset: EvalSet, corpus: Corpus) -> list[Finding]:
     findings = gold_findings(evalset)
 
-    def add(check: str, severity: str, qid: str | None, message: str) -> None:
-        findings.append(_finding(check, severity, qid, message))
+    def add(check: str, severity: Severity, qid: str | None, message: str) -> None:
+        findings.append(Finding(check, severity, qid, message))
 
     for q in evalset.queries:
         for i, s in enumerate(q.gold_spans):
@@ -122,39 +118,29 @@ def refuse_errors(evalset: EvalSet, corpus: Corpus | None) -> None:
     first is an InputError naming the eval set, its line and the query, with the count
     (``gold_findings`` without a corpus, every check of ``check_eval_set`` with one)."""
     found = check_eval_set(evalset, corpus) if corpus is not None else gold_findings(evalset)
-    errors = sorted((f for f in found if f["severity"] == "error"),
-                    key=lambda f: f["check"] != "corpus_drift")  # drift explains the rest
+    errors = sorted((f for f in found if f.severity == "error"),
+                    key=lambda f: f.check != "corpus_drift")  # drift explains the rest
     if not errors:
         return
     first = errors[0]
-    line = next((q.line for q in evalset.queries if q.id == first["query"]), None)
+    line = next((q.line for q in evalset.queries if q.id == first.query), None)
     more = f" ({len(errors)} errors; ragspan validate lists them)" if len(errors) > 1 else ""
-    where = f"query '{first['query']}': " if first["query"] is not None else ""
-    raise InputError(f"{where}{first['message']}{more}", evalset.path, line)
+    where = f"query '{first.query}': " if first.query is not None else ""
+    raise InputError(f"{where}{first.message}{more}", evalset.path, line)
 
 
 def chunk_findings(manifest: ChunkManifest, evalset: EvalSet, corpus: Corpus, tau: float,
                    min_span_integrity: float | None
-                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                   ) -> tuple[list[Finding], SpanIntegrity]:
     """The coverage gate of a chunk manifest: its findings and its coverage summary; a span
     integrity below ``min_span_integrity`` is an error finding."""
     chunks_outside_documents(manifest, corpus)
-    findings: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     by_doc = {d: DocChunks(cs) for d, cs in manifest.by_doc().items()}
     found, coverage = check_chunks(evalset, by_doc, tau)
     findings += found
-    if min_span_integrity is not None and coverage["span_integrity"] < min_span_integrity:
-        findings.append({"check": "span_integrity", "severity": "error", "query": None,
-                         "message": f"span integrity {coverage['span_integrity']:.4f} < "
-                                    f"--min-span-integrity {min_span_integrity}"})
+    if min_span_integrity is not None and coverage.span_integrity < min_span_integrity:
+        findings.append(Finding("span_integrity", "error", None,
+                                f"span integrity {coverage.span_integrity:.4f} < "
+                                f"--min-span-integrity {min_span_integrity}"))
     return findings, coverage
-
-
-def tally(findings: list[dict[str, Any]]) -> dict[str, Any]:
-    """Errors, warnings and findings per check (sorted by check name)."""
-    errors = sum(1 for f in findings if f["severity"] == "error")
-    by_check: dict[str, int] = {}
-    for f in findings:
-        by_check[f["check"]] = by_check.get(f["check"], 0) + 1
-    return {"errors": errors, "warnings": len(findings) - errors,
-            "findings_by_check": dict(sorted(by_check.items()))}

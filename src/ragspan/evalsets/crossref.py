@@ -39,13 +39,13 @@ finding naming the query:
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ragspan.base.errors import InputError
 from ragspan.evalsets.sidecar import Fact, Reference, Sidecar, doc_of, words
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery, EvalSet
 from ragspan.io.files import TooDeep, json_value
+from ragspan.records.validate import Finding
 
 SHORT = 20  # characters: the answers gold_in_query's verbatim check leaves to a word match
 CROSSREF_TAGS = ("requires_crossref", "dimensions.requires_crossref")
@@ -62,18 +62,14 @@ CUE = re.compile(
     re.IGNORECASE)
 
 
-def _finding(check: str, severity: str, qid: str | None, message: str) -> dict[str, Any]:
-    return {"check": check, "severity": severity, "query": qid, "message": message}
-
-
 def _tag(q: EvalQuery, names: tuple[str, ...]) -> str | None:
     return next((q.tags[n] for n in names if n in q.tags), None)
 
 
 def crossref_findings(evalset: EvalSet, corpus: Corpus,
-                      sidecar: Sidecar | None = None) -> list[dict[str, Any]]:
+                      sidecar: Sidecar | None = None) -> list[Finding]:
     """The checks of this module, in query order, then the sidecar's own."""
-    findings: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     marks = any(_tag(q, CROSSREF_TAGS + MULTI_TAGS) is not None for q in evalset.queries)
     holders = _Holders(corpus)
     for q in evalset.queries:
@@ -98,16 +94,16 @@ def _anchor(q: EvalQuery) -> str | None:
 
 
 def _row_findings(q: EvalQuery, corpus: Corpus, marks: bool, path: str
-                  ) -> list[dict[str, Any]]:
+                  ) -> list[Finding]:
     """A row's marks against where its gold spans lie: requires_crossref, multi_document,
     anchor_doc, cross_references, and an unmarked query's cue."""
-    found: list[dict[str, Any]] = []
+    found: list[Finding] = []
     docs = sorted({s.doc_id for s in q.gold_spans})
     listed = ", ".join(f"'{d}'" for d in docs) or "no document"
     anchor = _anchor(q)
     anchor_id = None if anchor is None else doc_of(corpus, anchor)
     if anchor is not None and anchor_id is None:
-        found.append(_finding("anchor_doc", "error", q.id,
+        found.append(Finding("anchor_doc", "error", q.id,
                               f"anchor_doc '{anchor}' is not a document of the corpus"))
     crossref, multi = _yes(_tag(q, CROSSREF_TAGS)), _yes(_tag(q, MULTI_TAGS))
     if crossref is not None:
@@ -117,34 +113,34 @@ def _row_findings(q: EvalQuery, corpus: Corpus, marks: bool, path: str
             why = ("it names no anchor_doc, so there is no document to cross from"
                    if start is None else
                    f"its anchor_doc is '{start}' and its gold spans lie in {listed}")
-            found.append(_finding("crossref_flag", "error", q.id,
+            found.append(Finding("crossref_flag", "error", q.id,
                                   f"marked requires_crossref {str(crossref).lower()}, but "
                                   f"{why}: it should be {str(expected).lower()}"))
     if multi is not None and multi is not (len(docs) > 1):
-        found.append(_finding("multi_document", "error", q.id,
+        found.append(Finding("multi_document", "error", q.id,
                               f"marked multi_document {str(multi).lower()}, but its gold spans "
                               f"lie in {len(docs)} document(s): {listed}"))
     said_in = [anchor_id] if anchor_id is not None else []
     said_in += [d for d in docs if d in corpus.documents and d != anchor_id]
     for ref in _list_tag(_tag(q, REFERENCE_TAGS), q, path):
         if ref.strip() and not any(words(ref).search(corpus.text(d)) for d in said_in):
-            found.append(_finding(
+            found.append(Finding(
                 "cross_reference_not_found", "error", q.id,
                 f"cross_references names {ref!r}, which neither its anchor_doc nor its gold "
                 f"documents say (they are {', '.join(repr(d) for d in said_in) or 'none'})"))
     cue = CUE.search(q.query)
     if marks and cue and not crossref and not multi and len(docs) < 2:
-        found.append(_finding(
+        found.append(Finding(
             "crossref_cue", "warning", q.id,
             f"the query points elsewhere ({cue.group(0)!r}) but is not marked "
             "requires_crossref and its gold spans lie in one document"))
     return found
 
 
-def _reference_findings(refs: list[Reference], corpus: Corpus) -> list[dict[str, Any]]:
+def _reference_findings(refs: list[Reference], corpus: Corpus) -> list[Finding]:
     """Each sidecar cross-reference: its ``from`` and ``to`` documents of the corpus (``to``
     null: dangling on purpose, not checked) and its cue said in ``from``."""
-    found: list[dict[str, Any]] = []
+    found: list[Finding] = []
     for r in refs:
         where = f"cross_references[{r.index}] ({r.cue[:40]!r})"
         source = doc_of(corpus, r.source)
@@ -152,18 +148,18 @@ def _reference_findings(refs: list[Reference], corpus: Corpus) -> list[dict[str,
         if r.target is not None and doc_of(corpus, r.target) is None:
             missing.append(f"'{r.target}'")
         if missing:
-            found.append(_finding("cross_reference_document", "error", None,
+            found.append(Finding("cross_reference_document", "error", None,
                                   f"{where} names {' and '.join(missing)}, not a document of "
                                   "the corpus"))
         if source is not None and not words(r.cue).search(corpus.text(source)):
-            found.append(_finding("cross_reference_cue_not_found", "error", None,
+            found.append(Finding("cross_reference_cue_not_found", "error", None,
                                   f"{where}: its cue is not said in '{source}'"))
     return found
 
 
 def _short_answer_findings(q: EvalQuery, corpus: Corpus,
-                           holders: _Holders) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+                           holders: _Holders) -> list[Finding]:
+    found: list[Finding] = []
     for i, s in enumerate(q.gold_spans):
         doc = corpus.documents.get(s.doc_id)
         if doc is None or s.end > len(doc.text):
@@ -173,7 +169,7 @@ def _short_answer_findings(q: EvalQuery, corpus: Corpus,
             continue
         others = [d for d in holders.of(answer) if d != s.doc_id]
         if others:
-            found.append(_finding(
+            found.append(Finding(
                 "answer_not_unique", "warning", q.id,
                 f"gold_spans[{i}]'s short answer {answer!r} occurs in {len(others)} other "
                 f"document(s) too (first '{others[0]}'): the string does not show which "
@@ -205,8 +201,8 @@ class _Holders:
 
 
 def _fact_findings(evalset: EvalSet, facts: list[Fact],
-                   holders: _Holders) -> list[dict[str, Any]]:
-    findings: list[dict[str, Any]] = []
+                   holders: _Holders) -> list[Finding]:
+    findings: list[Finding] = []
     places: dict[str, tuple[str, int, int]] = {}
     unplaced: dict[str, int] = {}
     for f in facts:
@@ -214,7 +210,7 @@ def _fact_findings(evalset: EvalSet, facts: list[Fact],
         docs = sorted(found)
         if f.doc_id is None and len(docs) > 1:
             unplaced[f.id] = len(docs)
-            findings.append(_finding(
+            findings.append(Finding(
                 "fact_not_unique", "warning", None,
                 f"fact '{f.id}' names no document and occurs in {len(docs)} (first "
                 f"'{docs[0]}'): not placed, {f.text[:40]!r}"))
@@ -223,7 +219,7 @@ def _fact_findings(evalset: EvalSet, facts: list[Fact],
         count = len(found.get(doc_id, [])) if doc_id is not None else 0
         if count != 1:
             where = f"in '{doc_id}'" if doc_id is not None else "in no document"
-            findings.append(_finding(
+            findings.append(Finding(
                 "fact_not_found" if count == 0 else "fact_ambiguous", "error", None,
                 f"fact '{f.id}' (record {f.line}) occurs {count} times {where}: "
                 f"{f.text[:40]!r}"))
@@ -232,7 +228,7 @@ def _fact_findings(evalset: EvalSet, facts: list[Fact],
         places[f.id] = (doc_id, *found[doc_id][0])
         others = [d for d in docs if d != doc_id]
         if others:
-            findings.append(_finding(
+            findings.append(Finding(
                 "fact_not_unique", "warning", None,
                 f"fact '{f.id}' occurs in {len(others)} other document(s) too "
                 f"(first '{others[0]}'): {f.text[:40]!r}"))
@@ -241,10 +237,10 @@ def _fact_findings(evalset: EvalSet, facts: list[Fact],
         raw = _tag(q, FACT_TAGS)
         for fid in [] if raw is None else _fact_ids(raw, q, evalset.path):
             if fid not in known:
-                findings.append(_finding("unknown_fact", "error", q.id,
+                findings.append(Finding("unknown_fact", "error", q.id,
                                          f"fact '{fid}' is not in the facts sidecar"))
             elif fid in unplaced:
-                findings.append(_finding(
+                findings.append(Finding(
                     "fact_uncovered", "error", q.id,
                     f"fact '{fid}' names no document and occurs in {unplaced[fid]}: which "
                     "one the row's gold covers cannot be checked (give the fact its source)"))
@@ -252,7 +248,7 @@ def _fact_findings(evalset: EvalSet, facts: list[Fact],
                 doc_id, start, end = places[fid]
                 if not any(s.doc_id == doc_id and s.start <= start and end <= s.end
                            for s in q.gold_spans):
-                    findings.append(_finding(
+                    findings.append(Finding(
                         "fact_uncovered", "error", q.id,
                         f"fact '{fid}' ('{doc_id}' [{start}, {end})) lies inside none of its "
                         "gold spans"))

@@ -9,9 +9,12 @@ import bisect
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.io.chunks import Chunk, ChunkManifest
 from ragspan.io.evalset import EvalSet
+from ragspan.records.envelope import encode
+from ragspan.records.validate import ChunkingDiagnostics, Distribution, Finding, SpanIntegrity
 from ragspan.scoring.metrics.failures import chunk_pairs
 from ragspan.scoring.metrics.span import GoldColumns
 from ragspan.scoring.span_scoring import DocCodes, chunk_columns
@@ -40,8 +43,10 @@ class DocChunks:
 
 
 def check_chunks(evalset: EvalSet, by_doc: dict[str, DocChunks], tau: float
-                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    findings: list[dict[str, Any]] = []
+                 ) -> tuple[list[Finding], SpanIntegrity]:
+    """Each gold span no chunk holds whole (a warning) or that no set of chunks covers to
+    ``tau`` (an error), and the coverage counts."""
+    findings: list[Finding] = []
     total = whole = unreachable = 0
     for q in evalset.queries:
         for i, s in enumerate(q.gold_spans):
@@ -54,22 +59,22 @@ def check_chunks(evalset: EvalSet, by_doc: dict[str, DocChunks], tau: float
             where = f"gold_spans[{i}] '{s.doc_id}'[{s.start}:{s.end}]"
             if cover < tau:
                 unreachable += 1
-                findings.append({"check": "unreachable_span", "severity": "error", "query": q.id,
-                                 "message": f"{where}: at most {cover:.3f} coverable < tau {tau}"})
+                findings.append(Finding("unreachable_span", "error", q.id,
+                                        f"{where}: at most {cover:.3f} coverable < tau {tau}"))
             else:
-                findings.append({"check": "severed_span", "severity": "warning", "query": q.id,
-                                 "message": f"{where}: no single chunk holds it whole"})
+                findings.append(Finding("severed_span", "warning", q.id,
+                                        f"{where}: no single chunk holds it whole"))
     integrity = whole / total if total else 1.0
-    return findings, {"gold_spans": total, "contained_whole": whole, "span_integrity": integrity,
-                      "unreachable_spans": unreachable}
+    return findings, SpanIntegrity(gold_spans=total, contained_whole=whole,
+                                   span_integrity=integrity, unreachable_spans=unreachable)
 
 
-def _distribution(values: list[int] | list[float]) -> dict[str, float]:
+def _distribution(values: list[int] | list[float]) -> Distribution:
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
-        return {"mean": 0.0, "median": 0.0, "p90": 0.0, "max": 0.0}
-    return {"mean": float(arr.mean()), "median": float(np.median(arr)),
-            "p90": float(np.percentile(arr, 90)), "max": float(arr.max())}
+        return Distribution(mean=0.0, median=0.0, p90=0.0, max=0.0)
+    return Distribution(mean=float(arr.mean()), median=float(np.median(arr)),
+                        p90=float(np.percentile(arr, 90)), max=float(arr.max()))
 
 
 def relevant_chunks(evalset: EvalSet, manifest: ChunkManifest) -> list[int]:
@@ -90,7 +95,7 @@ def relevant_chunks(evalset: EvalSet, manifest: ChunkManifest) -> list[int]:
 
 
 def chunking_diagnostics(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],
-                         attained: dict[int, float] | None = None) -> dict[str, Any]:
+                         attained: dict[int, float] | None = None) -> ChunkingDiagnostics:
     """What the chunking allows before any retriever runs: relevant chunks per query, the
     ceiling it puts on ``precision@k`` (relevant chunks available / k, capped at 1,
     averaged over queries), the chunk lengths in characters; with a run's mean
@@ -98,21 +103,18 @@ def chunking_diagnostics(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[in
     relevant = relevant_chunks(evalset, manifest)
     n = max(len(relevant), 1)
     ceiling = {k: sum(min(r / k, 1.0) for r in relevant) / n for k in ks}
-    out: dict[str, Any] = {
-        "chunks": len(manifest.chunks),
-        "chunk_chars": _distribution([c.end - c.start for c in manifest.chunks]),
-        "relevant_chunks_per_query": _distribution(relevant),
-        "queries_without_a_relevant_chunk": sum(1 for r in relevant if r == 0),
-        "precision_ceiling": {str(k): v for k, v in ceiling.items()},
-    }
-    if attained is not None:
-        out["precision_attained"] = {str(k): attained[k] for k in ks}
-        out["precision_share_of_ceiling"] = {
-            str(k): attained[k] / ceiling[k] if ceiling[k] > 0 else 0.0 for k in ks}
-    return out
+    return ChunkingDiagnostics(
+        chunks=len(manifest.chunks),
+        chunk_chars=_distribution([c.end - c.start for c in manifest.chunks]),
+        relevant_chunks_per_query=_distribution(relevant),
+        queries_without_a_relevant_chunk=sum(1 for r in relevant if r == 0),
+        precision_ceiling={str(k): v for k, v in ceiling.items()},
+        precision_attained=UNSET if attained is None else {str(k): attained[k] for k in ks},
+        precision_share_of_ceiling=UNSET if attained is None else {
+            str(k): attained[k] / ceiling[k] if ceiling[k] > 0 else 0.0 for k in ks})
 
 
-def span_integrity(evalset: EvalSet, manifest: ChunkManifest, tau: float) -> dict[str, Any]:
+def span_integrity(evalset: EvalSet, manifest: ChunkManifest, tau: float) -> SpanIntegrity:
     """The coverage counts of a chunking: gold spans, those one chunk contains whole, the
     contained share (*span integrity*; 1.0 with no gold span), and those no set of chunks
     covers to tau."""
@@ -124,5 +126,5 @@ def chunking_summary(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, .
                      tau: float, attained: dict[int, float]) -> dict[str, Any]:
     """What ``score --chunks`` states of the chunking it scored over: the span integrity
     counts and the chunking diagnostics with the run's attained ``precision@k``."""
-    return {**span_integrity(evalset, manifest, tau),
-            **chunking_diagnostics(evalset, manifest, ks, attained)}
+    return {**encode(span_integrity(evalset, manifest, tau)),
+            **encode(chunking_diagnostics(evalset, manifest, ks, attained))}

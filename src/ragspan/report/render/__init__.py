@@ -3,20 +3,30 @@
 ``render(doc, fmt)`` dispatches on ``(kind, format)``: one module per report kind
 (``score``, ``compare``, ``validate``, and ``generic`` for every other kind), each with ``table(doc)`` and
 ``markdown(doc)``, built on the text primitives of ``render.text``; ``json`` is the canonical
-JSON itself. Every renderer takes the envelope (a dict read back from canonical JSON) and
-returns text ending in a newline.
+JSON itself. A kind typed in ``records`` is decoded into its predicate record and rendered
+from it (``TYPED``, dispatched by the record's type); the others take the envelope (a dict
+read back from canonical JSON). Every renderer returns text ending in a newline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
+from ragspan.records.envelope import decode
+from ragspan.records.validate import ValidatePredicate
+from ragspan.report.render import validate
+
+# a typed kind: its predicate record, and its renderers by format, taking that record
+TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
+    "validate": (ValidatePredicate, {"table": validate.table, "markdown": validate.markdown}),
+}
 
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
-                  "validate": "validate", "sweep": "sweep",
+                  "sweep": "sweep",
                   "report": "report", "plan": "plan", "migrate": "migrate"}
 
 
@@ -25,6 +35,10 @@ def render(doc: dict[str, Any], fmt: str) -> str:
         return canonical_dumps(doc)
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
-    module = MODULE_OF_KIND.get(doc["predicate"]["kind"], "generic")
+    kind = doc["predicate"]["kind"]
+    if kind in TYPED:
+        record, by_format = TYPED[kind]
+        return by_format[fmt](decode(doc["predicate"], record))
+    module = MODULE_OF_KIND.get(kind, "generic")
     text: str = getattr(import_module(f"ragspan.report.render.{module}"), fmt)(doc)
     return text

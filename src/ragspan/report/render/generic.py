@@ -24,11 +24,17 @@ def two_columns(doc: dict[str, Any], fmt: str, header: list[str], rows: list[lis
     """The verdict line, ``rows`` under ``header`` as a table or markdown, then the listing
     of what was found (``with_listing``)."""
     pred = doc["predicate"]
+    return (headed(pred["kind"], pred["verdict"], fmt, header, rows, right_from)
+            + with_listing(doc, fmt))
+
+
+def headed(kind: str, verdict: str, fmt: str, header: list[str], rows: list[list[str]],
+           right_from: int = 2) -> str:
+    """The verdict line, then ``rows`` under ``header`` as a table or markdown."""
     if fmt == "table":
-        return (f"ragspan {pred['kind']}: verdict {pred['verdict']}\n\n"
-                + aligned(header, rows) + with_listing(doc, "table"))
-    return (f"### ragspan {pred['kind']}: **{pred['verdict']}**\n\n"
-            + md_table(header, rows, right_from=right_from) + with_listing(doc, "markdown"))
+        return f"ragspan {kind}: verdict {verdict}\n\n" + aligned(header, rows)
+    return (f"### ragspan {kind}: **{verdict}**\n\n"
+            + md_table(header, rows, right_from=right_from))
 
 
 def table(doc: dict[str, Any]) -> str:
@@ -42,7 +48,7 @@ def markdown(doc: dict[str, Any]) -> str:
 LISTED = 20
 
 
-def _clip(text: str, width: int = 60, keep_end: bool = False) -> str:
+def clip(text: str, width: int = 60, keep_end: bool = False) -> str:
     """``text`` on one line, at most ``width`` characters, cut at its end. ``keep_end`` (a
     message whose end says why or the way on): the end after its last ``; `` or ``: `` is
     kept whole and the head before it cut (the cell then holds the whole end, however
@@ -65,27 +71,27 @@ def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int]
     validation findings (first 20)."""
     kind, details = pred["kind"], pred["details"]
     if kind == "leakage":
-        rows = [[x["id"], x["field"], _clip(x["document"], 40),
-                 _clip(x.get("passage", {}).get("text", "")),
+        rows = [[x["id"], x["field"], clip(x["document"], 40),
+                 clip(x.get("passage", {}).get("text", "")),
                  f"{x.get('containment', x.get('similarity', 0)):.3f}"] for x in details.get("leaks", [])]
         score = "containment" if pred["parameters"].get("method") == "exact" else "similarity"
         return "Leaking items", ["item", "field", "document", "shared passage", score], rows, 4
     if kind == "overlap":
-        rows = [[_clip(p["a"], 40), _clip(p["b"], 40), f"{p['jaccard']:.3f}"]
+        rows = [[clip(p["a"], 40), clip(p["b"], 40), f"{p['jaccard']:.3f}"]
                 for p in details.get("pairs", [])]
         return "Duplicate pairs", ["a", "b", "jaccard"], rows, 2
-    if kind == "validate":
-        rows = [[f["severity"], f["check"], f["query"] or "-", _clip(f["message"], 80, keep_end=True)]
-                for f in details.get("findings", [])]
-        return "Findings", ["severity", "check", "query", "message"], rows, 4
     return None
 
 
 def with_listing(doc: dict[str, Any], fmt: str) -> str:
     found = listing(doc["predicate"])
-    if not found or not found[2]:
+    return "" if not found else listed(*found, fmt)
+
+
+def listed(title: str, header: list[str], rows: list[list[str]], left: int, fmt: str) -> str:
+    """The first ``LISTED`` of ``rows`` under ``title``, then how many more (none: nothing)."""
+    if not rows:
         return ""
-    title, header, rows, left = found
     more = len(rows) - LISTED
     tail = f"... and {more} more (see the JSON report)\n" if more > 0 else ""
     if fmt == "table":

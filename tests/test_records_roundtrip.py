@@ -1,0 +1,58 @@
+"""Each report kind typed in ``records`` reads its goldens into records and writes them back
+byte for byte (``records.envelope``: one decode that validates, one encode through the
+canonical encoder), and a value of the wrong type is refused naming its JSON path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from ragspan.base.canonical import canonical_dumps
+from ragspan.records.envelope import Statement, decode, encode
+from ragspan.records.validate import ValidatePredicate
+from ragspan.report.render import TYPED
+
+GOLDEN = Path(__file__).parent / "golden" / "files"
+KINDS = {"validate": ValidatePredicate}
+
+
+def goldens(kind: str) -> list[Path]:
+    found = []
+    for path in sorted(GOLDEN.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and doc.get("predicate", {}).get("kind") == kind:
+            found.append(path)
+    return found
+
+
+def test_every_typed_kind_is_rendered_from_its_record():
+    assert {kind: record for kind, (record, _) in TYPED.items()} == KINDS
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_golden_reads_into_records_and_writes_back_byte_for_byte(kind):
+    paths = goldens(kind)
+    assert paths, f"no golden of kind {kind}"
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        record = decode(json.loads(text), Statement[KINDS[kind]])
+        assert isinstance(record.predicate, KINDS[kind])
+        assert canonical_dumps(encode(record)) == text, path.name
+
+
+def test_a_wrong_type_is_refused_naming_its_json_path():
+    doc = json.loads(goldens("validate")[0].read_text(encoding="utf-8"))
+    doc["predicate"]["summary"]["errors"] = "3"
+    with pytest.raises(msgspec.ValidationError, match=r"\$\.predicate\.summary\.errors"):
+        decode(doc, Statement[ValidatePredicate])
+    doc["predicate"]["summary"]["errors"] = True  # a boolean is no count
+    with pytest.raises(msgspec.ValidationError, match=r"\$\.predicate\.summary\.errors"):
+        decode(doc, Statement[ValidatePredicate])
+    doc["predicate"]["summary"]["errors"] = 0
+    doc["predicate"]["details"]["findings"][0]["severity"] = "fatal"
+    with pytest.raises(msgspec.ValidationError,
+                       match=r"\$\.predicate\.details\.findings\[0\]\.severity"):
+        decode(doc, Statement[ValidatePredicate])
