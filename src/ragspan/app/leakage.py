@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+
+from msgspec import UNSET, UnsetType
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError
@@ -14,6 +15,8 @@ from ragspan.base.warned import said
 from ragspan.contamination.items import FIELDS, read_items
 from ragspan.contamination.leakage import embedding_leaks, exact_leaks
 from ragspan.io.corpus import read_corpus
+from ragspan.records.contamination import LeakageDetails, LeakageParameters, LeakageSummary
+from ragspan.records.envelope import encode
 from ragspan.report.envelope import statement
 
 log = logging.getLogger("ragspan")
@@ -38,28 +41,32 @@ def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = (), ngram: int 
     for name, missing in read.without.items():
         log.warning("%d of the %d items have no %s text: checked on their other fields", missing,
                     read.count, name, extra=said(f"items_without_{name}", missing))
+    vocabulary: int | UnsetType = UNSET
+    chunks: int | UnsetType = UNSET
     if method == "exact":
-        findings, extra = exact_leaks(items, corp, ngram, threshold)
-        params: dict[str, Any] = {"method": "exact", "ngram": ngram, "threshold": threshold}
+        leaks, vocabulary = exact_leaks(items, corp, ngram, threshold)
+        params = LeakageParameters(method="exact", ngram=ngram, threshold=threshold,
+                                   fields=list(fields), max_records=max_records)
     else:
-        findings, extra = embedding_leaks(items, corp, similarity, model, chunk_size, cache_dir)
-        params = {"method": "embedding", "similarity": similarity, "model": extra["model"],
-                  "chunk_size": chunk_size, "approximate": True}
-    leaking = sorted({f["id"] for f in findings})
-    by_field = {f: sum(1 for x in findings if x["field"] == f) for f in fields}
+        leaks, chunks, model_id = embedding_leaks(items, corp, similarity, model, chunk_size,
+                                                  cache_dir)
+        params = LeakageParameters(method="embedding", similarity=similarity, model=model_id,
+                                   chunk_size=chunk_size, approximate=True,
+                                   fields=list(fields), max_records=max_records)
+    leaking = sorted({f.id for f in leaks})
     verdict = findings_verdict(len(leaking), max_leaks)
-    summary = {"items": read.count, "texts_checked": len(items),
-               "documents": len(corp), "leaking_items": len(leaking),
-               "findings_by_field": by_field, "max_leaks": max_leaks,
-               **{k: v for k, v in extra.items() if k != "model"}}
-    if read.without:
-        summary["items_without_field"] = read.without
+    summary = LeakageSummary(
+        items=read.count, texts_checked=len(items), documents=len(corp),
+        leaking_items=len(leaking),
+        findings_by_field={f: sum(1 for x in leaks if x.field == f) for f in fields},
+        max_leaks=max_leaks, vocabulary=vocabulary, chunks=chunks,
+        items_without_field=dict(read.without) if read.without else UNSET)
     return CommandResult(statement(
         kind="leakage",
         subject=[InputRef("eval_set", eval_set, items_sha)],
         inputs=[InputRef("eval_set", eval_set, items_sha),
                 InputRef("corpus", corpus, corp.sha256)],
-        parameters={**params, "fields": list(fields), "max_records": max_records},
-        summary=summary, details={"leaks": findings},
+        parameters=encode(params), summary=encode(summary),
+        details=encode(LeakageDetails(leaks)),
         verdict=verdict.verdict, exit_code=verdict.exit_code,
     ))

@@ -14,14 +14,15 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.contamination.items import Item
 from ragspan.contamination.ngrams import GramCoder, GramIndex, Vocabulary, gram_matrix, longest_shared_run
 from ragspan.contamination.normalize import aligned_tokens, tokens
 from ragspan.io.corpus import Corpus
+from ragspan.records.contamination import Leak, Passage
 from ragspan.retrieval.chunkers import ChunkerSpec, chunk_document
 from ragspan.retrieval.embed import Embedder, default_cache_dir
 
@@ -79,22 +80,25 @@ class ContainmentIndex:
         return np.zeros(len(self.doc_ids)) + found / distinct, ids
 
 
-def passage(corpus: Corpus, doc_id: str, item_ids: np.ndarray, index: ContainmentIndex) -> dict[str, Any]:
-    """The longest shared passage, as character offsets into the document."""
+def passage(corpus: Corpus, doc_id: str, item_ids: np.ndarray, index: ContainmentIndex) -> Passage:
+    """The longest shared passage, as character offsets into the document (empty when no
+    run of words is shared)."""
     text = corpus.text(doc_id)
     toks, spans = aligned_tokens(text)
     doc_ids = index.vocab.lookup(toks)
     a, b, _ = longest_shared_run(item_ids, doc_ids, index.n)
     if b <= a:
-        return {}
+        return Passage()
     start, end = spans[a][0], spans[b - 1][1]
-    return {"start": start, "end": end, "words": b - a, "text": text[start:end][:300]}
+    return Passage(start=start, end=end, words=b - a, text=text[start:end][:300])
 
 
 def exact_leaks(items: list[Item], corpus: Corpus, n: int, threshold: float
-                ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                ) -> tuple[list[Leak], int]:
+    """The items whose word n-grams the corpus contains to ``threshold`` or more, each at its
+    best document, and the vocabulary's size."""
     index = ContainmentIndex(corpus, n)
-    findings: list[dict[str, Any]] = []
+    findings: list[Leak] = []
     for it in items:
         cont, ids = index.containment(it.text)
         if it.exclude_doc is not None and it.exclude_doc in index.position:
@@ -102,20 +106,19 @@ def exact_leaks(items: list[Item], corpus: Corpus, n: int, threshold: float
         best = int(np.argmax(cont)) if cont.size else 0
         if cont.size and cont[best] >= threshold:
             doc = index.doc_ids[best]
-            row = {"id": it.id, "field": it.field, "document": doc,
-                   "containment": float(cont[best]), "words": int(ids.size),
-                   "documents_over_threshold": int((cont >= threshold).sum()),
-                   "passage": passage(corpus, doc, ids, index)}
-            if it.field == "gold":
-                row["gold_span"] = it.index
-            findings.append(row)
-    return findings, {"vocabulary": len(index.vocab.ids)}
+            findings.append(Leak(
+                id=it.id, field=it.field, document=doc, containment=float(cont[best]),
+                words=int(ids.size), documents_over_threshold=int((cont >= threshold).sum()),
+                passage=passage(corpus, doc, ids, index),
+                gold_span=it.index if it.field == "gold" else UNSET))
+    return findings, len(index.vocab.ids)
 
 
 def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model: str,
-                    chunk_size: int, cache_dir: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                    chunk_size: int, cache_dir: str | None) -> tuple[list[Leak], int, str]:
     """Cosine similarity of each item with every corpus chunk (sentence chunks up to
-    ``chunk_size`` characters) with a sentence-transformers model. Approximate and slower."""
+    ``chunk_size`` characters) with a sentence-transformers model. Approximate and slower.
+    The leaks, the chunks compared and the model's id."""
     chunks = []
     for d in sorted(corpus.documents):
         part, _ = chunk_document(d, corpus.text(d), ChunkerSpec("sentence", chunk_size))
@@ -124,7 +127,7 @@ def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model:
     cvecs = emb.embed([corpus.text(c.doc_id)[c.start:c.end] for c in chunks])
     ivecs = emb.embed_queries([it.text for it in items])
     doc_of = np.array([c.doc_id for c in chunks], dtype=object)
-    findings = []
+    findings: list[Leak] = []
     for it, v in zip(items, ivecs):
         sims = cvecs @ v
         if it.exclude_doc is not None:
@@ -132,11 +135,10 @@ def embedding_leaks(items: list[Item], corpus: Corpus, similarity: float, model:
         best = int(np.argmax(sims))
         if sims[best] >= similarity:
             c = chunks[best]
-            passage: dict[str, Any] = {"start": c.start, "end": c.end,
-                                       "text": corpus.text(c.doc_id)[c.start:c.end][:300]}
-            row: dict[str, Any] = {"id": it.id, "field": it.field, "document": c.doc_id,
-                                   "similarity": round(float(sims[best]), 6), "passage": passage}
-            if it.field == "gold":
-                row["gold_span"] = it.index
-            findings.append(row)
-    return findings, {"chunks": len(chunks), "model": emb.model_id}
+            findings.append(Leak(
+                id=it.id, field=it.field, document=c.doc_id,
+                similarity=round(float(sims[best]), 6),
+                passage=Passage(start=c.start, end=c.end,
+                                text=corpus.text(c.doc_id)[c.start:c.end][:300]),
+                gold_span=it.index if it.field == "gold" else UNSET))
+    return findings, len(chunks), emb.model_id

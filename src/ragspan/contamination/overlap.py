@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 import numpy as np
 
 from ragspan.base.errors import UsageError
 from ragspan.contamination.normalize import tokens
 from ragspan.io.corpus import Corpus
+from ragspan.records.contamination import MinHash, Pair
 
 SHINGLE = 5
 MAX_SHINGLE = 50
@@ -75,20 +75,21 @@ def signatures(hash_sets: list[np.ndarray], permutations: int, seed: int = 0) ->
     return out
 
 
-def exact_pairs(a: Corpus, b: Corpus) -> list[dict[str, Any]]:
+def exact_pairs(a: Corpus, b: Corpus) -> list[Pair]:
     keys: dict[str, list[str]] = {}
     for d in sorted(b.documents):
         keys.setdefault(" ".join(tokens(b.text(d))), []).append(d)
-    pairs = []
+    pairs: list[Pair] = []
     for d in sorted(a.documents):
         for other in keys.get(" ".join(tokens(a.text(d))), []):
-            pairs.append({"a": d, "b": other, "jaccard": 1.0})
+            pairs.append(Pair(d, other, 1.0))
     return pairs
 
 
 def minhash_pairs(a: Corpus, b: Corpus, threshold: float, shingle: int = SHINGLE
-                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Pairs whose shingle sets (word ``shingle``-grams) have Jaccard >= ``threshold``."""
+                  ) -> tuple[list[Pair], MinHash]:
+    """Pairs whose shingle sets (word ``shingle``-grams) have Jaccard >= ``threshold``, and
+    the banding that found them."""
     if not 1 <= shingle <= MAX_SHINGLE:
         raise UsageError(f"--shingle must be in [1, {MAX_SHINGLE}] words, got {shingle}")
     bands, rows, miss = banding(threshold)
@@ -109,12 +110,12 @@ def minhash_pairs(a: Corpus, b: Corpus, threshold: float, shingle: int = SHINGLE
             if sh_a[i][0]:
                 for j in buckets.get(sig_a[i, cols].tobytes(), ()):
                     candidates.add((i, j))
-    pairs = []
+    pairs: list[Pair] = []
     for i, j in sorted(candidates):
         sa, sb = sh_a[i][0], sh_b[j][0]
         jac = len(sa & sb) / len(sa | sb)
         if jac >= threshold:
-            pairs.append({"a": ids_a[i], "b": ids_b[j], "jaccard": jac})
-    info = {"bands": bands, "rows": rows, "permutations": PERMUTATIONS,
-            "miss_probability_at_threshold": miss, "candidates_verified": len(candidates)}
-    return pairs, info
+            pairs.append(Pair(ids_a[i], ids_b[j], jac))
+    return pairs, MinHash(bands=bands, rows=rows, permutations=PERMUTATIONS,
+                          miss_probability_at_threshold=miss,
+                          candidates_verified=len(candidates))

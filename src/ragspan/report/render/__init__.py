@@ -15,13 +15,18 @@ from importlib import import_module
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
+from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import decode
 from ragspan.records.validate import ValidatePredicate
-from ragspan.report.render import validate
+from ragspan.report.render import contamination, validate
 
 # a typed kind: its predicate record, and its renderers by format, taking that record
 TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
     "validate": (ValidatePredicate, {"table": validate.table, "markdown": validate.markdown}),
+    "leakage": (LeakagePredicate, {"table": contamination.table,
+                                   "markdown": contamination.markdown}),
+    "overlap": (OverlapPredicate, {"table": contamination.table,
+                                   "markdown": contamination.markdown}),
 }
 
 FORMATS = ("json", "table", "markdown")

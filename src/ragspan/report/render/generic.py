@@ -1,5 +1,6 @@
-"""Every other report (validate, leakage, overlap, adapt, import, run-retriever): its
-summary as key/value rows, then what a person needs to see (leaks, pairs, findings)."""
+"""Every report kind without a renderer of its own (adapt, import, run-retriever, error): its
+summary as key/value rows; and the pieces the typed renderers share (the verdict line over a
+table, ``headed``; a listing of what was found, ``listed``; ``clip``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from ragspan.base.shown import shown_models
 from ragspan.report.render.text import aligned, md_table
 
 
-def _rows(summary: dict[str, Any]) -> list[list[str]]:
+def summary_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """The summary's fields, one ``[key, value]`` row each (nested values as JSON, cut at
+    100 characters; a local model path shown by its name)."""
     rows = []
     for key in sorted(summary):
         value = shown_models({key: summary[key]})[key]
@@ -21,11 +24,9 @@ def _rows(summary: dict[str, Any]) -> list[list[str]]:
 
 def two_columns(doc: dict[str, Any], fmt: str, header: list[str], rows: list[list[str]],
                 right_from: int = 2) -> str:
-    """The verdict line, ``rows`` under ``header`` as a table or markdown, then the listing
-    of what was found (``with_listing``)."""
+    """The verdict line, then ``rows`` under ``header`` as a table or markdown."""
     pred = doc["predicate"]
-    return (headed(pred["kind"], pred["verdict"], fmt, header, rows, right_from)
-            + with_listing(doc, fmt))
+    return headed(pred["kind"], pred["verdict"], fmt, header, rows, right_from)
 
 
 def headed(kind: str, verdict: str, fmt: str, header: list[str], rows: list[list[str]],
@@ -38,11 +39,11 @@ def headed(kind: str, verdict: str, fmt: str, header: list[str], rows: list[list
 
 
 def table(doc: dict[str, Any]) -> str:
-    return two_columns(doc, "table", ["field", "value"], _rows(doc["predicate"]["summary"]))
+    return two_columns(doc, "table", ["field", "value"], summary_rows(doc["predicate"]["summary"]))
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    return two_columns(doc, "markdown", ["field", "value"], _rows(doc["predicate"]["summary"]))
+    return two_columns(doc, "markdown", ["field", "value"], summary_rows(doc["predicate"]["summary"]))
 
 
 LISTED = 20
@@ -64,28 +65,6 @@ def clip(text: str, width: int = 60, keep_end: bool = False) -> str:
     if len(head) > room:
         head = head[:room - 4].rstrip() + " ..."
     return head + tail
-
-
-def listing(pred: dict[str, Any]) -> tuple[str, list[str], list[list[str]], int] | None:
-    """What a person needs to see beyond the counts: the leaks, the duplicate pairs, the
-    validation findings (first 20)."""
-    kind, details = pred["kind"], pred["details"]
-    if kind == "leakage":
-        rows = [[x["id"], x["field"], clip(x["document"], 40),
-                 clip(x.get("passage", {}).get("text", "")),
-                 f"{x.get('containment', x.get('similarity', 0)):.3f}"] for x in details.get("leaks", [])]
-        score = "containment" if pred["parameters"].get("method") == "exact" else "similarity"
-        return "Leaking items", ["item", "field", "document", "shared passage", score], rows, 4
-    if kind == "overlap":
-        rows = [[clip(p["a"], 40), clip(p["b"], 40), f"{p['jaccard']:.3f}"]
-                for p in details.get("pairs", [])]
-        return "Duplicate pairs", ["a", "b", "jaccard"], rows, 2
-    return None
-
-
-def with_listing(doc: dict[str, Any], fmt: str) -> str:
-    found = listing(doc["predicate"])
-    return "" if not found else listed(*found, fmt)
 
 
 def listed(title: str, header: list[str], rows: list[list[str]], left: int, fmt: str) -> str:
