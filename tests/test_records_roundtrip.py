@@ -13,12 +13,13 @@ import pytest
 from ragspan.base.canonical import canonical_dumps
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import Statement, decode, encode
+from ragspan.records.migrate import MigratePredicate
 from ragspan.records.validate import ValidatePredicate
 from ragspan.report.render import TYPED
 
 GOLDEN = Path(__file__).parent / "golden" / "files"
 KINDS = {"validate": ValidatePredicate, "leakage": LeakagePredicate,
-         "overlap": OverlapPredicate}
+         "overlap": OverlapPredicate, "migrate": MigratePredicate}
 
 
 def goldens(kind: str) -> list[Path]:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.app.eval_build import input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError
@@ -34,6 +36,19 @@ from ragspan.io.evalset import EvalQuery, EvalSet, corpus_drift, read_eval_set
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 from ragspan.io.rows import HEADER_KEY, content_sha256
 from ragspan.io.serialize import eval_set_text, span_json
+from ragspan.records.envelope import encode
+from ragspan.records.migrate import (
+    DocumentChanges,
+    DocumentCounts,
+    Fate,
+    MigrateDetails,
+    MigrateParameters,
+    MigrateSummary,
+    QuestionCounts,
+    QuestionFate,
+    SpanCounts,
+    SpanMove,
+)
 from ragspan.report.envelope import statement
 
 log = logging.getLogger("ragspan")
@@ -47,7 +62,7 @@ def _raw_rows(path: str) -> list[dict[str, Any]]:
 
 
 def _fate(q: EvalQuery, moved: list[Moved], new: Corpus, keep_edited: bool,
-          threshold: float) -> tuple[str, str, list[int]]:
+          threshold: float) -> tuple[Fate, str, list[int]]:
     """A question's fate, why, and the indices of its spans the new row keeps."""
     statuses = [m.status for m in moved]
     if "ambiguous" in statuses:
@@ -90,11 +105,12 @@ def _new_row(raw: dict[str, Any], q: EvalQuery, moved: list[Moved], kept: list[i
     return row
 
 
-def _documents(old: Corpus, new: Corpus) -> dict[str, list[str]]:
+def _documents(old: Corpus, new: Corpus) -> DocumentChanges:
     both = sorted(set(old.documents) & set(new.documents))
-    return {"added": sorted(set(new.documents) - set(old.documents)),
-            "removed": sorted(set(old.documents) - set(new.documents)),
-            "changed": [d for d in both if old.documents[d].sha256 != new.documents[d].sha256]}
+    return DocumentChanges(
+        added=sorted(set(new.documents) - set(old.documents)),
+        removed=sorted(set(old.documents) - set(new.documents)),
+        changed=[d for d in both if old.documents[d].sha256 != new.documents[d].sha256])
 
 
 def _check_made_on(evalset: EvalSet, old: Corpus, corpus: str) -> None:
@@ -115,25 +131,23 @@ def run(*, eval_set: str, corpus: str, to_corpus: str, out: str,
     spans = [(s.doc_id, s.start, s.end) for q in evalset.queries for s in q.gold_spans]
     moved = locate_all(old, new, spans, threshold)
     raws = _raw_rows(eval_set)
-    rows, listed, fates = [], [], []
+    rows: list[dict[str, Any]] = []
+    listed: list[SpanMove] = []
+    fates: list[QuestionFate] = []
     cursor = 0
     for raw, q in zip(raws, evalset.queries):
         mine = moved[cursor:cursor + len(q.gold_spans)]
         cursor += len(q.gold_spans)
         fate, why, kept = _fate(q, mine, new, keep_edited, threshold)
-        fates.append({"id": q.id, "fate": fate, **({"reason": why} if why else {})})
+        fates.append(QuestionFate(id=q.id, fate=fate, reason=why or UNSET))
         if fate == "kept":
             rows.append(_new_row(raw, q, mine, kept, new))
-        for s, m in zip(q.gold_spans, mine):
-            entry: dict[str, Any] = {
-                "query_id": q.id, "doc_id": s.doc_id, "old": [s.start, s.end],
-                "new": None if m.start is None else [m.start, m.end], "status": m.status,
-                "similarity": m.similarity}
-            if m.reason:
-                entry["reason"] = m.reason
-            listed.append(entry)
+        listed += [SpanMove(query_id=q.id, doc_id=s.doc_id, old=[s.start, s.end],
+                            new=None if m.start is None else [m.start, int(m.end or 0)],
+                            status=m.status, similarity=m.similarity, reason=m.reason or UNSET)
+                   for s, m in zip(q.gold_spans, mine)]
     counts = {status: sum(1 for m in moved if m.status == status) for status in STATUSES}
-    by_fate = {fate: sum(1 for f in fates if f["fate"] == fate) for fate in FATES}
+    by_fate = {fate: sum(1 for f in fates if f.fate == fate) for fate in FATES}
     documents = _documents(old, new)
     if not rows:
         raise InputError(f"no question survived the corpus edit ({by_fate['set_aside']} set "
@@ -149,14 +163,19 @@ def run(*, eval_set: str, corpus: str, to_corpus: str, out: str,
     text = eval_set_text(header, anchored(rows, {d: doc.text
                                                  for d, doc in new.documents.items()}))
     digest = sha256_hex(text.encode("utf-8"))
+    summary = MigrateSummary(
+        spans=SpanCounts(**counts),
+        questions=QuestionCounts(total=len(fates), **by_fate),
+        documents=DocumentCounts(added=len(documents.added), removed=len(documents.removed),
+                                 changed=len(documents.changed)),
+        content_sha256=content_sha256(text, out))
     doc = statement(
         kind="migrate", subject=[InputRef("eval_set", out, digest)],
         inputs=[input_ref("eval_set", eval_set), InputRef("corpus", corpus, old.sha256),
                 InputRef("to_corpus", to_corpus, new.sha256)],
-        parameters={"keep_edited": keep_edited, "threshold": threshold},
-        summary={"spans": counts, "questions": {"total": len(fates), **by_fate},
-                 "documents": {k: len(v) for k, v in documents.items()},
-                 "content_sha256": content_sha256(text, out)},
-        details={"spans": listed, "questions": [f for f in fates if f["fate"] != "kept"],
-                 "documents": documents})
+        parameters=encode(MigrateParameters(keep_edited=keep_edited, threshold=threshold)),
+        summary=encode(summary),
+        details=encode(MigrateDetails(spans=listed,
+                                      questions=[f for f in fates if f.fate != "kept"],
+                                      documents=documents)))
     return CommandResult(doc, {out: text})

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from ragspan.evalsets.textdiff import OffsetMap
 from ragspan.io.corpus import Corpus
 from ragspan.io.placement import Placer, Unplaced, occurrences, similarity
+from ragspan.records.migrate import Status
 
 CONTEXT = 64  # characters each side compared to tell copies of a text apart
 MIN_AGREE = 8  # characters of the surroundings, whitespace aside, a copy elsewhere must share
@@ -57,7 +58,7 @@ class Moved:
     """Where one gold span went: its status, new ``[start, end)`` (None when ``deleted`` or
     ``ambiguous``), the similarity of its old and new text, and why, in words."""
 
-    status: str
+    status: Status
     start: int | None = None
     end: int | None = None
     similarity: float | None = None

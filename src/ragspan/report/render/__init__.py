@@ -17,8 +17,9 @@ from typing import Any
 from ragspan.base.canonical import canonical_dumps
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import decode
+from ragspan.records.migrate import MigratePredicate
 from ragspan.records.validate import ValidatePredicate
-from ragspan.report.render import contamination, validate
+from ragspan.report.render import contamination, migrate, validate
 
 # a typed kind: its predicate record, and its renderers by format, taking that record
 TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
@@ -27,12 +28,13 @@ TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
                                    "markdown": contamination.markdown}),
     "overlap": (OverlapPredicate, {"table": contamination.table,
                                    "markdown": contamination.markdown}),
+    "migrate": (MigratePredicate, {"table": migrate.table, "markdown": migrate.markdown}),
 }
 
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
                   "sweep": "sweep",
-                  "report": "report", "plan": "plan", "migrate": "migrate"}
+                  "report": "report", "plan": "plan"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:

@@ -67,12 +67,15 @@ def clip(text: str, width: int = 60, keep_end: bool = False) -> str:
     return head + tail
 
 
-def listed(title: str, header: list[str], rows: list[list[str]], left: int, fmt: str) -> str:
-    """The first ``LISTED`` of ``rows`` under ``title``, then how many more (none: nothing)."""
+def listed(title: str, header: list[str], rows: list[list[str]], left: int, fmt: str,
+           right_from: int | None = None) -> str:
+    """The first ``LISTED`` of ``rows`` under ``title``, then how many more (none: nothing);
+    in markdown the columns from ``right_from`` (default: none) right-aligned."""
     if not rows:
         return ""
     more = len(rows) - LISTED
     tail = f"... and {more} more (see the JSON report)\n" if more > 0 else ""
     if fmt == "table":
         return f"\n{title}:\n" + aligned(header, rows[:LISTED], left=left) + tail
-    return f"\n#### {title}\n\n" + md_table(header, rows[:LISTED], right_from=len(header)) + tail
+    return (f"\n#### {title}\n\n"
+            + md_table(header, rows[:LISTED], right_from=right_from or len(header)) + tail)
