@@ -13,6 +13,7 @@ import pytest
 from ragspan.base.canonical import canonical_dumps
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import Statement, decode, encode
+from ragspan.records.error import ErrorPredicate
 from ragspan.records.migrate import MigratePredicate
 from ragspan.records.validate import ValidatePredicate
 from ragspan.report.render import TYPED
@@ -32,7 +33,22 @@ def goldens(kind: str) -> list[Path]:
 
 
 def test_every_typed_kind_is_rendered_from_its_record():
-    assert {kind: record for kind, (record, _) in TYPED.items()} == KINDS
+    assert {kind: record for kind, (record, _) in TYPED.items()} == {
+        **KINDS, "error": ErrorPredicate}
+
+
+def test_an_error_report_reads_into_records_and_writes_back(tmp_path):
+    """A failed command's error report (no golden: made here, from an input error)."""
+    from conftest import run_cli
+
+    out = tmp_path / "r.json"
+    res = run_cli("score", "--eval-set", tmp_path / "missing.jsonl", "--run",
+                  tmp_path / "run.jsonl", "--out", out)
+    assert res.exit_code == 3
+    text = out.read_text(encoding="utf-8")
+    record = decode(json.loads(text), Statement[ErrorPredicate])
+    assert record.predicate.summary.command == "score"
+    assert canonical_dumps(encode(record)) == text
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

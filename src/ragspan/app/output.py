@@ -18,6 +18,8 @@ from ragspan.base.errors import ExitCode, InputError, RagspanError
 from ragspan.base.records import InputRef
 from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
+from ragspan.records.envelope import encode
+from ragspan.records.error import ErrorDetails, ErrorParameters, ErrorSummary
 from ragspan.report.envelope import created_at, report_text, statement
 from ragspan.report.render import render
 from ragspan.report.render.junit import junit_error
@@ -109,14 +111,14 @@ def error_report(command: str, exc: BaseException, argv: Sequence[str]) -> dict[
                 subject = InputRef("error", path, hashlib.sha256(fh.read()).hexdigest())
         except OSError:
             pass  # unreadable: the message stands for it
+    summary = ErrorSummary(command=command,
+                           error=exc.reason if isinstance(exc, InputError) else message,
+                           file=path, line=exc.line if isinstance(exc, InputError) else None,
+                           message=message)
     return statement(kind="error", subject=[subject], inputs=[],
-                     parameters={"command": command, "argv": redacted(argv)},
-                     summary={"command": command,
-                              "error": exc.reason if isinstance(exc, InputError) else message,
-                              "file": path,
-                              "line": exc.line if isinstance(exc, InputError) else None,
-                              "message": message},
-                     details={}, verdict="error", exit_code=int(code))
+                     parameters=encode(ErrorParameters(command=command, argv=redacted(argv))),
+                     summary=encode(summary), details=encode(ErrorDetails()),
+                     verdict="error", exit_code=int(code))
 
 
 def write_error_junit(path: str, command: str, exc: BaseException) -> None:

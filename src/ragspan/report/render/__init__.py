@@ -17,9 +17,10 @@ from typing import Any
 from ragspan.base.canonical import canonical_dumps
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import decode
+from ragspan.records.error import ErrorPredicate
 from ragspan.records.migrate import MigratePredicate
 from ragspan.records.validate import ValidatePredicate
-from ragspan.report.render import contamination, migrate, validate
+from ragspan.report.render import contamination, error, migrate, validate
 
 # a typed kind: its predicate record, and its renderers by format, taking that record
 TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
@@ -29,6 +30,7 @@ TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
     "overlap": (OverlapPredicate, {"table": contamination.table,
                                    "markdown": contamination.markdown}),
     "migrate": (MigratePredicate, {"table": migrate.table, "markdown": migrate.markdown}),
+    "error": (ErrorPredicate, {"table": error.table, "markdown": error.markdown}),
 }
 
 FORMATS = ("json", "table", "markdown")
