@@ -15,18 +15,23 @@ from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import Statement, decode, encode
 from ragspan.records.error import ErrorPredicate
 from ragspan.records.migrate import MigratePredicate
+from ragspan.records.plan import PlanPredicate
 from ragspan.records.validate import ValidatePredicate
 from ragspan.report.render import TYPED
 
 GOLDEN = Path(__file__).parent / "golden" / "files"
 KINDS = {"validate": ValidatePredicate, "leakage": LeakagePredicate,
-         "overlap": OverlapPredicate, "migrate": MigratePredicate}
+         "overlap": OverlapPredicate, "migrate": MigratePredicate, "plan": PlanPredicate}
 
 
 def goldens(kind: str) -> list[Path]:
+    """The golden files that are reports of ``kind`` (written with ``--out`` or printed)."""
     found = []
-    for path in sorted(GOLDEN.glob("*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
+    for path in sorted(GOLDEN.iterdir()):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
         if isinstance(doc, dict) and doc.get("predicate", {}).get("kind") == kind:
             found.append(path)
     return found

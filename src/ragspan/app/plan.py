@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from msgspec import UNSET
+
 from ragspan.app.output import CommandResult
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import UsageError
@@ -13,6 +15,8 @@ from ragspan.base.records import InputRef
 from ragspan.gate.budgets import Budget, parse_budget_value
 from ragspan.gate.stats import minimum_detectable_drop, queries_needed
 from ragspan.io.files import sha256_hex
+from ragspan.records.envelope import encode
+from ragspan.records.plan import PlanDetails, PlanParameters, PlanSummary
 from ragspan.report.envelope import statement
 
 
@@ -41,22 +45,18 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
 
     need = {k: math.ceil(v * design_effect) if math.isfinite(v) else v for k, v in need.items()}
     sd = math.sqrt(flip_rate * design_effect)
-    summary = {
-        "flip_rate": flip_rate, "budget": str(b), "drop": f"{100 * true_drop:g}pt",
-        "alpha": alpha, "power": power,
-        "queries_to_fail": need["to_fail"] if math.isfinite(need["to_fail"]) else None,
-        "queries_to_pass": need["to_pass"],
-        "minimum_detectable_drop": {
+    given = UNSET if design_effect == 1.0 else design_effect  # a plain plan keeps its bytes
+    drop_text = f"{100 * true_drop:g}pt"
+    parameters = PlanParameters(flip_rate=flip_rate, budget=str(b), drop=drop_text,
+                                alpha=alpha, power=power, design_effect=given)
+    summary = PlanSummary(
+        flip_rate=flip_rate, budget=str(b), drop=drop_text, alpha=alpha, power=power,
+        queries_to_fail=int(need["to_fail"]) if math.isfinite(need["to_fail"]) else None,
+        queries_to_pass=int(need["to_pass"]),
+        minimum_detectable_drop={
             str(n): minimum_detectable_drop(sd, n, alpha, power) for n in (50, 100, 300, 1000)},
-    }
-
-    parameters = {"flip_rate": flip_rate, "budget": str(b), "drop": summary["drop"],
-                  "alpha": alpha, "power": power}
-    if design_effect != 1.0:  # recorded when given, so a plain plan keeps its bytes
-        parameters["design_effect"] = design_effect
-        summary["design_effect"] = design_effect
-    digest = sha256_hex(canonical_dumps(parameters).encode("utf-8"))
+        design_effect=given)
+    digest = sha256_hex(canonical_dumps(encode(parameters)).encode("utf-8"))
     return CommandResult(statement(
         kind="plan", subject=[InputRef("plan", "parameters", digest)], inputs=[],
-        parameters=parameters,
-        summary=summary, details={}))
+        parameters=encode(parameters), summary=encode(summary), details=encode(PlanDetails())))

@@ -19,8 +19,9 @@ from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import decode
 from ragspan.records.error import ErrorPredicate
 from ragspan.records.migrate import MigratePredicate
+from ragspan.records.plan import PlanPredicate
 from ragspan.records.validate import ValidatePredicate
-from ragspan.report.render import contamination, error, migrate, validate
+from ragspan.report.render import contamination, error, migrate, plan, validate
 
 # a typed kind: its predicate record, and its renderers by format, taking that record
 TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
@@ -31,12 +32,13 @@ TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
                                    "markdown": contamination.markdown}),
     "migrate": (MigratePredicate, {"table": migrate.table, "markdown": migrate.markdown}),
     "error": (ErrorPredicate, {"table": error.table, "markdown": error.markdown}),
+    "plan": (PlanPredicate, {"table": plan.table, "markdown": plan.markdown}),
 }
 
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
                   "sweep": "sweep",
-                  "report": "report", "plan": "plan"}
+                  "report": "report"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:
