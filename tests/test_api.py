@@ -90,6 +90,24 @@ def test_the_gate_names_settings_as_the_caller_spells_them(kwargs, api_says, cli
     assert result.exit_code == 2 and cli_says in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("kwargs, api_says", [
+    ({"eval_set": None}, "give exactly one of eval_set (span level) or qrels (doc level)"),
+    ({"eval_set": None, "qrels": "q0 0 d0 1\n", "chunks": []},
+     "chunks labels span-level failures: give it with eval_set and a span run"),
+])
+def test_score_names_its_arguments_as_the_caller_spells_them(kwargs, api_says):
+    """``score``'s own usage errors, said to a Python caller, name its keywords, never the
+    command line's flags."""
+    import ragspan
+    from ragspan.base.errors import UsageError
+
+    args = {"eval_set": [{"id": "q0", "query": "?", "gold_spans": []}],
+            "run": [{"id": "q0", "retrieved": []}], **kwargs}
+    with pytest.raises(UsageError) as caught:
+        ragspan.score(args.pop("eval_set"), args.pop("run"), **args)
+    assert api_says in str(caught.value) and "--" not in str(caught.value)
+
+
 def test_import_ragspan_loads_nothing_heavy():
     import subprocess
     import sys

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.records import InputRef
+from ragspan.base.voice import setting
 from ragspan.gate.migration import Migration, migration_of
 from ragspan.io.files import decode_records, read_bytes, sha256_hex
 from ragspan.io.rows import content_sha256
@@ -18,8 +19,9 @@ def migration_of_file(path: str | None, candidate_eval_set: str | None,
     one; then the candidate's own eval set and corpus are a usage error)."""
     if path is None:
         if candidate_eval_set is not None or candidate_corpus is not None:
-            raise UsageError("--candidate-eval-set and --candidate-corpus verify a candidate "
-                             "scored across a corpus change: give --migration too")
+            raise UsageError(f"{setting('candidate-eval-set')} and {setting('candidate-corpus')} "
+                             "verify a candidate "
+                             f"scored across a corpus change: give {setting('migration')} too")
         return None, ""
     doc, sha = load_report(path)
     return migration_of(doc, path), sha
@@ -37,13 +39,13 @@ def trusted_eval_set(path: str | None, moved: Migration | None) -> InputRef | No
     if path is None:
         return None
     if moved is None:
-        raise UsageError("--migrated-eval-set-trusted says the migration's eval set was "
-                         "reviewed: give --migration too")
+        raise UsageError(f"{setting('migrated-eval-set-trusted')} says the migration's eval set was "
+                         f"reviewed: give {setting('migration')} too")
     data = read_bytes(path)
     if moved.to_content_sha256 is not None:
         sha = content_sha256(decode_records(data, path), path)
         if sha != moved.to_content_sha256:
-            raise InputError(f"is not the eval set the migration wrote: its questions and gold "
+            raise InputError("is not the eval set the migration wrote: its questions and gold "
                              f"spans (content sha256 {sha[:12]}) differ from the migration's "
                              f"({moved.to_content_sha256[:12]}); only the reviewed content is "
                              "trusted", path)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
+from ragspan.base.voice import setting
 from ragspan.evalsets.adapt import adapt
 from ragspan.io.corpus import FileSelection
 
@@ -27,8 +28,8 @@ def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
     files = build.details.get("files")
     if files is not None:
         left = files["left_out"]
-        log.warning("%s: %d files taken in as documents, %d left out%s (--include and "
-                    "--exclude choose; the report lists every file)", docs, len(files["taken"]),
+        log.warning(f"%s: %d files taken in as documents, %d left out%s ({setting('include')} and "
+                    f"{setting('exclude')} choose; the report lists every file)", docs, len(files["taken"]),
                     len(left), f": {', '.join(left[:5])}{' ...' if len(left) > 5 else ''}"
                     if left else "")
     if build.counts.get("derived_ids"):

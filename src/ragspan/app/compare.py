@@ -57,13 +57,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         junit: str | None = None, annotations: str | None = None,
         baseline_is: str | None = None, pr_labels: Sequence[str] = (),
         pr_actor: str | None = None, **cli: Any) -> CommandResult:
-    if os.path.exists(baseline) and os.path.exists(candidate) and \
-            os.path.samefile(baseline, candidate):
-        raise UsageError("--baseline and --candidate are the same file")
-    if no_config and config is not None:
-        raise UsageError("--no-config reads no settings file: drop --config or --no-config")
-    if config_origin is not None and config is None:
-        raise UsageError("--config-origin says where --config came from: give --config")
+    _refuse_arguments(baseline, candidate, config, no_config, config_origin)
     table, config_path = ({}, None) if no_config else load_tool_config(config)
     opts, origins = gate_options(budgets, table, config_path, cli, config_origin)
     sources = sources or Sources()
@@ -126,6 +120,20 @@ def _where_and_who(result: GateResult, base: ScoreReport, cand: ScoreReport,
     record, _ = override_of(opts.override_label, labels, actor, result.decision)
     return dataclasses.replace(result, provenance=where, override=record,
                                warnings=result.warnings + tuple(notes))
+
+
+def _refuse_arguments(baseline: str, candidate: str, config: str | None, no_config: bool,
+                      config_origin: str | None) -> None:
+    """A UsageError for arguments that contradict each other, before any work."""
+    if os.path.exists(baseline) and os.path.exists(candidate) and \
+            os.path.samefile(baseline, candidate):
+        raise UsageError(f"{setting('baseline')} and {setting('candidate')} are the same file")
+    if no_config and config is not None:
+        raise UsageError(f"{setting('no-config')} reads no settings file: drop {setting('config')} "
+                         f"or {setting('no-config')}")
+    if config_origin is not None and config is None:
+        raise UsageError(f"{setting('config-origin')} says where {setting('config')} came from: "
+                         f"give {setting('config')}")
 
 
 # score's spellings of toolkit-rag-quality's command line (its `score --queries --retrieved`)

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable
 
 from ragspan.base.errors import InputError, UsageError
+from ragspan.base.voice import setting
 from ragspan.io.files import read_head
 from ragspan.io.outputs import write_files
 from ragspan.io.qrels import read_qrels, write_qrels
@@ -30,10 +31,11 @@ def check_tag(tag: str | None, what: str, fmt: str) -> str:
     if tag is None:
         return "ragspan"
     if what != "run" or fmt != "trec":
-        raise UsageError("--tag names the tag column of a run written as TREC (--to trec); "
+        raise UsageError(f"{setting('tag')} names the tag column of a run written as TREC "
+                         f"({setting('to')} trec); "
                          f"it has no place in {what} written as {fmt}")
     if not tag or any(c.isspace() for c in tag) or not tag.isprintable():
-        raise UsageError(f"--tag {tag!r} must be one printable word without whitespace: TREC "
+        raise UsageError(f"{setting('tag')} {tag!r} must be one printable word without whitespace: TREC "
                          "splits its columns on whitespace")
     return tag
 
@@ -52,7 +54,7 @@ def run(what: str, src: str, fmt: str, out: str, tag: str | None = None) -> None
         if fmt == "trec" and detect_run_format(read_head(src), src) == "span":
             raise UsageError(f"{src} is a span run: TREC carries doc ids only, so its offsets "
                              "(and its spans within one document) would be lost; score it "
-                             "with --eval-set instead")
+                             f"with {setting('eval-set')} instead")
         doc_run = read_doc_run(src)
         if fmt == "trec":
             trec_safe(((q, d) for q, docs in doc_run.per_query().items() for d in docs), src)

@@ -10,6 +10,7 @@ from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.placement import anchoring
 from ragspan.base.records import InputRef
+from ragspan.base.voice import setting
 from ragspan.evalsets.build import EvalBuild
 from ragspan.evalsets.importers.beir import import_beir
 from ragspan.evalsets.importers.chroma import import_chroma
@@ -35,7 +36,7 @@ def check_release(ref: InputRef, expected: str | None) -> None:
     if expected is None:
         return
     if not (len(expected) == 64 and all(c in "0123456789abcdef" for c in expected.lower())):
-        raise UsageError(f"--expect-sha256 {expected!r}: expected 64 hexadecimal digits")
+        raise UsageError(f"{setting('expect-sha256')} {expected!r}: expected 64 hexadecimal digits")
     if ref.sha256 != expected.lower():
         raise InputError(f"sha256 {ref.sha256} is not the release's published "
                          f"{expected.lower()}: a different or altered file", ref.name)
@@ -51,7 +52,7 @@ def _cuad(opts: dict[str, Any]) -> tuple[EvalBuild, list[InputRef], dict[str, An
     expected = opts.get("expect_sha256")
     if opts.get("squad_json"):
         if opts.get("csv"):
-            raise UsageError("give --squad-json or --csv, not both")
+            raise UsageError(f"give {setting('squad-json')} or {setting('csv')}, not both")
         release = input_ref("squad_json", opts["squad_json"])
         check_release(release, expected)  # before a byte of it is parsed
         build = import_cuad_squad(opts["squad_json"], **common)
@@ -59,7 +60,7 @@ def _cuad(opts: dict[str, Any]) -> tuple[EvalBuild, list[InputRef], dict[str, An
     else:
         missing = [f"--{k}" for k in ("csv", "contracts", "categories") if not opts.get(k)]
         if missing:
-            raise UsageError(f"import cuad needs --squad-json, or {', '.join(missing)}")
+            raise UsageError(f"import cuad needs {setting('squad-json')}, or {', '.join(missing)}")
         release = input_ref("master_clauses", opts["csv"])
         check_release(release, expected)
         build = import_cuad_csv(opts["csv"], opts["contracts"], opts["categories"],
@@ -68,9 +69,9 @@ def _cuad(opts: dict[str, Any]) -> tuple[EvalBuild, list[InputRef], dict[str, An
         contracts = tree_ref("contracts", opts["contracts"])
         inputs = [release, input_ref("categories", opts["categories"]), contracts]
         if expected is not None:  # the CSV's digest says nothing of the files beside it
-            uncovered = [f"--contracts {opts['contracts']} (tree sha256 {contracts.sha256})",
-                         f"--categories {opts['categories']}"]
-            log.warning("import cuad: --expect-sha256 covers --csv only, not %s: the "
+            uncovered = [f"{setting('contracts')} {opts['contracts']} (tree sha256 {contracts.sha256})",
+                         f"{setting('categories')} {opts['categories']}"]
+            log.warning(f"import cuad: {setting('expect-sha256')} covers {setting('csv')} only, not %s: the "
                         "corpus is built from those too (their digests are in the report's "
                         "inputs)", " or ".join(uncovered))
     params = {"sample_docs": common["sample_docs"], "seed": common["seed"],

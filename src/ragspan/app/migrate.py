@@ -27,6 +27,7 @@ from ragspan.app.eval_build import input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError
 from ragspan.base.records import InputRef
+from ragspan.base.voice import setting
 from ragspan.evalsets.adapt import provenance
 from ragspan.evalsets.build import anchored
 from ragspan.evalsets.checks import refuse_errors
@@ -68,12 +69,12 @@ def _fate(q: EvalQuery, moved: list[Moved], new: Corpus, keep_edited: bool,
     if "ambiguous" in statuses:
         return "set_aside", "a gold span has no decidable place", []
     if "edited" in statuses and not keep_edited:
-        return "set_aside", "a gold span's text was edited (--keep-edited keeps it)", []
+        return "set_aside", f"a gold span's text was edited ({setting('keep-edited')} keeps it)", []
     low = [m.similarity or 0.0 for m in moved if m.status == "edited"
            and (m.similarity or 0.0) < threshold]
     if low:
         return "set_aside", (f"a gold span's text was edited to similarity {min(low):.2f}, "
-                             f"below --min-similarity {threshold:g}"), []
+                             f"below {setting('min-similarity')} {threshold:g}"), []
     gone = [d for d in q.relevance if d not in new.documents]
     if gone:
         return "set_aside", f"judged document '{gone[0]}' was removed", []
@@ -117,7 +118,7 @@ def _check_made_on(evalset: EvalSet, old: Corpus, corpus: str) -> None:
     """The eval set's offsets must index ``old``: its checks pass there and nothing drifted."""
     drifted, _ = corpus_drift(evalset, old)
     if drifted:
-        raise InputError(f"the eval set's offsets do not index --corpus {corpus}: document "
+        raise InputError(f"the eval set's offsets do not index {setting('corpus')} {corpus}: document "
                          f"'{drifted[0].doc_id}' is not the text the eval set was made on "
                          "(give the corpus it was made on)", evalset.path)
     refuse_errors(evalset, old)

@@ -8,6 +8,7 @@ from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError
 from ragspan.base.records import InputRef
 from ragspan.base.verdicts import findings_verdict
+from ragspan.base.voice import setting
 from ragspan.contamination.overlap import SHINGLE, exact_pairs, minhash_pairs
 from ragspan.io.corpus import read_corpus
 from ragspan.records.contamination import OverlapDetails, OverlapParameters, OverlapSummary
@@ -21,7 +22,7 @@ def run(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
     """Exit 4 when more than ``max_duplicates`` pairs are found (``ragspan.base.verdicts``).
     ``shingle``: MinHash's word n-gram size (default 5)."""
     if shingle is not None and method != "minhash":
-        raise UsageError("--shingle sets the word n-gram size of --method minhash")
+        raise UsageError(f"{setting('shingle')} sets the word n-gram size of {setting('method')} minhash")
     ca, cb = read_corpus(a, max_records=max_records), read_corpus(b, max_records=max_records)
     minhash = None
     if method == "exact":
@@ -29,7 +30,7 @@ def run(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
         params = OverlapParameters(method="exact", max_records=max_records)
     else:
         if not 0 < threshold <= 1:
-            raise UsageError("--threshold must be in (0, 1]")
+            raise UsageError(f"{setting('threshold')} must be in (0, 1]")
         size = SHINGLE if shingle is None else shingle
         pairs, minhash = minhash_pairs(ca, cb, threshold, size)
         params = OverlapParameters(

@@ -12,6 +12,7 @@ from ragspan.app.output import CommandResult
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import UsageError
 from ragspan.base.records import InputRef
+from ragspan.base.voice import setting
 from ragspan.gate.budgets import Budget, parse_budget_value
 from ragspan.gate.stats import minimum_detectable_drop, queries_needed
 from ragspan.io.files import sha256_hex
@@ -33,9 +34,9 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
     """``design_effect``: with several questions per document the variance of the mean
     grows by this factor, so the queries needed grow by it and the minimum detectable drop
     by its square root (effective sample size n / design effect)."""
-    b = _budget_flag("--budget", budget)
-    d = _budget_flag("--drop", drop) if drop is not None else None
-    for flag, value in (("--budget", b), ("--drop", d)):
+    b = _budget_flag(setting("budget"), budget)
+    d = _budget_flag(setting("drop"), drop) if drop is not None else None
+    for flag, value in ((setting("budget"), b), (setting("drop"), d)):
         if value is not None and (value.unit != "pt" or value.value <= 0):
             raise UsageError(f"{flag} must be points of complete grounding above 0 "
                              f"(e.g. 2pt), got {value}")

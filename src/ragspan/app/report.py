@@ -15,6 +15,7 @@ from typing import Any
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.records import InputRef
+from ragspan.base.voice import setting
 from ragspan.gate.inputs import score_report_of
 from ragspan.io.corpus import read_corpus
 from ragspan.io.files import sha256_hex
@@ -32,7 +33,7 @@ FORMAT_OF_EXTENSION = {".md": "markdown", ".markdown": "markdown", ".html": "htm
 def format_of(out: str) -> str:
     ext = os.path.splitext(out)[1].lower()
     if ext not in FORMAT_OF_EXTENSION:
-        raise UsageError(f"--out {out}: the extension says the format; use .md or .html")
+        raise UsageError(f"{setting('out')} {out}: the extension says the format; use .md or .html")
     return FORMAT_OF_EXTENSION[ext]
 
 
@@ -52,12 +53,12 @@ def corpus_for(readout: Any, corpus: str | None) -> Any:
     local file and have it quoted into the readout."""
     if corpus is None:
         raise UsageError("the client readout quotes the missed clauses from the corpus: give "
-                         "--corpus (the path a report records is never read)")
+                         f"{setting('corpus')} (the path a report records is never read)")
     recorded = readout.base.report.corpus_sha256
     if not recorded:
         raise InputError("the baseline report records no corpus digest, so the corpus "
                          "cannot be shown to be the one it was scored on (score it with "
-                         "--corpus)", readout.base.report.path)
+                         f"{setting('corpus')})", readout.base.report.path)
     corp = read_corpus(corpus)
     if corp.sha256 != recorded:
         raise InputError(f"this corpus (sha256 {corp.sha256[:12]}) is not the one the baseline "
@@ -106,15 +107,16 @@ def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int
     same readout (the developer report at ``out``, one command for both audiences); all or
     nothing."""
     if audience not in AUDIENCES:
-        raise UsageError(f"--audience {audience}: expected one of {', '.join(AUDIENCES)}")
+        raise UsageError(f"{setting('audience')} {audience}: expected one of {', '.join(AUDIENCES)}")
     if not reports:
         raise UsageError("give at least one score report")
     if client_out is not None and audience != "developer":
-        raise UsageError("--client-out writes the client readout beside the developer report "
-                         "at --out: leave --audience at developer")
+        raise UsageError(f"{setting('client-out')} writes the client readout beside the developer report "
+                         f"at {setting('out')}: leave {setting('audience')} at developer")
     named = [p for p in (out, csv_out, client_out) if p is not None]
     if len(set(named)) < len(named):
-        raise UsageError("--out, --csv and --client-out must name different files")
+        raise UsageError(f"{setting('out')}, {setting('csv')} and {setting('client-out')} must name "
+                         "different files")
     fmt = format_of(out)
     client_fmt = format_of(client_out) if client_out is not None else None
     readout = build(read_configs(reports), baseline, k, all_pairs)

@@ -16,6 +16,7 @@ from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.options import RUN_RETRIEVER_OPTIONS
 from ragspan.base.progress import Progress
 from ragspan.base.records import InputRef
+from ragspan.base.voice import setting
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.evalset import EvalQuery, EvalSet, query_digests, read_eval_set
 from ragspan.io.files import read_bytes, sha256_hex
@@ -120,17 +121,17 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         config=config, retriever=retriever,
         collection=collection if collection is not None else edge_shard if edge_shard
         is not None else snapshot, live_only={
-            "--vector-name": vector_name, "--hnsw-ef": hnsw_ef, "--doc-key": doc_key,
-            "--start-key": start_key, "--end-key": end_key, "--text-key": text_key,
-            "--model": model, "--scope": scope},
-        snapshot_only={"--max-unpacked-bytes": max_unpacked_bytes} if snapshot is None
+            setting("vector-name"): vector_name, setting("hnsw-ef"): hnsw_ef, setting("doc-key"): doc_key,
+            setting("start-key"): start_key, setting("end-key"): end_key, setting("text-key"): text_key,
+            setting("model"): model, setting("scope"): scope},
+        snapshot_only={setting("max-unpacked-bytes"): max_unpacked_bytes} if snapshot is None
         else {},
         keep_collection=keep_collection, on_qdrant=bool(qdrant_url or qdrant_path),
         chunks_out=chunks_out, id_key=id_key, to=to, tag=tag)
     framework = framework or "auto"  # the declared default (the command line passes None)
     if framework != "auto" and retriever is None:
-        raise UsageError("--framework names what --retriever's object is: give it with "
-                         "--retriever")
+        raise UsageError(f"{setting('framework')} names what {setting('retriever')}'s object "
+                         f"is: give it with {setting('retriever')}")
     t0 = time.perf_counter()
     bar = Progress(progress)
     corp = read.corpus if read is not None else read_corpus(corpus)
@@ -148,11 +149,12 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
                            chunks_out=chunks_out)
     elif edge_shard is not None or snapshot is not None:
         if edge_shard is not None and snapshot is not None:
-            raise UsageError("give --edge-shard or --snapshot, not both")
+            raise UsageError(f"give {setting('edge-shard')} or {setting('snapshot')}, not both")
         if qdrant_url or qdrant_path or collection:
-            raise UsageError("--edge-shard and --snapshot are searched in-process: drop "
-                             "--collection, --qdrant-url and --qdrant-path")
-        source = present(edge_shard or snapshot, "--edge-shard or --snapshot")
+            raise UsageError(f"{setting('edge-shard')} and {setting('snapshot')} are searched "
+                             "in-process: drop "
+                             f"{setting('collection')}, {setting('qdrant-url')} and {setting('qdrant-path')}")
+        source = present(edge_shard or snapshot, f"{setting('edge-shard')} or {setting('snapshot')}")
         spec = LiveSpec(source, vector_name=vector_name, hnsw_ef=hnsw_ef,
                         doc_key=doc_key or "doc_id", start_key=start_key or "start",
                         end_key=end_key or "end", text_key=text_key or "text",
@@ -170,7 +172,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
                             strict_cache=strict_cache)
         got = _by_collection(spec, queries, corp, eval_set, embedder, bar)
     else:
-        got = _by_user(present(retriever, "--retriever"), queries, corp, bar, depth=depth,
+        got = _by_user(present(retriever, setting("retriever")), queries, corp, bar, depth=depth,
                        id_key=id_key, to=to, tag=tag, out=out, framework=framework)
     summary.update(got.summary)
     asked = {x.id for x in queries}  # built once: a set per item was ~5 s at 10k questions
@@ -209,28 +211,34 @@ def _refuse_combinations(*, config: str | None, retriever: str | None, collectio
     ``--collection``, by flag; ``snapshot_only``: those of ``--snapshot``, given without
     it)."""
     if sum(x is not None for x in (config, retriever, collection)) != 1:
-        raise UsageError("give exactly one of --config (a pipeline), --retriever (your own), "
-                         "--collection (your Qdrant collection, read-only), --edge-shard or "
-                         "--snapshot (your index offline, read-only)")
+        raise UsageError(f"give exactly one of {setting('config')} (a pipeline), "
+                         f"{setting('retriever')} (your own), "
+                         f"{setting('collection')} (your Qdrant collection, read-only), "
+                         f"{setting('edge-shard')} or "
+                         f"{setting('snapshot')} (your index offline, read-only)")
     given = [k for k, v in live_only.items() if v is not None]
     if given and collection is None:
-        raise UsageError(f"{given[0]} applies to --collection")
+        raise UsageError(f"{given[0]} applies to {setting('collection')}")
     stray = [k for k, v in (snapshot_only or {}).items() if v is not None]
     if stray:
-        raise UsageError(f"{stray[0]} applies to --snapshot")
+        raise UsageError(f"{stray[0]} applies to {setting('snapshot')}")
     if keep_collection and not (config and on_qdrant):
-        raise UsageError("--keep-collection keeps the collection a pipeline makes on Qdrant: "
-                         "give it with --config and --qdrant-url or --qdrant-path")
+        raise UsageError(f"{setting('keep-collection')} keeps the collection a pipeline makes on Qdrant: "
+                         f"give it with {setting('config')} and {setting('qdrant-url')} or "
+                         f"{setting('qdrant-path')}")
     if chunks_out and retriever:
-        raise UsageError("--chunks-out needs --config: a user retriever's chunks are its own")
+        raise UsageError(f"{setting('chunks-out')} needs {setting('config')}: a user retriever's "
+                         "chunks are its own")
     if id_key and config:
-        raise UsageError("--id-key names the doc id key of --retriever's results: a pipeline's "
+        raise UsageError(f"{setting('id-key')} names the doc id key of {setting('retriever')}'s "
+                         "results: a pipeline's "
                          "chunks carry their doc ids")
     if to and config:
-        raise UsageError("--to writes a doc-level run, which a --retriever returning doc ids "
+        raise UsageError(f"{setting('to')} writes a doc-level run, which a {setting('retriever')} "
+                         "returning doc ids "
                          "alone gives: a pipeline writes a span run")
     if tag is not None and to != "trec":
-        raise UsageError("--tag names the run of a TREC file: give it with --to trec")
+        raise UsageError(f"{setting('tag')} names the run of a TREC file: give it with {setting('to')} trec")
 
 
 def _judged_queries(evalset: EvalSet, qrels: str | None, inputs: list[InputRef]
@@ -267,7 +275,7 @@ def _by_pipeline(cfg: PipelineConfig, queries: list[EvalQuery], corp: Corpus, ev
     pipe = Pipeline(cfg, corp, cache_dir=cache, progress=bar, strict_cache=strict_cache,
                     keep_collection=keep_collection)
     if keep_collection and getattr(pipe.dense, "collection", None):
-        log.warning("keeping Qdrant collection '%s' (--keep-collection)", pipe.dense.collection)
+        log.warning(f"keeping Qdrant collection '%s' ({setting('keep-collection')})", pipe.dense.collection)
         summary["kept_collection"] = pipe.dense.collection
     try:
         t_query = time.perf_counter()
@@ -367,8 +375,8 @@ def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progre
         outputs[out] = write_doc_rows(result.doc_rows, fmt, tag or "ragspan")
         summary["level"] = "doc"
     elif to:
-        raise InputError(f"--to {to} writes a doc-level run, but '{retriever}' returned "
-                         "spans: leave --to out for a span run")
+        raise InputError(f"{setting('to')} {to} writes a doc-level run, but '{retriever}' returned "
+                         f"spans: leave {setting('to')} out for a span run")
     return Retrieved(result.rows, {"retriever": retriever}, summary, parameters,
                      outputs=outputs,
                      doc_latency=result.latency_ms if result.level == "doc" else [])

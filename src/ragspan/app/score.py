@@ -14,6 +14,7 @@ from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.facts import Saturation
 from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
 from ragspan.base.records import InputRef, ReportBody
+from ragspan.base.voice import setting
 from ragspan.base.warned import recording, said
 from ragspan.evalsets.checks import refuse_errors
 from ragspan.io.chunks import read_chunks
@@ -56,7 +57,7 @@ def parse_k(text: str) -> int:
     try:
         k = parse_cutoff(text.strip())
     except ValueError:
-        raise ValueError(f"expected a count (5), a character budget (2000c) or a token budget "
+        raise ValueError("expected a count (5), a character budget (2000c) or a token budget "
                          f"(512t), got {text!r}") from None
     high = MAX_CHARS_CUTOFF if is_budget(k) else MAX_K
     if int(k) > high:
@@ -77,7 +78,7 @@ def check_coverage(covered: int, total: int, run: str, what: str, minimum: float
                          "match?)", run)
     if total and covered / total < minimum:
         raise InputError(f"the run has rows for {covered} of the {total} {what} "
-                         f"({covered / total:.0%}), below --min-coverage {minimum:g}", run)
+                         f"({covered / total:.0%}), below {setting('min-coverage')} {minimum:g}", run)
 
 
 def refuse_budgets(ks: Sequence[int], why: str) -> None:
@@ -85,8 +86,8 @@ def refuse_budgets(ks: Sequence[int], why: str) -> None:
     budgets = [k for k in ks if is_budget(k)]
     if budgets:
         what = "a character budget" if isinstance(budgets[0], Chars) else "a token budget"
-        raise UsageError(f"--k {budgets[0]} is {what}, a cutoff of span metrics; "
-                         f"{why}: give counts (--k 10)")
+        raise UsageError(f"{setting('k')} {budgets[0]} is {what}, a cutoff of span metrics; "
+                         f"{why}: give counts ({setting('k')} 10)")
 
 
 def run(*, eval_set: str | None, run: str, settings: ScoreSettings, corpus: str | None = None,
@@ -105,28 +106,31 @@ def run(*, eval_set: str | None, run: str, settings: ScoreSettings, corpus: str 
     if not settings.ks:
         settings = msgspec.structs.replace(settings, ks=DEFAULT_KS)
     if settings.on_duplicate not in ON_DUPLICATE:
-        raise UsageError(f"--on-duplicate {settings.on_duplicate}: expected one of "
+        raise UsageError(f"{setting('on-duplicate')} {settings.on_duplicate}: expected one of "
                          f"{', '.join(ON_DUPLICATE)}")
     skipped = (Skipped(), Skipped()) if settings.on_duplicate == "first" else None
     if settings.chroma_metrics and qrels is not None:
-        raise UsageError("--chroma-metrics are span metrics: give it with --eval-set and a "
+        raise UsageError(f"{setting('chroma-metrics')} are span metrics: give it with "
+                         f"{setting('eval-set')} and a "
                          "span run")
     if settings.budget_grid and qrels is not None:
-        raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
-                         "give it with --eval-set and a span run")
+        raise UsageError(f"{setting('budget-grid')} adds character cutoffs, which span metrics take: "
+                         f"give it with {setting('eval-set')} and a span run")
     if (eval_set is None) == (qrels is None):
-        raise UsageError("give exactly one of --eval-set (span level) or --qrels (doc level)")
+        raise UsageError(f"give exactly one of {setting('eval-set')} (span level) or "
+                         f"{setting('qrels')} (doc level)")
     if chunks is not None and qrels is not None:
-        raise UsageError("--chunks labels span-level failures: give it with --eval-set and a "
+        raise UsageError(f"{setting('chunks')} labels span-level failures: give it with "
+                         f"{setting('eval-set')} and a "
                          "span run")
     if qrels is not None:
-        refuse_budgets(settings.ks, "--qrels scores documents")
+        refuse_budgets(settings.ks, f"{setting('qrels')} scores documents")
 
     def build() -> ReportBody:
         if qrels is not None:
             body = qrels_body(qrels, run, settings, skipped)
         else:
-            body = eval_set_body(present(eval_set, "--eval-set"), run, corpus, chunks,
+            body = eval_set_body(present(eval_set, setting("eval-set")), run, corpus, chunks,
                                  settings, skipped=skipped)
         if skipped is not None:
             body = with_skipped_rows(body, skipped,
@@ -157,11 +161,11 @@ def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
     files = {judgments: skipped[0], "run": skipped[1]}
     for role, tally in files.items():
         if tally.repeated_docs:
-            log.warning("--on-duplicate first: %s: %d repeated documents dropped from their "
+            log.warning(f"{setting('on-duplicate')} first: %s: %d repeated documents dropped from their "
                         "rows (each document's first place kept)", role.replace("_", " "),
                         tally.repeated_docs, extra=said("repeated_docs", tally.repeated_docs))
         if tally.total:
-            log.warning("--on-duplicate first: %s: %d rows skipped (%d repeating an earlier "
+            log.warning(f"{setting('on-duplicate')} first: %s: %d rows skipped (%d repeating an earlier "
                         "row's id, %d without id; the first row of each id kept)",
                         role.replace("_", " "), tally.total, tally.repeated, tally.without_id,
                         extra=said("rows_skipped", tally.total))
@@ -261,21 +265,21 @@ def eval_set_body(eval_set: str, run: str, corpus: str | None, chunks: str | Non
     doc_only = run_format == "span" and not any(q.gold_spans for q in evalset.queries) \
         and any(q.relevance for q in evalset.queries)
     if doc_only and chunks is not None:
-        raise UsageError("--chunks labels span-level failures: this eval set has doc-level "
+        raise UsageError(f"{setting('chunks')} labels span-level failures: this eval set has doc-level "
                          "judgments only (no gold spans)")
     if doc_only:  # judgments only (as import beir writes): the span run's doc-level view
         log.info("the eval set has doc-level judgments only: scoring the run's documents")
         run_format = "doc"
     if run_format != "span" and chunks is not None:
-        raise UsageError("--chunks labels span-level failures: the run is a doc-level run")
+        raise UsageError(f"{setting('chunks')} labels span-level failures: the run is a doc-level run")
     if run_format != "span":
         if settings.budget_grid:
-            raise UsageError("--budget-grid adds character cutoffs, which span metrics take: "
+            raise UsageError(f"{setting('budget-grid')} adds character cutoffs, which span metrics take: "
                              "this is a doc-level run")
         return _doc_run_body(evalset, run, "span" if doc_only else run_format, settings,
                              doc_only, run_skipped)
     if settings.judged_only:
-        raise UsageError("--judged-only applies to doc-level scoring (qrels or a doc run): a "
+        raise UsageError(f"{setting('judged-only')} applies to doc-level scoring (qrels or a doc run): a "
                          "span report scores every query of the eval set, so its doc-level "
                          "view does too")
     if settings.budget_grid is not False:

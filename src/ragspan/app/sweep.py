@@ -27,6 +27,7 @@ from ragspan.app.score import ScoreSettings, eval_set_body, with_warnings
 from ragspan.base.errors import ExitCode, RagspanError, UsageError
 from ragspan.base.progress import Progress
 from ragspan.base.records import InputRef
+from ragspan.base.voice import setting
 from ragspan.gate.inputs import score_report_of
 from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
@@ -57,7 +58,7 @@ def plan(configs: Sequence[str], out_dir: str
         name = read[path][0].name
         if name in seen:
             raise UsageError(f"configurations {seen[name]} and {path} share the name "
-                             f"'{name}': each names its own folder under --out-dir")
+                             f"'{name}': each names its own folder under {setting('out-dir')}")
         if name in (".", "..") or os.sep in name or (os.altsep and os.altsep in name):
             raise UsageError(f"configuration name '{name}' ({path}) cannot name a folder")
         seen[name] = path
@@ -129,17 +130,17 @@ def _prepared(configs: Sequence[str], out_dir: str, baseline: str | None, eval_s
     checked against the inputs. Returns the plan, the configurations read and the report
     paths by format."""
     if not configs:
-        raise UsageError("give at least one --config")
+        raise UsageError(f"give at least one {setting('config')}")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageError(f"--out-dir {out_dir} is not a folder")
+        raise UsageError(f"{setting('out-dir')} {out_dir} is not a folder")
     planned, read_configs = plan(configs, out_dir)
     if baseline is not None and baseline not in [name for _, name, _ in planned]:
-        raise UsageError(f"--baseline '{baseline}' names no configuration; the configurations "
+        raise UsageError(f"{setting('baseline')} '{baseline}' names no configuration; the configurations "
                          f"are {', '.join(name for _, name, _ in planned)}")
     reports = {fmt: os.path.join(out_dir, f"report.{ext}") for fmt, ext in REPORTS.items()}
-    outputs = {f"--out-dir ({name}/{f})": p for _, name, files in planned
+    outputs = {f"{setting('out-dir')} ({name}/{f})": p for _, name, files in planned
                for f, p in files.items()}
-    outputs.update({f"--out-dir (report.{REPORTS[fmt]})": p for fmt, p in reports.items()})
+    outputs.update({f"{setting('out-dir')} (report.{REPORTS[fmt]})": p for fmt, p in reports.items()})
     _make_folders([out_dir, *(os.path.dirname(f["run.jsonl"]) for _, _, f in planned)],
                   outputs, [eval_set, corpus, *configs])
     return planned, read_configs, reports

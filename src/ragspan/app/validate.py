@@ -8,6 +8,7 @@ from ragspan.app.output import CommandResult
 from ragspan.base.errors import UsageError
 from ragspan.base.records import InputRef
 from ragspan.base.verdicts import findings_verdict
+from ragspan.base.voice import setting
 from ragspan.evalsets.checks import check_eval_set, chunk_findings
 from ragspan.evalsets.crossref import crossref_findings
 from ragspan.evalsets.sidecar import read_facts
@@ -44,7 +45,8 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
     cross-reference checks of ``ragspan.evalsets.crossref`` run too, with ``facts`` (a
     planted-facts sidecar) those of its facts."""
     if run and not chunks:
-        raise UsageError("--run needs --chunks: the precision ceiling is the chunking's")
+        raise UsageError(f"{setting('run')} needs {setting('chunks')}: the precision ceiling is the "
+                         "chunking's")
     ks = tuple(sorted(set(ks))) or (5, 10)
 
     evalset = read_eval_set(eval_set)

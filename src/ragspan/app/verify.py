@@ -53,7 +53,7 @@ class Sources:
         if not self.given:
             return
         if self.baseline_run is None or self.candidate_run is None:
-            raise UsageError(f"verifying the reports needs both runs: give "
+            raise UsageError("verifying the reports needs both runs: give "
                              f"{setting('baseline-run')} and {setting('candidate-run')} (with "
                              f"{setting('eval-set')} or {setting('qrels')})")
         if (self.eval_set is None) == (self.qrels is None):
@@ -141,7 +141,7 @@ def _settings_of(params: dict[str, Any], path: str) -> ScoreSettings:
     except ValueError as exc:
         raise InputError(f"the report's parameters.k cannot be re-scored: {exc}", path) from None
     if said.on_duplicate not in ON_DUPLICATE:
-        raise InputError(f"the report's parameters.on_duplicate must be one of "
+        raise InputError("the report's parameters.on_duplicate must be one of "
                          f"{', '.join(ON_DUPLICATE)}, got {said.on_duplicate!r}", path)
     return ScoreSettings(
         ks=ks, tau=said.grounding_threshold, relevance_level=said.relevance_level,
@@ -164,10 +164,10 @@ def _rescored(kind: str, params: dict[str, Any], sources: Sources, run: str,
 
     def build() -> ReportBody:
         if by_qrels:
-            body = qrels_body(present(sources.qrels, "--qrels"), run, settings,
+            body = qrels_body(present(sources.qrels, setting("qrels")), run, settings,
                               skipped=skipped)
         else:
-            body = eval_set_body(present(sources.eval_set, "--eval-set"), run, sources.corpus,
+            body = eval_set_body(present(sources.eval_set, setting("eval-set")), run, sources.corpus,
                                  chunks, settings, skipped=skipped)
         if skipped is None:
             return body
