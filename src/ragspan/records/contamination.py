@@ -10,8 +10,7 @@ from typing import Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ragspan.records.envelope import Finite, Input, Tool
-from ragspan.records.validate import Verdict
+from ragspan.records.envelope import Finite, Predicate
 
 
 class Passage(Struct, frozen=True, kw_only=True):
@@ -69,16 +68,7 @@ class LeakageDetails(Struct, frozen=True):
     leaks: list[Leak]
 
 
-class LeakagePredicate(Struct, frozen=True, kw_only=True):
-    tool: Tool
-    kind: Literal["leakage"]
-    created_at: str
-    verdict: Verdict
-    exit_code: int
-    parameters: LeakageParameters
-    inputs: list[Input]
-    summary: LeakageSummary
-    details: LeakageDetails
+LeakagePredicate = Predicate[LeakageParameters, LeakageSummary, LeakageDetails]
 
 
 class Pair(Struct, frozen=True):
@@ -126,13 +116,4 @@ class OverlapDetails(Struct, frozen=True):
     pairs: list[Pair]
 
 
-class OverlapPredicate(Struct, frozen=True, kw_only=True):
-    tool: Tool
-    kind: Literal["overlap"]
-    created_at: str
-    verdict: Verdict
-    exit_code: int
-    parameters: OverlapParameters
-    inputs: list[Input]
-    summary: OverlapSummary
-    details: OverlapDetails
+OverlapPredicate = Predicate[OverlapParameters, OverlapSummary, OverlapDetails]

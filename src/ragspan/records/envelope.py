@@ -13,7 +13,7 @@ library."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta, Struct
@@ -25,6 +25,10 @@ PREDICATE_TYPE = "https://ragspan.dev/report/v1"
 
 P = TypeVar("P")
 R = TypeVar("R")
+Pa = TypeVar("Pa")  # a kind's parameters record
+Su = TypeVar("Su")  # its summary record
+De = TypeVar("De")  # its details record
+Verdict = Literal["pass", "fail", "inconclusive", "error"]
 
 
 class Digest(Struct, frozen=True, forbid_unknown_fields=True):
@@ -51,6 +55,22 @@ class Input(Struct, frozen=True, forbid_unknown_fields=True):
 class Tool(Struct, frozen=True, forbid_unknown_fields=True):
     name: str
     version: str
+
+
+class Predicate(Struct, Generic[Pa, Su, De], frozen=True, kw_only=True):
+    """ragspan's report: the tool, the kind, when, the verdict and its exit code, and the
+    kind's parameters, inputs, summary and details (``Predicate[ValidateParameters,
+    ValidateSummary, ValidateDetails]`` is a validate report's)."""
+
+    tool: Tool
+    kind: str
+    created_at: str
+    verdict: Verdict
+    exit_code: int
+    parameters: Pa
+    inputs: list[Input]
+    summary: Su
+    details: De
 
 
 class Statement(Struct, Generic[P], frozen=True, forbid_unknown_fields=True,

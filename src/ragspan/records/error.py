@@ -3,11 +3,9 @@ records: the command, the message, and the file and line it names (``app.output`
 
 from __future__ import annotations
 
-from typing import Literal
-
 from msgspec import UNSET, Struct, UnsetType
 
-from ragspan.records.envelope import Input, Tool
+from ragspan.records.envelope import Predicate
 
 
 class ErrorSummary(Struct, frozen=True, kw_only=True):
@@ -30,13 +28,4 @@ class ErrorDetails(Struct, frozen=True):
     """Nothing: an error report has no per-item detail."""
 
 
-class ErrorPredicate(Struct, frozen=True, kw_only=True):
-    tool: Tool
-    kind: Literal["error"]
-    created_at: str
-    verdict: Literal["error"]
-    exit_code: int
-    parameters: ErrorParameters
-    inputs: list[Input]
-    summary: ErrorSummary
-    details: ErrorDetails
+ErrorPredicate = Predicate[ErrorParameters, ErrorSummary, ErrorDetails]

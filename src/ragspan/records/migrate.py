@@ -9,8 +9,7 @@ from typing import Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ragspan.records.envelope import Finite, Input, Tool
-from ragspan.records.validate import Verdict
+from ragspan.records.envelope import Finite, Predicate
 
 Status = Literal["unchanged", "moved", "edited", "deleted", "ambiguous"]
 Fate = Literal["kept", "set_aside", "dropped"]
@@ -84,13 +83,4 @@ class MigrateDetails(Struct, frozen=True, kw_only=True):
     documents: DocumentChanges
 
 
-class MigratePredicate(Struct, frozen=True, kw_only=True):
-    tool: Tool
-    kind: Literal["migrate"]
-    created_at: str
-    verdict: Verdict
-    exit_code: int
-    parameters: MigrateParameters
-    inputs: list[Input]
-    summary: MigrateSummary
-    details: MigrateDetails
+MigratePredicate = Predicate[MigrateParameters, MigrateSummary, MigrateDetails]

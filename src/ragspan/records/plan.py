@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from msgspec import UNSET, Struct, UnsetType
 
-from ragspan.records.envelope import Finite, Input, Tool
-from ragspan.records.validate import Verdict
+from ragspan.records.envelope import Finite, Predicate
 
 
 class PlanParameters(Struct, frozen=True, kw_only=True):
@@ -45,13 +42,4 @@ class PlanDetails(Struct, frozen=True):
     """Nothing: a plan has no per-item detail."""
 
 
-class PlanPredicate(Struct, frozen=True, kw_only=True):
-    tool: Tool
-    kind: Literal["plan"]
-    created_at: str
-    verdict: Verdict
-    exit_code: int
-    parameters: PlanParameters
-    inputs: list[Input]
-    summary: PlanSummary
-    details: PlanDetails
+PlanPredicate = Predicate[PlanParameters, PlanSummary, PlanDetails]

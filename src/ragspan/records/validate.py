@@ -10,10 +10,9 @@ from typing import Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
-from ragspan.records.envelope import Finite, Input, Tool
+from ragspan.records.envelope import Finite, Predicate
 
 Severity = Literal["error", "warning"]
-Verdict = Literal["pass", "fail", "inconclusive", "error"]
 
 
 class Finding(Struct, frozen=True):
@@ -97,16 +96,7 @@ class ValidateParameters(Struct, frozen=True, kw_only=True):
     argv: list[str] | UnsetType = UNSET
 
 
-class ValidatePredicate(Struct, frozen=True, kw_only=True):
-    tool: Tool
-    kind: Literal["validate"]
-    created_at: str
-    verdict: Verdict
-    exit_code: int
-    parameters: ValidateParameters
-    inputs: list[Input]
-    summary: ValidateSummary
-    details: ValidateDetails
+ValidatePredicate = Predicate[ValidateParameters, ValidateSummary, ValidateDetails]
 
 
 def tally(findings: list[Finding]) -> tuple[int, int, dict[str, int]]:

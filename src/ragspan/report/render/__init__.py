@@ -26,10 +26,10 @@ from ragspan.report.render import contamination, error, migrate, plan, validate
 # a typed kind: its predicate record, and its renderers by format, taking that record
 TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
     "validate": (ValidatePredicate, {"table": validate.table, "markdown": validate.markdown}),
-    "leakage": (LeakagePredicate, {"table": contamination.table,
-                                   "markdown": contamination.markdown}),
-    "overlap": (OverlapPredicate, {"table": contamination.table,
-                                   "markdown": contamination.markdown}),
+    "leakage": (LeakagePredicate, {"table": contamination.leakage_table,
+                                   "markdown": contamination.leakage_markdown}),
+    "overlap": (OverlapPredicate, {"table": contamination.overlap_table,
+                                   "markdown": contamination.overlap_markdown}),
     "migrate": (MigratePredicate, {"table": migrate.table, "markdown": migrate.markdown}),
     "error": (ErrorPredicate, {"table": error.table, "markdown": error.markdown}),
     "plan": (PlanPredicate, {"table": plan.table, "markdown": plan.markdown}),

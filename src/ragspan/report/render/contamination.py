@@ -23,15 +23,22 @@ def _pairs(pred: OverlapPredicate, fmt: str) -> str:
     return listed("Duplicate pairs", ["a", "b", "jaccard"], rows, 2, fmt)
 
 
-def _page(pred: LeakagePredicate | OverlapPredicate, fmt: str) -> str:
-    head = headed(pred.kind, pred.verdict, fmt, ["field", "value"],
+def _head(pred: LeakagePredicate | OverlapPredicate, fmt: str) -> str:
+    return headed(pred.kind, pred.verdict, fmt, ["field", "value"],
                   summary_rows(encode(pred.summary)))
-    return head + (_leaks(pred, fmt) if isinstance(pred, LeakagePredicate) else _pairs(pred, fmt))
 
 
-def table(pred: LeakagePredicate | OverlapPredicate) -> str:
-    return _page(pred, "table")
+def leakage_table(pred: LeakagePredicate) -> str:
+    return _head(pred, "table") + _leaks(pred, "table")
 
 
-def markdown(pred: LeakagePredicate | OverlapPredicate) -> str:
-    return _page(pred, "markdown")
+def leakage_markdown(pred: LeakagePredicate) -> str:
+    return _head(pred, "markdown") + _leaks(pred, "markdown")
+
+
+def overlap_table(pred: OverlapPredicate) -> str:
+    return _head(pred, "table") + _pairs(pred, "table")
+
+
+def overlap_markdown(pred: OverlapPredicate) -> str:
+    return _head(pred, "markdown") + _pairs(pred, "markdown")
