@@ -17,7 +17,11 @@ from ragspan.base.facts import (
     Saturation,
     SurfacedAt,
 )
-from ragspan.gate.inputs import _saturation
+from ragspan.gate.inputs import _summary, saturation_of
+
+
+def _saturation(value: dict, path: str) -> Saturation | None:
+    return saturation_of(_summary({"metrics": {}, "saturation": value}, path).saturation)
 
 
 def test_saturation_written_is_read_back_by_the_gate_as_the_same_record():
@@ -27,7 +31,10 @@ def test_saturation_written_is_read_back_by_the_gate_as_the_same_record():
     assert "scoped_queries" not in without_count.as_json()
     assert _saturation(without_count.as_json(), "r.json") == without_count
     bad = {**written.as_json(), "threshold": 1.5}
-    with pytest.raises(InputError, match="threshold"):
+    with pytest.raises(InputError, match=r"\$\.predicate\.summary\.saturation\.threshold"):
+        _saturation(bad, "r.json")
+    bad = {**written.as_json(), "by_k": {"5": {"queries": True, "share": 0.5}}}
+    with pytest.raises(InputError, match=r"summary\.saturation\.by_k\[\.\.\.\]\.queries"):
         _saturation(bad, "r.json")
 
 

@@ -227,7 +227,7 @@ def test_non_finite_and_out_of_range_values_in_a_report(pair):
      "summary.saturation: 'threshold' is a required property"),
     ({"threshold": 0.9, "by_k": {"1": {"queries": True, "share": 0.5}}},
      "summary.saturation.by_k['1'].queries: True is not of type 'integer'"),
-    ({"threshold": 1.5, "by_k": {}}, "'threshold', a number in (0, 1]"),
+    ({"threshold": 1.5, "by_k": {}}, "<= 1.0 - at `$.predicate.summary.saturation.threshold`"),
     ({"threshold": 0.9, "scoped_queries": "12", "by_k": {}},
      "summary.saturation.scoped_queries: '12' is not of type 'integer'"),
 ])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -25,6 +25,7 @@ from msgspec import UNSET
 from ragspan.base.errors import InputError
 from ragspan.base.facts import Saturated, Saturation, Steps
 from ragspan.records.score_rows import MissingSpan, Row, as_plain, convert_rows
+from ragspan.records.score_summary import SaturationRead, SummaryRead, decode_summary
 from ragspan.scoring.metrics.registry import LABELS, parse_cutoff, parse_name
 
 SCORE_KINDS = ("score.span", "score.doc")
@@ -189,39 +190,46 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
         rows = _rows(pred["details"].get("queries"), role, name)
     if not rows:
         raise InputError(f"the {role} report has no per-query rows", name)
-    metrics = pred["summary"].get("metrics")
-    if not isinstance(metrics, dict) or not metrics:
+    summary = _summary(pred["summary"], name)
+    if not summary.metrics:
         raise InputError(f"the {role} report has no summary metrics", name)
-    names = tuple(metrics)
+    names = tuple(summary.metrics)
     _check_cutoffs(pred["parameters"].get("k"), names, role, name)
     ids, values = _row_values(rows, names, name)
-    _check_summary(metrics, names, values, name)
+    _check_summary(summary.metrics, names, values, name)
     return ScoreReport(
         path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
         eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
         names=names, values=values, rows=tuple(_query_row(r) for r in rows),
         inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
         tool_version=str(pred["tool"].get("version", "")),
-        documents=_documents(pred["summary"].get("documents"), name),
-        saturation=_saturation(pred["summary"].get("saturation"), name),
-        steps=_steps(pred["summary"].get("steps"), name),
-        dropped=(pred["summary"].get("placement") or {}).get("dropped"),
-        warnings=_warnings(pred["summary"].get("warnings"), name),
+        documents=None if summary.documents is None
+        else Documents(summary.documents.corpus, summary.documents.asked),
+        saturation=saturation_of(summary.saturation),
+        steps=None if summary.steps is None else Steps(
+            summary.steps.rows, summary.steps.mean_steps, summary.steps.grounded_by_first_step,
+            summary.steps.grounded_by_all_steps, summary.steps.grounded_only_by_a_later_step),
+        dropped=None if summary.placement is None else summary.placement.dropped,
+        warnings=tuple(ReportWarning(w.code, w.count, w.example) for w in summary.warnings),
     )
 
 
-def _warnings(value: Any, path: str) -> tuple[ReportWarning, ...]:
-    """``summary.warnings``: a list of ``{code, count, example}`` (a string, a non-negative
-    integer, a string); absent in reports written before it existed; anything else is an
-    InputError."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(
-            isinstance(w, dict) and isinstance(w.get("code"), str) and _is_int(w.get("count"))
-            and w["count"] >= 0 and isinstance(w.get("example"), str) for w in value):
-        raise InputError("summary.warnings must list objects with a string 'code', an "
-                         "integer 'count' and a string 'example'", path)
-    return tuple(ReportWarning(w["code"], w["count"], w["example"]) for w in value)
+def _summary(value: Any, name: str) -> SummaryRead:
+    """The summary as the gate reads it (``records.score_summary``), types and ranges
+    checked in one pass; a departure is an InputError naming the file and the field."""
+    try:
+        return decode_summary(value)
+    except msgspec.ValidationError as exc:
+        raise InputError(str(exc).replace("`$", "`$.predicate.summary"), name) from None
+
+
+def saturation_of(read: SaturationRead | None) -> Saturation | None:
+    """``summary.saturation`` read back as the fact the scorer wrote."""
+    if read is None:
+        return None
+    return Saturation(read.threshold,
+                      {k: Saturated(v.queries, v.share) for k, v in read.by_k.items()},
+                      read.scoped_queries)
 
 
 def _check_cutoffs(listed: Any, names: tuple[str, ...], role: str, name: str) -> None:
@@ -291,7 +299,7 @@ def _row_values(rows: list[Row], names: tuple[str, ...], name: str
     return ids, values
 
 
-def _check_summary(metrics: dict[str, Any], names: tuple[str, ...], values: np.ndarray,
+def _check_summary(metrics: Mapping[str, float], names: tuple[str, ...], values: np.ndarray,
                    name: str) -> None:
     """Each summary metric is a number equal to its rows' mean (within
     ``SUMMARY_TOLERANCE``, relative above 1): a summary that disagrees with its rows is an
@@ -299,70 +307,6 @@ def _check_summary(metrics: dict[str, Any], names: tuple[str, ...], values: np.n
     means = values.mean(axis=0)
     for j, metric in enumerate(names):
         stated = metrics[metric]
-        if isinstance(stated, bool) or not isinstance(stated, (int, float)):
-            raise InputError(f"summary metric '{metric}' is not a number", name)
         if abs(stated - means[j]) > SUMMARY_TOLERANCE * max(1.0, abs(means[j])):
             raise InputError(f"summary metric '{metric}' is {stated!r} but its rows average "
                              f"{float(means[j])!r}: the summary disagrees with its rows", name)
-
-
-def _saturation(value: Any, path: str) -> Saturation | None:
-    """``summary.saturation``: the threshold (a number in (0, 1]) and, per cutoff, the
-    saturated queries and their share; anything else is an InputError."""
-    if value is None:
-        return None
-    by_k = value.get("by_k") if isinstance(value, dict) else None
-    threshold = value.get("threshold") if isinstance(value, dict) else None
-    if not isinstance(by_k, dict) or not all(
-            isinstance(v, dict) and _is_int(v.get("queries")) and _is_number(v.get("share"))
-            for v in by_k.values()):
-        raise InputError("summary.saturation must give each cutoff's saturated 'queries' and "
-                         "'share'", path)
-    if not _is_number(threshold) or not 0 < float(threshold) <= 1:
-        raise InputError("summary.saturation must give its 'threshold', a number in (0, 1]",
-                         path)
-    scoped = value.get("scoped_queries")
-    if scoped is not None and not _is_int(scoped):
-        raise InputError("summary.saturation 'scoped_queries' must be an integer", path)
-    return Saturation(float(threshold),
-                      {k: Saturated(v["queries"], float(v["share"])) for k, v in by_k.items()},
-                      scoped)
-
-
-STEP_SHARES = ("grounded_by_first_step", "grounded_by_all_steps",
-               "grounded_only_by_a_later_step")
-
-
-def _steps(value: Any, path: str) -> Steps | None:
-    """``summary.steps``: its rows (an integer), mean steps (a number >= 0) and shares (in
-    [0, 1]); anything else is an InputError."""
-    if value is None:
-        return None
-    if not isinstance(value, dict) or not _is_int(value.get("rows")) \
-            or not _is_number(value.get("mean_steps")) or float(value["mean_steps"]) < 0 \
-            or not all(_is_number(value.get(k)) and 0 <= float(value[k]) <= 1
-                       for k in STEP_SHARES):
-        raise InputError("summary.steps must give 'rows', 'mean_steps' and the shares "
-                         f"{', '.join(STEP_SHARES)} (numbers in [0, 1])", path)
-    return Steps(value["rows"], float(value["mean_steps"]),
-                 *(float(value[k]) for k in STEP_SHARES))
-
-
-def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _documents(value: Any, path: str) -> Documents | None:
-    """``summary.documents``: ``corpus`` (an integer, or null without a corpus) and
-    ``asked`` (an integer); anything else is an InputError."""
-    if value is None:
-        return None
-    ok = (isinstance(value, dict) and _is_int(value.get("asked"))
-          and (value.get("corpus") is None or _is_int(value.get("corpus"))))
-    if not ok:
-        raise InputError("summary.documents must hold the integers 'corpus' and 'asked'", path)
-    return Documents(value.get("corpus"), value["asked"])
