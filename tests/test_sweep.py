@@ -137,6 +137,17 @@ def test_keep_going_records_the_failure_and_goes_on(tmp_path, monkeypatch):
     assert (tmp_path / "out" / "second" / "score.json").is_file()
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "| second (baseline) |" in report and "| first" not in report
+    # a finished and a failed configuration read into records and write back byte for byte,
+    # and the table shows both
+    from ragspan.base.canonical import canonical_dumps
+    from ragspan.records.envelope import Statement, decode, encode
+    from ragspan.records.sweep import SweepPredicate
+    from ragspan.report.render import render
+
+    record = decode(res.json(), Statement[SweepPredicate])
+    assert canonical_dumps(encode(record)) == res.stdout
+    shown = render(res.json(), "table")
+    assert "failed: " in shown and "second" in shown
 
 
 def test_a_baseline_that_is_no_configuration_is_refused_before_any_work(tmp_path):

@@ -19,6 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.app import run_retriever
 from ragspan.app.output import CommandResult
 from ragspan.app.report import render
@@ -33,6 +35,15 @@ from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
 from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
+from ragspan.records.envelope import encode
+from ragspan.records.sweep import (
+    Configuration,
+    Execution,
+    SweepDetails,
+    SweepParameters,
+    SweepSummary,
+    Totals,
+)
 from ragspan.report.envelope import report_text, statement, statement_of
 from ragspan.report.readout.build import build, config_of
 from ragspan.report.readout.query_csv import query_csv
@@ -77,7 +88,7 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
     planned, read_configs, reports = _prepared(configs, out_dir, baseline, eval_set, corpus)
     ks = tuple(ks) or DEFAULT_KS
     read = ReadInputs(read_corpus(corpus), read_eval_set(eval_set), read_configs)
-    rows: list[dict[str, Any]] = []
+    rows: list[Configuration] = []
     scored: list[Any] = []  # readout.build.Config of each finished configuration
     failed = 0
     t0 = time.perf_counter()
@@ -96,8 +107,8 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
                 raise
             failed += 1
             log.warning("sweep: configuration %s failed: %s", name, exc)
-            rows.append({"name": name, "config": config, "error": str(exc),
-                         "exit_code": int(exc.exit_code)})
+            rows.append(Configuration(name=name, config=config, error=str(exc),
+                                      exit_code=int(exc.exit_code)))
             continue
         rows.append(_row(name, config, files, rr.report, score_doc, ks,
                          sha256_hex(score_text.encode("utf-8"))))
@@ -107,17 +118,17 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
     inputs = [InputRef("eval_set", eval_set, read.evalset.sha256),
               InputRef("corpus", corpus, read.corpus.sha256),
               *(InputRef("config", c, read_configs[c][1]) for c in configs)]
-    subject = [InputRef("score", r["files"]["score.json"], r["score_sha256"])
-               for r in rows if "error" not in r] or inputs[:1]
+    subject = [InputRef("score", r.files["score.json"], r.score_sha256) for r in rows
+               if r.files is not UNSET and r.score_sha256 is not UNSET] or inputs[:1]
     code = ExitCode.INPUT if failed else ExitCode.OK
+    parameters = SweepParameters(k=list(ks), grounding_threshold=tau, keep_going=keep_going,
+                                 cache=not no_cache,
+                                 record_latency=True if record_latency else UNSET)
     doc = statement(
-        kind="sweep", subject=subject, inputs=inputs,
-        parameters={"k": list(ks), "grounding_threshold": tau, "keep_going": keep_going,
-                    "cache": not no_cache, **({"record_latency": True} if record_latency
-                                              else {})},
+        kind="sweep", subject=subject, inputs=inputs, parameters=encode(parameters),
         # no wall time: the same inputs give the same sweep report
-        summary=_totals(rows, len(planned), failed),
-        details={"configurations": rows, "reports": written_reports},
+        summary=encode(_totals(rows, len(planned), failed)),
+        details=encode(SweepDetails(configurations=rows, reports=written_reports)),
         verdict="error" if failed else "pass", exit_code=code)
     return CommandResult(doc)
 
@@ -146,16 +157,16 @@ def _prepared(configs: Sequence[str], out_dir: str, baseline: str | None, eval_s
     return planned, read_configs, reports
 
 
-def _totals(rows: list[dict[str, Any]], configurations: int, failed: int) -> dict[str, Any]:
+def _totals(rows: list[Configuration], configurations: int, failed: int) -> SweepSummary:
     """The sweep's summary: configurations planned and failed and, where the rows recorded
     their execution, the chunks embedded and taken from the cache over all of them (by
     default never reported: the same inputs give the same sweep report)."""
-    out: dict[str, Any] = {"configurations": configurations, "failed": failed}
-    ran = [r["execution"] for r in rows if "execution" in r]
-    if ran:
-        out["execution"] = {key: sum(e.get(key, 0) for e in ran)
-                            for key in ("embedded", "embeddings_from_cache")}
-    return out
+    ran = [r.execution for r in rows if r.execution is not UNSET]
+    return SweepSummary(
+        configurations=configurations, failed=failed,
+        execution=Totals(embedded=sum(e.embedded for e in ran),
+                         embeddings_from_cache=sum(e.embeddings_from_cache for e in ran))
+        if ran else UNSET)
 
 
 def _make_folders(folders: Sequence[str], outputs: dict[str, str], inputs: Sequence[str]
@@ -227,20 +238,19 @@ def _write_reports(scored: Sequence[Any], baseline: str | None, paths: dict[str,
 
 
 def _row(name: str, config: str, files: dict[str, str], rr: dict[str, Any],
-         score: dict[str, Any], ks: Sequence[int], score_sha256: str) -> dict[str, Any]:
+         score: dict[str, Any], ks: Sequence[int], score_sha256: str) -> Configuration:
     """What the sweep report keeps of one finished configuration."""
     rr_s, sc = rr["predicate"]["summary"], score["predicate"]["summary"]
     metrics = sc["metrics"]
     keep = ("complete_grounding", "span_coverage", "span_recall", "precision", "hit_rate",
             "mrr", "retrieved_chars")
-    row = {
-        "name": name, "config": config, "config_digest": rr_s.get("config_digest"),
-        "files": files, "chunks": rr_s.get("chunks"),
-        "metrics": {f"{m}@{k}": metrics[f"{m}@{k}"] for m in keep for k in ks},
-        "failure_labels": sc["failure_labels"]["by_k"],
-        "score_sha256": score_sha256,
-    }
-    if "execution" in rr_s:  # --record-latency
-        row["execution"] = {k: rr_s["execution"].get(k, 0)
-                            for k in ("embedded", "embeddings_from_cache", "elapsed_s")}
-    return row
+    ran = rr_s.get("execution")  # --record-latency
+    return Configuration(
+        name=name, config=config, config_digest=rr_s.get("config_digest"), files=files,
+        chunks=rr_s.get("chunks"),
+        metrics={f"{m}@{k}": metrics[f"{m}@{k}"] for m in keep for k in ks},
+        failure_labels=sc["failure_labels"]["by_k"], score_sha256=score_sha256,
+        execution=UNSET if ran is None else Execution(
+            embedded=ran.get("embedded", 0),
+            embeddings_from_cache=ran.get("embeddings_from_cache", 0),
+            elapsed_s=ran.get("elapsed_s", 0)))

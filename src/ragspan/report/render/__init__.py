@@ -20,8 +20,9 @@ from ragspan.records.envelope import decode
 from ragspan.records.error import ErrorPredicate
 from ragspan.records.migrate import MigratePredicate
 from ragspan.records.plan import PlanPredicate
+from ragspan.records.sweep import SweepPredicate
 from ragspan.records.validate import ValidatePredicate
-from ragspan.report.render import contamination, error, migrate, plan, validate
+from ragspan.report.render import contamination, error, migrate, plan, sweep, validate
 
 # a typed kind: its predicate record, and its renderers by format, taking that record
 TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
@@ -33,11 +34,11 @@ TYPED: dict[str, tuple[type[Any], dict[str, Callable[[Any], str]]]] = {
     "migrate": (MigratePredicate, {"table": migrate.table, "markdown": migrate.markdown}),
     "error": (ErrorPredicate, {"table": error.table, "markdown": error.markdown}),
     "plan": (PlanPredicate, {"table": plan.table, "markdown": plan.markdown}),
+    "sweep": (SweepPredicate, {"table": sweep.table, "markdown": sweep.markdown}),
 }
 
 FORMATS = ("json", "table", "markdown")
 MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
-                  "sweep": "sweep",
                   "report": "report"}
 
 
