@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 TORCH_PIN ?= torch==2.13.0
 
 .PHONY: install install-dev install-retrieval install-test install-browser test test-fast lint demo \
-	reproduce reproduce-chunking bench clean release-check
+	reproduce reproduce-chunking bench clean release-check schema
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,11 @@ reproduce: install-retrieval
 reproduce-chunking: install-retrieval
 	$(PIP) install -q -e '.[retrieval,tokens]'
 	bash examples/reproduce_chunking.sh $(PY)
+
+# the report schema's part for every typed report kind, generated from its records
+# (tests/test_schema_generated.py checks the committed file is what this writes)
+schema: install-dev
+	$(PY) -m ragspan.report.schema_build
 
 bench: install-dev
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
