@@ -222,7 +222,7 @@ def cuad_rows(spans: list[dict], texts: dict[str, str]) -> list[dict]:
     rows = []
     for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):
         unique = list({(x["start"], x["end"]): x for x in sp}.values())
-        merged, _ = merge_overlapping(unique, texts.__getitem__)
+        merged, _ = merge_overlapping(unique, texts.__getitem__, "q")
         rows.append({"id": f"q{i}", "query": cat, "doc_id": doc,
                      "gold_spans": [[x["start"], x["end"]] for x in merged]})
     return rows

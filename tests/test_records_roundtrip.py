@@ -14,6 +14,7 @@ from ragspan.base.canonical import canonical_dumps
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import Statement, decode, encode
 from ragspan.records.error import ErrorPredicate
+from ragspan.records.evalbuild import AdaptPredicate
 from ragspan.records.migrate import MigratePredicate
 from ragspan.records.plan import PlanPredicate
 from ragspan.records.validate import ValidatePredicate
@@ -21,7 +22,8 @@ from ragspan.report.render import TYPED
 
 GOLDEN = Path(__file__).parent / "golden" / "files"
 KINDS = {"validate": ValidatePredicate, "leakage": LeakagePredicate,
-         "overlap": OverlapPredicate, "migrate": MigratePredicate, "plan": PlanPredicate}
+         "overlap": OverlapPredicate, "migrate": MigratePredicate, "plan": PlanPredicate,
+         "adapt": AdaptPredicate}
 
 
 def goldens(kind: str) -> list[Path]:

@@ -55,6 +55,8 @@ def test_every_golden_report_validates_against_the_schema():
     ("migrate", lambda p: p["summary"]["spans"].pop("moved"), "$.predicate.summary.spans"),
     ("plan", lambda p: p["summary"].update(queries_to_pass=-0.5),
      "$.predicate.summary.queries_to_pass"),
+    ("adapt", lambda p: p["details"]["derived_ids"].append({"line": "7", "id": "q-1"}),
+     "$.predicate.details.derived_ids[0].line"),
 ])
 def test_a_typed_kind_out_of_shape_fails_the_schema(kind, edit, where):
     assert kind in TYPED_KINDS

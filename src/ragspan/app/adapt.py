@@ -6,11 +6,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from msgspec import UNSET
+
 from ragspan.app.eval_build import build_result, input_ref
 from ragspan.app.output import CommandResult
 from ragspan.base.voice import setting
 from ragspan.evalsets.adapt import adapt
 from ragspan.io.corpus import FileSelection
+from ragspan.records.evalbuild import AdaptParameters
 
 log = logging.getLogger("ragspan")
 
@@ -25,20 +28,20 @@ def run(*, docs: str, queries: str, out: str, corpus_out: str | None,
     build = adapt(docs, queries, normalize_whitespace=normalize_whitespace,
                   max_docs=max_docs, max_bytes=max_bytes,
                   pdf_cap=(max_pdf_chars_per_byte, max_pdf_chars), selection=selection)
-    files = build.details.get("files")
-    if files is not None:
-        left = files["left_out"]
-        log.warning(f"%s: %d files taken in as documents, %d left out%s ({setting('include')} and "
-                    f"{setting('exclude')} choose; the report lists every file)", docs, len(files["taken"]),
-                    len(left), f": {', '.join(left[:5])}{' ...' if len(left) > 5 else ''}"
-                    if left else "")
-    if build.counts.get("derived_ids"):
+    details, counts = build.details, build.counts
+    if details.files is not UNSET:
+        left = details.files.left_out
+        log.warning(f"%s: %d files taken in as documents, %d left out%s ({setting('include')} "
+                    f"and {setting('exclude')} choose; the report lists every file)", docs,
+                    len(details.files.taken), len(left),
+                    f": {', '.join(left[:5])}{' ...' if len(left) > 5 else ''}" if left else "")
+    if counts.derived_ids:
         log.warning("%s: %d rows have no 'id'; each got one derived from its query and doc_id "
                     "(q- and 12 hex digits of their sha256, the same in every run; the report "
-                    "lists them)", queries, build.counts["derived_ids"])
+                    "lists them)", queries, counts.derived_ids)
     return build_result("adapt", build, out=out, corpus_out=corpus_out,
                         inputs=[input_ref("queries", queries)],
-                        parameters={"normalize_whitespace": normalize_whitespace,
-                                    "max_docs": max_docs, "max_bytes": max_bytes,
-                                    "include": list(selection.include),
-                                    "exclude": list(selection.exclude)})
+                        parameters=AdaptParameters(
+                            normalize_whitespace=normalize_whitespace, max_docs=max_docs,
+                            max_bytes=max_bytes, include=list(selection.include),
+                            exclude=list(selection.exclude)))

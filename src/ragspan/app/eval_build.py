@@ -9,13 +9,15 @@ from ragspan.app.output import CommandResult
 from ragspan.base.records import InputRef
 from ragspan.evalsets.build import build_files, sha256_of
 from ragspan.io.files import read_bytes, sha256_hex
+from ragspan.records.envelope import encode
+from ragspan.records.evalbuild import AdaptParameters
 from ragspan.report.envelope import statement
 
 log = logging.getLogger("ragspan")
 
 
 def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
-                 inputs: list[Any], parameters: dict[str, Any],
+                 inputs: list[Any], parameters: dict[str, Any] | AdaptParameters,
                  extra: dict[str, tuple[str, str]] | None = None) -> CommandResult:
     """The report of ``build`` (an ``evalsets.build.EvalBuild``) with its files (eval set at
     ``out``, corpus at ``corpus_out``, and ``extra``: path -> (role, text), such as a run),
@@ -31,10 +33,11 @@ def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
         subject.append(InputRef("corpus", corpus_out, digests[corpus_out]))
     for path, (role, _) in (extra or {}).items():
         subject.append(InputRef(role, path, digests[path]))
-    summary = {"queries": len(build.rows), "documents": len(build.documents), **build.counts}
+    summary = {"queries": len(build.rows), "documents": len(build.documents),
+               **encode(build.counts)}
     doc = statement(kind=kind, subject=subject, inputs=inputs,
-                    parameters={k: v for k, v in parameters.items() if v is not None},
-                    summary=summary, details=build.details)
+                    parameters={k: v for k, v in encode(parameters).items() if v is not None},
+                    summary=summary, details=encode(build.details))
     return CommandResult(doc, files)
 
 

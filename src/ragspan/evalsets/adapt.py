@@ -27,15 +27,18 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from msgspec import UNSET, UnsetType
+
 from ragspan import __version__
 from ragspan.base.errors import InputError, present
-from ragspan.evalsets.build import EvalBuild, OverlapMerges
+from ragspan.evalsets.build import AdaptBuild, OverlapMerges
 from ragspan.evalsets.locate import locate_once
 from ragspan.io.corpus import Corpus, FileSelection, directory_files, read_corpus
 from ragspan.io.evalset import MATCH_MODES, parse_tags
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.rows import check_offsets, parse_id, unique_row_id
 from ragspan.io.serialize import span_json
+from ragspan.records.evalbuild import AdaptDetails, AdaptSummary, DerivedId, Files
 
 DEFAULT_MAX_DOCS = 10_000
 DEFAULT_MAX_BYTES = 2_000_000_000
@@ -132,7 +135,7 @@ def _texts(obj: dict[str, Any], key: str, path: str, line: int) -> list[tuple[An
 
 
 def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
-              normalize_whitespace: bool, counts: dict[str, Any],
+              normalize_whitespace: bool, counts: AdaptSummary,
               merges: OverlapMerges) -> dict[str, Any]:
     """Turn one query row into an eval-set row whose every span slices back to its text;
     overlapping gold spans become their union (kept in ``merges``)."""
@@ -153,10 +156,10 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
     spans = (_given_spans(obj["gold_spans"], scope, corpus, path, line) if way == "gold_spans"
              else _located_spans(obj, way, scope, corpus, normalize_whitespace, path, line))
     unique = {(s["doc_id"], s["start"], s["end"]): s for s in spans}
-    counts["duplicate_spans"] += len(spans) - len(unique)
+    counts.duplicate_spans += len(spans) - len(unique)
     gold = merges.merge(qid, list(unique.values()), corpus.text)
-    counts["spans"] += len(gold)
-    counts[f"via_{way}"] += 1
+    counts.spans += len(gold)
+    setattr(counts, f"via_{way}", getattr(counts, f"via_{way}") + 1)
     row: dict[str, Any] = {"id": qid, "query": query}
     if scope is not None:
         row["doc_id"] = scope
@@ -226,7 +229,7 @@ def _located_spans(obj: dict[str, Any], way: str, scope: str | None, corpus: Cor
     return spans
 
 
-def _keep_as_tags(extra: dict[str, Any], row: dict[str, Any], counts: dict[str, Any],
+def _keep_as_tags(extra: dict[str, Any], row: dict[str, Any], counts: AdaptSummary,
                   path: str, line: int) -> None:
     """A row's unknown fields become its tags (flattened), counted per key in
     ``counts["kept_as_tags"]``; a field that is also a tag is an InputError."""
@@ -237,15 +240,16 @@ def _keep_as_tags(extra: dict[str, Any], row: dict[str, Any], counts: dict[str, 
     if clash:
         raise InputError(f"field '{clash[0]}' is also a tag: rename one", path, line)
     row["tags"] = {**row.get("tags", {}), **kept}
-    counts.setdefault("kept_as_tags", {})
+    tally = {} if counts.kept_as_tags is UNSET else counts.kept_as_tags
     for key in kept:
-        counts["kept_as_tags"][key] = counts["kept_as_tags"].get(key, 0) + 1
+        tally[key] = tally.get(key, 0) + 1
+    counts.kept_as_tags = tally
 
 
 def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
           max_docs: int = DEFAULT_MAX_DOCS, max_bytes: int = DEFAULT_MAX_BYTES,
           pdf_cap: tuple[float, int] | None = None,
-          selection: FileSelection | None = None) -> EvalBuild:
+          selection: FileSelection | None = None) -> AdaptBuild:
     """Read the documents (a directory or a corpus JSONL) and the query rows; locate every gold
     text. Any failure is an InputError; nothing is written here. ``pdf_cap``: (characters
     per byte, characters) a PDF may extract to (``io.pdf``). ``selection``: which files of a
@@ -259,20 +263,19 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     corpus = read_corpus(docs, max_records=max_docs, pdf_cap=pdf_cap, selection=selection)
     qpath = str(queries)
     qtext = decode_records(read_bytes(queries), qpath)
-    counts: dict[str, Any] = {"spans": 0, "duplicate_spans": 0, "overlapping_merged": 0,
-                              "via_gold_spans": 0, "via_gold_texts": 0, "via_expected": 0}
+    counts = AdaptSummary()
     merges = OverlapMerges()
     rows: list[dict[str, Any]] = []
     seen: dict[Any, Any] = {}
-    derived: list[dict[str, Any]] = []
+    derived: list[DerivedId] = []
     for line, obj in iter_json_records(qtext, qpath):
         if "id" not in obj:
             obj = {**obj, "id": derived_id(obj, qpath, line)}
-            derived.append({"line": line, "id": obj["id"]})
+            derived.append(DerivedId(line, obj["id"]))
         try:
             unique_row_id(obj, seen, qpath, line)
         except InputError:
-            if derived and derived[-1]["line"] == line:
+            if derived and derived[-1].line == line:
                 raise InputError(f"the id derived from this row's query and doc_id, "
                                  f"'{obj['id']}', is that of line {seen[obj['id']]}: give "
                                  "the rows ids", qpath, line) from None
@@ -280,17 +283,14 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
         rows.append(adapt_row(obj, corpus, qpath, line, normalize_whitespace, counts, merges))
     if not rows:
         raise InputError("the query file holds no queries", qpath)
-    counts["queries"] = len(rows)
-    counts["derived_ids"] = len(derived)
-    counts["overlapping_merged"] = merges.count
-    counts["documents"] = len(corpus)
-    details: dict[str, Any] = {"overlapping_merged": merges.listed, "derived_ids": derived}
+    counts.queries, counts.derived_ids = len(rows), len(derived)
+    counts.overlapping_merged, counts.documents = merges.count, len(corpus)
+    files: Files | UnsetType = UNSET
     if Path(docs).is_dir():
-        details["files"] = {"taken": sorted(str(d.metadata.get("source", d.id))
-                                            for d in corpus.documents.values()),
-                            "left_out": list(corpus.left_out)}
-        counts["files_taken"] = len(details["files"]["taken"])
-        counts["files_left_out"] = len(corpus.left_out)
+        files = Files(sorted(str(d.metadata.get("source", d.id))
+                             for d in corpus.documents.values()), list(corpus.left_out))
+        counts.files_taken, counts.files_left_out = len(files.taken), len(files.left_out)
+    details = AdaptDetails(overlapping_merged=merges.listed, derived_ids=derived, files=files)
     header = provenance(corpus, "adapt", normalize_whitespace=normalize_whitespace)
     documents = [corpus.documents[d] for d in sorted(corpus.documents)]
-    return EvalBuild(header, rows, documents, counts, details)
+    return AdaptBuild(header, rows, documents, counts, details)

@@ -12,6 +12,7 @@ from ragspan.base.errors import InputError
 from ragspan.io.corpus import Document
 from ragspan.io.serialize import corpus_text, eval_set_text, span_json
 from ragspan.io.span_anchors import anchor_of
+from ragspan.records.evalbuild import AdaptDetails, AdaptSummary, Merge
 
 SHOW_MISMATCHES = 5
 
@@ -23,8 +24,17 @@ class EvalBuild:
     header: dict[str, Any]
     rows: list[dict[str, Any]]
     documents: list[Document]
-    counts: dict[str, int] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] | AdaptSummary = field(default_factory=dict)
+    details: dict[str, Any] | AdaptDetails = field(default_factory=dict)
+
+
+@dataclass
+class AdaptBuild(EvalBuild):
+    """What ``adapt`` built: its counts and details typed (``records.evalbuild``)."""
+
+    counts: AdaptSummary = field(default_factory=AdaptSummary)
+    details: AdaptDetails = field(
+        default_factory=lambda: AdaptDetails(overlapping_merged=[], derived_ids=[]))
 
 
 def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: str,
@@ -45,16 +55,16 @@ def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: s
                          f"{shown}", path)
 
 
-def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str]
-                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str], qid: str
+                      ) -> tuple[list[dict[str, Any]], list[Merge]]:
     """One question's gold spans with every group of overlapping spans of a document replaced
     by their union (its ``text`` sliced from ``text_of(doc_id)``), and the merges made.
 
     Overlap is strict: ``[a, b)`` and ``[c, d)`` of one document overlap when ``c < b`` (after
     sorting by start); spans that only touch (``c == b``) stay two pieces of evidence. Shared
     characters would count twice in the character metrics, so no importer keeps them. Each
-    merge is ``{"doc_id", "spans": [[start, end], ...], "into": [start, end]}``; the union
-    takes the place of the group's first span in ``spans``' order, the rest are dropped.
+    merge is a ``Merge`` of question ``qid``; the union takes the place of the group's first
+    span in ``spans``' order, the rest are dropped.
     Spans must be unique already (duplicates are counted by the importer)."""
     order = sorted(range(len(spans)), key=lambda i: (spans[i]["doc_id"], spans[i]["start"],
                                                       spans[i]["end"]))
@@ -68,7 +78,7 @@ def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str]
         else:
             groups.append([i])
             end = s["end"]
-    merges: list[dict[str, Any]] = []
+    merges: list[Merge] = []
     into: dict[int, dict[str, Any]] = {}
     dropped: set[int] = set()
     for group in groups:
@@ -77,8 +87,9 @@ def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str]
         doc_id = spans[group[0]]["doc_id"]
         start = min(spans[i]["start"] for i in group)
         stop = max(spans[i]["end"] for i in group)
-        merges.append({"doc_id": doc_id, "spans": [[spans[i]["start"], spans[i]["end"]]
-                                                   for i in group], "into": [start, stop]})
+        merges.append(Merge(query=qid, doc_id=doc_id,
+                            spans=[[spans[i]["start"], spans[i]["end"]] for i in group],
+                            into=[start, stop]))
         into[min(group)] = span_json(doc_id, start, stop, text_of(doc_id)[start:stop])
         dropped.update(i for i in group if i != min(group))
     kept = [into.get(i, s) for i, s in enumerate(spans) if i not in dropped]
@@ -90,18 +101,18 @@ class OverlapMerges:
     """An importer's merges of overlapping gold spans, question by question: ``listed`` holds
     each merge with its ``query`` id, ``count`` the gold spans the merges removed."""
 
-    listed: list[dict[str, Any]] = field(default_factory=list)
+    listed: list[Merge] = field(default_factory=list)
 
     def merge(self, qid: str, spans: list[dict[str, Any]], text_of: Callable[[str], str]
               ) -> list[dict[str, Any]]:
         """``spans`` of question ``qid`` after ``merge_overlapping``; the merges are kept."""
-        kept, merges = merge_overlapping(spans, text_of)
-        self.listed.extend({"query": qid, **m} for m in merges)
+        kept, merges = merge_overlapping(spans, text_of, qid)
+        self.listed.extend(merges)
         return kept
 
     @property
     def count(self) -> int:
-        return sum(len(m["spans"]) - 1 for m in self.listed)
+        return sum(len(m.spans) - 1 for m in self.listed)
 
 
 def anchored(rows: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import Predicate
 from ragspan.records.error import ErrorPredicate
+from ragspan.records.evalbuild import AdaptPredicate
 from ragspan.records.migrate import MigratePredicate
 from ragspan.records.plan import PlanPredicate
 from ragspan.records.sweep import SweepPredicate
@@ -22,4 +23,5 @@ TYPED_KINDS: dict[str, type[Predicate[Any, Any, Any]]] = {
     "plan": PlanPredicate,
     "sweep": SweepPredicate,
     "error": ErrorPredicate,
+    "adapt": AdaptPredicate,
 }

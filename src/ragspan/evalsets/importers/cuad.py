@@ -106,7 +106,7 @@ def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[s
         rows = sample_queries(rows, queries, settings["seed"], path)
         counts["spans"] = sum(len(r["gold_spans"]) for r in rows)
         kept = {r["id"] for r in rows}
-        sampled = OverlapMerges([m for m in details["overlapping_merged"] if m["query"] in kept])
+        sampled = OverlapMerges([m for m in details["overlapping_merged"] if m.query in kept])
         details = {**details, "overlapping_merged": sampled.listed}
         counts["overlapping_merged"] = sampled.count
         settings["sample_queries"] = queries

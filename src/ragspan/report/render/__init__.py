@@ -17,7 +17,7 @@ from typing import Any
 from ragspan.base.canonical import canonical_dumps
 from ragspan.records.envelope import decode
 from ragspan.records.kinds import TYPED_KINDS
-from ragspan.report.render import contamination, error, migrate, plan, sweep, validate
+from ragspan.report.render import contamination, migrate, plan, summary_only, sweep, validate
 
 # a typed kind's renderers by format, each taking its predicate record
 RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
@@ -29,7 +29,8 @@ RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
     "migrate": {"table": migrate.table, "markdown": migrate.markdown},
     "plan": {"table": plan.table, "markdown": plan.markdown},
     "sweep": {"table": sweep.table, "markdown": sweep.markdown},
-    "error": {"table": error.table, "markdown": error.markdown},
+    "error": {"table": summary_only.table, "markdown": summary_only.markdown},
+    "adapt": {"table": summary_only.table, "markdown": summary_only.markdown},
 }
 TYPED = {kind: (TYPED_KINDS[kind], by_format) for kind, by_format in RENDERERS.items()}
 
