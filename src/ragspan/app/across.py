@@ -20,8 +20,8 @@ def migration_of_file(path: str | None, candidate_eval_set: str | None,
     if path is None:
         if candidate_eval_set is not None or candidate_corpus is not None:
             raise UsageError(f"{setting('candidate-eval-set')} and {setting('candidate-corpus')} "
-                             "verify a candidate "
-                             f"scored across a corpus change: give {setting('migration')} too")
+                             "verify a candidate scored across a corpus change: give "
+                             f"{setting('migration')} too")
         return None, ""
     doc, sha = load_report(path)
     return migration_of(doc, path), sha

@@ -32,8 +32,7 @@ def check_tag(tag: str | None, what: str, fmt: str) -> str:
         return "ragspan"
     if what != "run" or fmt != "trec":
         raise UsageError(f"{setting('tag')} names the tag column of a run written as TREC "
-                         f"({setting('to')} trec); "
-                         f"it has no place in {what} written as {fmt}")
+                         f"({setting('to')} trec); it has no place in {what} written as {fmt}")
     if not tag or any(c.isspace() for c in tag) or not tag.isprintable():
         raise UsageError(f"{setting('tag')} {tag!r} must be one printable word without whitespace: TREC "
                          "splits its columns on whitespace")

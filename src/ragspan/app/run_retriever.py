@@ -152,8 +152,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
             raise UsageError(f"give {setting('edge-shard')} or {setting('snapshot')}, not both")
         if qdrant_url or qdrant_path or collection:
             raise UsageError(f"{setting('edge-shard')} and {setting('snapshot')} are searched "
-                             "in-process: drop "
-                             f"{setting('collection')}, {setting('qdrant-url')} and {setting('qdrant-path')}")
+                             f"in-process: drop {setting('collection')}, {setting('qdrant-url')} "
+                             f"and {setting('qdrant-path')}")
         source = present(edge_shard or snapshot, f"{setting('edge-shard')} or {setting('snapshot')}")
         spec = LiveSpec(source, vector_name=vector_name, hnsw_ef=hnsw_ef,
                         doc_key=doc_key or "doc_id", start_key=start_key or "start",
@@ -212,9 +212,8 @@ def _refuse_combinations(*, config: str | None, retriever: str | None, collectio
     it)."""
     if sum(x is not None for x in (config, retriever, collection)) != 1:
         raise UsageError(f"give exactly one of {setting('config')} (a pipeline), "
-                         f"{setting('retriever')} (your own), "
-                         f"{setting('collection')} (your Qdrant collection, read-only), "
-                         f"{setting('edge-shard')} or "
+                         f"{setting('retriever')} (your own), {setting('collection')} (your "
+                         f"Qdrant collection, read-only), {setting('edge-shard')} or "
                          f"{setting('snapshot')} (your index offline, read-only)")
     given = [k for k, v in live_only.items() if v is not None]
     if given and collection is None:
@@ -231,12 +230,10 @@ def _refuse_combinations(*, config: str | None, retriever: str | None, collectio
                          "chunks are its own")
     if id_key and config:
         raise UsageError(f"{setting('id-key')} names the doc id key of {setting('retriever')}'s "
-                         "results: a pipeline's "
-                         "chunks carry their doc ids")
+                         "results: a pipeline's chunks carry their doc ids")
     if to and config:
         raise UsageError(f"{setting('to')} writes a doc-level run, which a {setting('retriever')} "
-                         "returning doc ids "
-                         "alone gives: a pipeline writes a span run")
+                         "returning doc ids alone gives: a pipeline writes a span run")
     if tag is not None and to != "trec":
         raise UsageError(f"{setting('tag')} names the run of a TREC file: give it with {setting('to')} trec")
 

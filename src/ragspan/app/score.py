@@ -111,8 +111,7 @@ def run(*, eval_set: str | None, run: str, settings: ScoreSettings, corpus: str 
     skipped = (Skipped(), Skipped()) if settings.on_duplicate == "first" else None
     if settings.chroma_metrics and qrels is not None:
         raise UsageError(f"{setting('chroma-metrics')} are span metrics: give it with "
-                         f"{setting('eval-set')} and a "
-                         "span run")
+                         f"{setting('eval-set')} and a span run")
     if settings.budget_grid and qrels is not None:
         raise UsageError(f"{setting('budget-grid')} adds character cutoffs, which span metrics take: "
                          f"give it with {setting('eval-set')} and a span run")
@@ -121,8 +120,7 @@ def run(*, eval_set: str | None, run: str, settings: ScoreSettings, corpus: str 
                          f"{setting('qrels')} (doc level)")
     if chunks is not None and qrels is not None:
         raise UsageError(f"{setting('chunks')} labels span-level failures: give it with "
-                         f"{setting('eval-set')} and a "
-                         "span run")
+                         f"{setting('eval-set')} and a span run")
     if qrels is not None:
         refuse_budgets(settings.ks, f"{setting('qrels')} scores documents")
 
