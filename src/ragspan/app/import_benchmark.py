@@ -58,7 +58,7 @@ def _cuad(opts: dict[str, Any]) -> tuple[EvalBuild, list[InputRef], dict[str, An
         build = import_cuad_squad(opts["squad_json"], **common)
         inputs = [release]
     else:
-        missing = [f"--{k}" for k in ("csv", "contracts", "categories") if not opts.get(k)]
+        missing = [setting(k) for k in ("csv", "contracts", "categories") if not opts.get(k)]
         if missing:
             raise UsageError(f"import cuad needs {setting('squad-json')}, or {', '.join(missing)}")
         release = input_ref("master_clauses", opts["csv"])
