@@ -107,6 +107,20 @@ def assert_error_envelope(path: Path, code: int) -> None:
     assert (pred["kind"], pred["verdict"], pred["exit_code"]) == ("error", "error", code), pred
 
 
+def golden_reports() -> list[tuple[Path, dict]]:
+    """Every golden file that is a report (written with ``--out`` or printed as JSON), with
+    the report read back."""
+    found = []
+    for path in sorted((ROOT / "tests" / "golden" / "files").iterdir()):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "predicate" in doc:
+            found.append((path, doc))
+    return found
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from conftest import golden_reports
 from ragspan.base.canonical import canonical_dumps
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import Statement, decode, encode
@@ -20,23 +21,14 @@ from ragspan.records.plan import PlanPredicate
 from ragspan.records.validate import ValidatePredicate
 from ragspan.report.render import TYPED
 
-GOLDEN = Path(__file__).parent / "golden" / "files"
 KINDS = {"validate": ValidatePredicate, "leakage": LeakagePredicate,
          "overlap": OverlapPredicate, "migrate": MigratePredicate, "plan": PlanPredicate,
          "adapt": AdaptPredicate}
 
 
 def goldens(kind: str) -> list[Path]:
-    """The golden files that are reports of ``kind`` (written with ``--out`` or printed)."""
-    found = []
-    for path in sorted(GOLDEN.iterdir()):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and doc.get("predicate", {}).get("kind") == kind:
-            found.append(path)
-    return found
+    """The golden files that are reports of ``kind``."""
+    return [path for path, doc in golden_reports() if doc["predicate"].get("kind") == kind]
 
 
 def test_every_typed_kind_is_rendered_from_its_record():

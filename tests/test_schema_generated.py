@@ -7,28 +7,14 @@ unchecked)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 
+from conftest import golden_reports as statements
 from ragspan.records.kinds import TYPED_KINDS
 from ragspan.report.envelope import validation_error
 from ragspan.report.schema_build import SCHEMA_PATH, generated, schema_text
-
-GOLDEN = Path(__file__).parent / "golden" / "files"
-
-
-def statements() -> list[tuple[Path, dict]]:
-    found = []
-    for path in sorted(GOLDEN.iterdir()):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and "predicate" in doc:
-            found.append((path, doc))
-    return found
 
 
 def test_the_committed_schema_is_the_generated_one():
