@@ -18,8 +18,9 @@ from ragspan.gate import clusters as cl
 from ragspan.gate import stats
 from ragspan.gate.alignment import cluster_plan
 from ragspan.gate.compare import compare
-from ragspan.gate.inputs import Documents, QueryRow, ScoreReport
+from ragspan.gate.inputs import QueryRow, ScoreReport
 from ragspan.gate.options import GateOptions
+from ragspan.records.score_summary import Documents
 
 FIX = ROOT / "tests" / "fixtures" / "gate"
 

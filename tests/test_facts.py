@@ -6,50 +6,50 @@ from __future__ import annotations
 import pytest
 
 from ragspan.base.errors import InputError
-from ragspan.base.facts import (
+from ragspan.base.facts import FusionSources, SurfacedAt
+from ragspan.gate.inputs import _summary
+from ragspan.records.envelope import encode
+from ragspan.records.score_facts import (
     ChunkRecall,
     ChunkRecallAt,
-    FusionSources,
     OffScope,
     OutsideAt,
     Reordering,
     Saturated,
     Saturation,
-    SurfacedAt,
 )
-from ragspan.gate.inputs import _summary, saturation_of
 
 
 def _saturation(value: dict, path: str) -> Saturation | None:
-    return saturation_of(_summary({"metrics": {}, "saturation": value}, path).saturation)
+    return _summary({"metrics": {}, "saturation": value}, path).saturation
 
 
 def test_saturation_written_is_read_back_by_the_gate_as_the_same_record():
     written = Saturation(0.9, {"5": Saturated(3, 0.25), "2000c": Saturated(1, 1 / 12)}, 12)
-    assert _saturation(written.as_json(), "r.json") == written
+    assert _saturation(encode(written), "r.json") == written
     without_count = Saturation(0.9, {"5": Saturated(3, 0.25)})
-    assert "scoped_queries" not in without_count.as_json()
-    assert _saturation(without_count.as_json(), "r.json") == without_count
-    bad = {**written.as_json(), "threshold": 1.5}
+    assert "scoped_queries" not in encode(without_count)
+    assert _saturation(encode(without_count), "r.json") == without_count
+    bad = {**encode(written), "threshold": 1.5}
     with pytest.raises(InputError, match=r"\$\.predicate\.summary\.saturation\.threshold"):
         _saturation(bad, "r.json")
-    bad = {**written.as_json(), "by_k": {"5": {"queries": True, "share": 0.5}}}
+    bad = {**encode(written), "by_k": {"5": {"queries": True, "share": 0.5}}}
     with pytest.raises(InputError, match=r"summary\.saturation\.by_k\[\.\.\.\]\.queries"):
         _saturation(bad, "r.json")
 
 
 def test_the_json_forms_keep_the_report_keys():
-    assert OffScope(4, {"5": OutsideAt(20, 15, 0.75)}).as_json() == {
+    assert encode(OffScope(4, {"5": OutsideAt(20, 15, 0.75)})) == {
         "scoped_queries": 4, "by_k": {"5": {"results": 20, "outside": 15, "share": 0.75}}}
-    assert ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6, 0.7)}).as_json() == {
+    assert encode(ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6, 0.7)})) == {
         "queries": 2, "by_k": {"3": {"recall": 0.5, "ceiling": 1.0, "ndcg": 0.6,
                                      "ndcg_candidates": 0.7}}}
-    assert ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6, 0.7)},
-                       {"3": ChunkRecallAt(0.25, 1.0, 0.3, 0.3)}).as_json()["first_stage"] == {
+    assert encode(ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6, 0.7)},
+                              {"3": ChunkRecallAt(0.25, 1.0, 0.3, 0.3)}))["first_stage"] == {
         "3": {"recall": 0.25, "ceiling": 1.0, "ndcg": 0.3, "ndcg_candidates": 0.3}}
     assert FusionSources(("bm25", "dense"), {"5": SurfacedAt(
         7, 2, {"bm25": 1, "dense": 3})}).as_json() == {
         "sources": ["bm25", "dense"], "by_k": {"5": {
             "relevant_in_top": 7, "promoted": 2, "found_by_bm25_only": 1,
             "found_by_dense_only": 3}}}
-    assert Reordering(10, 4).as_json() == {"rows": 10, "reordered": 4}
+    assert encode(Reordering(10, 4)) == {"rows": 10, "reordered": 4}

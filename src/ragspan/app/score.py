@@ -11,7 +11,6 @@ import msgspec
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
-from ragspan.base.facts import Saturation
 from ragspan.base.options import MAX_CHARS_CUTOFF, MAX_K, MAX_KS
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.base.voice import setting
@@ -25,6 +24,7 @@ from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.docs import detect_run_format, read_doc_run
 from ragspan.io.runs.spans import read_span_run, run_header
+from ragspan.records.score_facts import Saturation
 from ragspan.records.score_settings import (
     DEFAULT_MIN_COVERAGE,
     DEFAULT_TOKENIZER,

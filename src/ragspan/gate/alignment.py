@@ -18,8 +18,9 @@ from ragspan.base.ids import normalization_twins
 from ragspan.base.voice import setting as named
 from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import cluster_index, count, populations
-from ragspan.gate.inputs import QueryRow, ReportWarning, ScoreReport
+from ragspan.gate.inputs import QueryRow, ScoreReport
 from ragspan.gate.parameters import ParameterDifference, compare_parameters
+from ragspan.records.score_summary import ReportWarning
 
 
 def check_comparable(base: ScoreReport, cand: ScoreReport,

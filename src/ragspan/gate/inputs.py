@@ -23,9 +23,14 @@ import numpy as np
 from msgspec import UNSET
 
 from ragspan.base.errors import InputError
-from ragspan.base.facts import Saturated, Saturation, Steps
+from ragspan.records.score_facts import Saturation, Steps
 from ragspan.records.score_rows import MissingSpan, Row, as_plain, convert_rows
-from ragspan.records.score_summary import SaturationRead, SummaryRead, decode_summary
+from ragspan.records.score_summary import (
+    Documents,
+    ReportWarning,
+    SummaryRead,
+    decode_summary,
+)
 from ragspan.scoring.metrics.registry import LABELS, parse_cutoff, parse_name
 
 SCORE_KINDS = ("score.span", "score.doc")
@@ -70,25 +75,6 @@ class MissingSpans(Mapping[str, list[dict[str, Any]]]):
 
     def __len__(self) -> int:
         return len(self._spans)
-
-
-@dataclass(frozen=True)
-class Documents:
-    """``summary.documents``: how many documents the corpus holds (None when scored without
-    one) and how many the eval set asks about (what the gate's sampling unit is decided
-    from)."""
-
-    corpus: int | None
-    asked: int
-
-
-@dataclass(frozen=True)
-class ReportWarning:
-    """One entry of a score report's ``summary.warnings`` (``base.warned``)."""
-
-    code: str
-    count: int
-    example: str
 
 
 @dataclass(frozen=True)
@@ -203,14 +189,9 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
         names=names, values=values, rows=tuple(_query_row(r) for r in rows),
         inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
         tool_version=str(pred["tool"].get("version", "")),
-        documents=None if summary.documents is None
-        else Documents(summary.documents.corpus, summary.documents.asked),
-        saturation=saturation_of(summary.saturation),
-        steps=None if summary.steps is None else Steps(
-            summary.steps.rows, summary.steps.mean_steps, summary.steps.grounded_by_first_step,
-            summary.steps.grounded_by_all_steps, summary.steps.grounded_only_by_a_later_step),
+        documents=summary.documents, saturation=summary.saturation, steps=summary.steps,
         dropped=None if summary.placement is None else summary.placement.dropped,
-        warnings=tuple(ReportWarning(w.code, w.count, w.example) for w in summary.warnings),
+        warnings=tuple(summary.warnings),
     )
 
 
@@ -221,15 +202,6 @@ def _summary(value: Any, name: str) -> SummaryRead:
         return decode_summary(value)
     except msgspec.ValidationError as exc:
         raise InputError(str(exc).replace("`$", "`$.predicate.summary"), name) from None
-
-
-def saturation_of(read: SaturationRead | None) -> Saturation | None:
-    """``summary.saturation`` read back as the fact the scorer wrote."""
-    if read is None:
-        return None
-    return Saturation(read.threshold,
-                      {k: Saturated(v.queries, v.share) for k, v in read.by_k.items()},
-                      read.scoped_queries)
 
 
 def _check_cutoffs(listed: Any, names: tuple[str, ...], role: str, name: str) -> None:

@@ -84,9 +84,11 @@ class Statement(Struct, Generic[P], frozen=True, forbid_unknown_fields=True,
 
 
 def encode(record: Any) -> Any:
-    """A record (or a structure of them) as JSON values, fields in the canonical order; a
-    field left unset is left out."""
-    return msgspec.to_builtins(record, order="sorted")
+    """A record (or a structure of them) as JSON values: fields in the record's order, maps
+    in theirs (the canonical encoder sorts every key when the report is written; a renderer
+    of the values in memory sees the order they were built in); a field left unset is left
+    out."""
+    return msgspec.to_builtins(record)
 
 
 def decode(value: Any, kind: type[R]) -> R:

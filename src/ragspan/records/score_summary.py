@@ -1,57 +1,34 @@
 """What the gate reads of a score report's summary, as typed records decoded and checked in
 one pass (``decode_summary``): the summary metrics (finite numbers), the documents asked and
-in the corpus, saturation, steps, and the warnings the report carries. Other summary fields
+in the corpus, saturation and steps (the records the scorer wrote them from,
+``base.facts``), and the warnings the report carries. Other summary fields
 are the renderers' and are ignored here, as the report schema allows. A value of the wrong
 type or out of its range (a share outside [0, 1], a saturation threshold outside (0, 1], a
 negative count) is ``msgspec.ValidationError`` naming its JSON path."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
-from msgspec import Meta, Struct
+from msgspec import Struct
 
 from ragspan.records.envelope import Finite
-
-Share = Annotated[float, Meta(ge=0, le=1)]
-Count = Annotated[int, Meta(ge=0)]
+from ragspan.records.score_facts import Count, Saturation, Steps
 
 
-class SaturatedAt(Struct, frozen=True):
-    queries: Count
-    share: Share
+class Documents(Struct, frozen=True):
+    """``summary.documents``: how many documents the corpus holds (None when scored without
+    one) and how many the eval set asks about (what the gate's sampling unit is decided
+    from)."""
 
-
-class SaturationRead(Struct, frozen=True):
-    """``summary.saturation``: the threshold, per cutoff the saturated queries, and the
-    queries scoped to a document (None in reports that do not say)."""
-
-    threshold: Annotated[float, Meta(gt=0, le=1)]
-    by_k: dict[str, SaturatedAt]
-    scoped_queries: Count | None = None
-
-
-class StepsRead(Struct, frozen=True):
-    """``summary.steps`` of a run that searched in steps."""
-
-    rows: Count
-    mean_steps: Annotated[float, Meta(ge=0)]
-    grounded_by_first_step: Share
-    grounded_by_all_steps: Share
-    grounded_only_by_a_later_step: Share
-
-
-class DocumentsRead(Struct, frozen=True):
-    """``summary.documents``: the documents the questions asked about and the corpus's
-    (None without a corpus)."""
-
+    corpus: Count | None
     asked: Count
-    corpus: Count | None = None
 
 
-class WarningRead(Struct, frozen=True):
-    """One of ``summary.warnings``: its code, how many times, one example."""
+class ReportWarning(Struct, frozen=True):
+    """One of ``summary.warnings`` (``base.warned``): its code, how many times, one
+    example."""
 
     code: str
     count: Count
@@ -66,11 +43,11 @@ class PlacementRead(Struct, frozen=True):
 
 class SummaryRead(Struct, frozen=True, kw_only=True):
     metrics: dict[str, Finite]
-    documents: DocumentsRead | None = None
-    saturation: SaturationRead | None = None
-    steps: StepsRead | None = None
+    documents: Documents | None = None
+    saturation: Saturation | None = None
+    steps: Steps | None = None
     placement: PlacementRead | None = None
-    warnings: list[WarningRead] = []
+    warnings: list[ReportWarning] = []
 
 
 def decode_summary(summary: Any) -> SummaryRead:

@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from ragspan.base.facts import FusionSources
 from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.evalset import EvalSet
+from ragspan.records.envelope import encode
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
 from ragspan.scoring.metrics.failures import Labels
@@ -190,7 +192,7 @@ def _steps(report: SpanReport, rows: list[dict[str, Any]], summary: dict[str, An
     ``step_chars`` (``scoring.steps``)."""
     if report.steps is None:
         return
-    summary["steps"] = report.steps.summary.as_json()
+    summary["steps"] = encode(report.steps.summary)
     for row, firsts, added in zip(rows, report.steps.gold_steps, report.steps.step_chars):
         row["gold_steps"] = firsts
         row["step_chars"] = added
@@ -236,7 +238,8 @@ def _facts(report: SpanReport) -> dict[str, Any]:
     retriever surfaced the relevant results (``fusion``)."""
     found = {"saturation": report.saturation, "off_scope": report.off_scope,
              "first_stage": report.reordering, "fusion": report.fusion}
-    return {key: fact.as_json() for key, fact in found.items() if fact is not None}
+    return {key: fact.as_json() if isinstance(fact, FusionSources) else encode(fact)
+            for key, fact in found.items() if fact is not None}
 
 
 def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, float]
@@ -247,7 +250,7 @@ def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, fl
     out = chunking_summary(report.evalset, manifest, counts, report.tau,
                            {k: metrics[format_name("precision", k)] for k in counts})
     if report.chunk_recall is not None:  # relevant chunks retrieved, with the ceiling
-        out["chunk_recall"] = report.chunk_recall.as_json()
+        out["chunk_recall"] = encode(report.chunk_recall)
     if report.precision_omega is not None:  # Chroma's oracle IoU of this chunking
         out["precision_omega"] = _mean(report.precision_omega)
     return out

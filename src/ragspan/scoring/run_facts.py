@@ -11,21 +11,20 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ragspan.base.facts import (
+from ragspan.base.facts import FusionSources, SurfacedAt
+from ragspan.base.warned import said
+from ragspan.io.corpus import Corpus
+from ragspan.io.evalset import EvalSet
+from ragspan.io.runs.spans import SpanList, SpanRun
+from ragspan.records.score_facts import (
     ChunkRecall,
     ChunkRecallAt,
-    FusionSources,
     OffScope,
     OutsideAt,
     Reordering,
     Saturated,
     Saturation,
-    SurfacedAt,
 )
-from ragspan.base.warned import said
-from ragspan.io.corpus import Corpus
-from ragspan.io.evalset import EvalSet
-from ragspan.io.runs.spans import SpanList, SpanRun
 from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns
 from ragspan.scoring.metrics.registry import Chars, is_budget

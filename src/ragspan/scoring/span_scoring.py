@@ -10,13 +10,14 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
-from ragspan.base.facts import ChunkRecall, FusionSources, OffScope, Reordering, Saturation
+from ragspan.base.facts import FusionSources
 from ragspan.base.warned import said
 from ragspan.io.chunks import ChunkManifest, chunks_outside_documents
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.evalset import EvalSet, corpus_drift, query_digests
 from ragspan.io.runs.anchoring import UNPLACED_DOC
 from ragspan.io.runs.spans import SpanList, SpanRun
+from ragspan.records.score_facts import ChunkRecall, OffScope, Reordering, Saturation
 from ragspan.scoring import spans as sp
 from ragspan.scoring.metrics.failures import ChunkColumns, Labels, label_failures, span_facts
 from ragspan.scoring.metrics.registry import (

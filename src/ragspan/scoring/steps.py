@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragspan.base.facts import Steps
+from ragspan.records.score_facts import Steps
 from ragspan.scoring.metrics.span import GoldColumns, RankedColumns
 from ragspan.scoring.spans import merged
 
