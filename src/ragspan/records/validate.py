@@ -11,6 +11,7 @@ from typing import Literal
 from msgspec import UNSET, Struct, UnsetType
 
 from ragspan.records.envelope import Finite, Predicate
+from ragspan.records.score_facts import ChunkRecall
 
 Severity = Literal["error", "warning"]
 
@@ -68,6 +69,20 @@ class ChunkingDiagnostics(Struct, frozen=True):
     precision_attained: dict[str, Finite] | UnsetType = UNSET
     precision_share_of_ceiling: dict[str, Finite] | UnsetType = UNSET
     tokens: TokenCheck | UnsetType = UNSET
+
+
+class ScoreChunking(ChunkingDiagnostics, frozen=True, kw_only=True):
+    """``summary.chunking`` of ``score --chunks``: the chunking's diagnostics with the run's
+    attained precision, its span integrity counts (``SpanIntegrity``'s), chunk-level recall
+    and nDCG (``ChunkRecall``) and, with Chroma's metrics, its oracle IoU
+    (``precision_omega``)."""
+
+    gold_spans: int
+    contained_whole: int
+    span_integrity: Finite
+    unreachable_spans: int
+    chunk_recall: ChunkRecall | UnsetType = UNSET
+    precision_omega: Finite | UnsetType = UNSET
 
 
 class ValidateSummary(Struct, frozen=True, kw_only=True):

@@ -6,15 +6,19 @@ Offsets are Python string indices into the corpus documents; chunks are half-ope
 from __future__ import annotations
 
 import bisect
-from typing import Any
 
 import numpy as np
-from msgspec import UNSET
+from msgspec import UNSET, structs
 
 from ragspan.io.chunks import Chunk, ChunkManifest
 from ragspan.io.evalset import EvalSet
-from ragspan.records.envelope import encode
-from ragspan.records.validate import ChunkingDiagnostics, Distribution, Finding, SpanIntegrity
+from ragspan.records.validate import (
+    ChunkingDiagnostics,
+    Distribution,
+    Finding,
+    ScoreChunking,
+    SpanIntegrity,
+)
 from ragspan.scoring.metrics.failures import chunk_pairs
 from ragspan.scoring.metrics.span import GoldColumns
 from ragspan.scoring.span_scoring import DocCodes, chunk_columns
@@ -123,8 +127,11 @@ def span_integrity(evalset: EvalSet, manifest: ChunkManifest, tau: float) -> Spa
 
 
 def chunking_summary(evalset: EvalSet, manifest: ChunkManifest, ks: tuple[int, ...],
-                     tau: float, attained: dict[int, float]) -> dict[str, Any]:
+                     tau: float, attained: dict[int, float]) -> ScoreChunking:
     """What ``score --chunks`` states of the chunking it scored over: the span integrity
     counts and the chunking diagnostics with the run's attained ``precision@k``."""
-    return {**encode(span_integrity(evalset, manifest, tau)),
-            **encode(chunking_diagnostics(evalset, manifest, ks, attained))}
+    whole = span_integrity(evalset, manifest, tau)
+    return ScoreChunking(**structs.asdict(chunking_diagnostics(evalset, manifest, ks, attained)),
+                         gold_spans=whole.gold_spans, contained_whole=whole.contained_whole,
+                         span_integrity=whole.span_integrity,
+                         unreachable_spans=whole.unreachable_spans)

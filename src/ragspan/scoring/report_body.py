@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET, structs
 
 from ragspan.base.facts import FusionSources
 from ragspan.base.ids import normalization_twins, twins_note
@@ -15,6 +16,7 @@ from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.evalset import EvalSet
 from ragspan.records.envelope import encode
+from ragspan.records.validate import ScoreChunking
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
 from ragspan.scoring.metrics.failures import Labels
@@ -169,7 +171,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         summary["ids_differing_by_normalization"] = twins
     if report.manifest is not None:
         parameters["chunks"] = True
-        summary["chunking"] = _chunking(report, report.manifest, metrics)
+        summary["chunking"] = encode(_chunking(report, report.manifest, metrics))
     if report.run.latency_ms is not None:
         summary["latency_ms"] = _latency(report.run.latency_ms, report.run.stage_ms)
     cut = slices(report.evalset, values, report.labels)
@@ -243,17 +245,19 @@ def _facts(report: SpanReport) -> dict[str, Any]:
 
 
 def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, float]
-              ) -> dict[str, Any]:
+              ) -> ScoreChunking:
     """``summary.chunking``: the chunking summary with a ceiling per count cutoff, chunk
     recall with its ceiling, and Chroma's precision_omega when computed."""
     counts = tuple(k for k in report.ks if not is_budget(k))
     out = chunking_summary(report.evalset, manifest, counts, report.tau,
                            {k: metrics[format_name("precision", k)] for k in counts})
-    if report.chunk_recall is not None:  # relevant chunks retrieved, with the ceiling
-        out["chunk_recall"] = encode(report.chunk_recall)
-    if report.precision_omega is not None:  # Chroma's oracle IoU of this chunking
-        out["precision_omega"] = _mean(report.precision_omega)
-    return out
+    return structs.replace(
+        out,
+        # relevant chunks retrieved, with the ceiling
+        chunk_recall=UNSET if report.chunk_recall is None else report.chunk_recall,
+        # Chroma's oracle IoU of this chunking
+        precision_omega=UNSET if report.precision_omega is None
+        else _mean(report.precision_omega))
 
 
 def _latency(latency_ms: np.ndarray, stage_ms: dict[str, np.ndarray] | None
