@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
@@ -23,6 +24,8 @@ from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.io.qrels import read_qrels
 from ragspan.io.runs.docs import write_doc_rows
 from ragspan.io.serialize import jsonl
+from ragspan.records.envelope import encode
+from ragspan.records.score_facts import Latency, Percentiles
 from ragspan.report.envelope import statement
 from ragspan.retrieval.agents import is_agent, run_agent
 from ragspan.retrieval.config import PipelineConfig, config_of_bytes
@@ -62,22 +65,22 @@ def cache_line(execution: dict[str, Any]) -> str:
             "the cache")
 
 
-def latency_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """p50 / p95 of the rows' ``latency_ms`` (ms per query) and of each stage's
-    ``stage_ms``, for the run-retriever report."""
+def latency_summary(rows: list[dict[str, Any]]) -> Latency:
+    """p50 / p95 of the rows' ``latency_ms`` (ms per query, to the microsecond) and of each
+    stage's ``stage_ms``, for the run-retriever report."""
     lat = np.array([r["latency_ms"] for r in rows if "latency_ms" in r], dtype=float)
     if not lat.size:
-        return {"rows": 0}
-    out: dict[str, Any] = {"p50": round(float(np.percentile(lat, 50)), 3),
-                           "p95": round(float(np.percentile(lat, 95)), 3), "rows": int(lat.size)}
+        return Latency(rows=0)
+
+    def ms(values: np.ndarray, q: int) -> float:
+        return round(float(np.percentile(values, q)), 3)
+
     names = sorted({s for r in rows for s in r.get("stage_ms", {})})
-    if names:  # per stage (embed, search, fusion, rerank), over the rows it ran for
-        out["stages"] = {}
-        for s in names:
-            v = np.array([r["stage_ms"][s] for r in rows if s in r.get("stage_ms", {})])
-            out["stages"][s] = {"p50": round(float(np.percentile(v, 50)), 3),
-                                "p95": round(float(np.percentile(v, 95)), 3)}
-    return out
+    stages = {s: np.array([r["stage_ms"][s] for r in rows if s in r.get("stage_ms", {})])
+              for s in names}  # per stage (embed, search, fusion, rerank): the rows it ran for
+    return Latency(rows=int(lat.size), p50=ms(lat, 50), p95=ms(lat, 95),
+                   stages={s: Percentiles(ms(v, 50), ms(v, 95)) for s, v in stages.items()}
+                   if names else UNSET)
 
 
 @dataclass
@@ -181,8 +184,8 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
               **got.header}
     outputs = got.outputs
     rows = got.rows
-    execution = {**got.execution, "latency_ms": latency_summary(
-        rows or [{"latency_ms": round(x, 3)} for x in got.doc_latency])}
+    execution = {**got.execution, "latency_ms": encode(latency_summary(
+        rows or [{"latency_ms": round(x, 3)} for x in got.doc_latency]))}
     if not record_latency:  # a wall time in the run would change every digest downstream
         rows = [{k: v for k, v in row.items() if k not in ("latency_ms", "stage_ms")}
                 for row in rows]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from msgspec import Meta, Struct
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 Share = Annotated[float, Meta(ge=0, le=1)]
 Count = Annotated[int, Meta(ge=0)]
@@ -97,3 +97,22 @@ class Steps(Struct, frozen=True):
     grounded_by_first_step: Share
     grounded_by_all_steps: Share
     grounded_only_by_a_later_step: Share
+
+
+class Percentiles(Struct, frozen=True):
+    """p50 and p95 of a stage's times, in milliseconds."""
+
+    p50: float
+    p95: float
+
+
+class Latency(Struct, frozen=True):
+    """Per-query times in milliseconds: p50 and p95 over the rows that recorded one (``rows``;
+    absent when none did) and, per stage (embed, search, fusion, rerank), over the rows it
+    ran for (``summary.latency_ms`` of a span report, ``execution.latency_ms`` of a
+    run-retriever report)."""
+
+    rows: Count
+    p50: float | UnsetType = UNSET
+    p95: float | UnsetType = UNSET
+    stages: dict[str, Percentiles] | UnsetType = UNSET

@@ -16,6 +16,7 @@ from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.evalset import EvalSet
 from ragspan.records.envelope import encode
+from ragspan.records.score_facts import Latency, Percentiles
 from ragspan.records.validate import ScoreChunking
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
@@ -173,7 +174,7 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
         parameters["chunks"] = True
         summary["chunking"] = encode(_chunking(report, report.manifest, metrics))
     if report.run.latency_ms is not None:
-        summary["latency_ms"] = _latency(report.run.latency_ms, report.run.stage_ms)
+        summary["latency_ms"] = encode(_latency(report.run.latency_ms, report.run.stage_ms))
     cut = slices(report.evalset, values, report.labels)
     macro = macro_mean(report.evalset, cut)
     if macro is not None:
@@ -260,18 +261,17 @@ def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, fl
         else _mean(report.precision_omega))
 
 
-def _latency(latency_ms: np.ndarray, stage_ms: dict[str, np.ndarray] | None
-             ) -> dict[str, Any]:
+def _latency(latency_ms: np.ndarray, stage_ms: dict[str, np.ndarray] | None) -> Latency:
     """``summary.latency_ms``: p50 / p95 over the rows that recorded a time and, per stage,
     over the rows it ran for."""
     lat = latency_ms[np.isfinite(latency_ms)]
-    out: dict[str, Any] = {"p50": float(np.percentile(lat, 50)),
-                           "p95": float(np.percentile(lat, 95)), "rows": int(lat.size)}
-    if stage_ms is not None:
-        out["stages"] = {s: {"p50": float(np.percentile(v[np.isfinite(v)], 50)),
-                             "p95": float(np.percentile(v[np.isfinite(v)], 95))}
-                         for s, v in stage_ms.items()}
-    return out
+    return Latency(
+        rows=int(lat.size), p50=float(np.percentile(lat, 50)),
+        p95=float(np.percentile(lat, 95)),
+        stages=UNSET if stage_ms is None else {
+            s: Percentiles(float(np.percentile(v[np.isfinite(v)], 50)),
+                           float(np.percentile(v[np.isfinite(v)], 95)))
+            for s, v in stage_ms.items()})
 
 
 def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
