@@ -99,10 +99,11 @@ def is_plain(obj: Any) -> bool:
 
 
 def _as_int(value: Any) -> Any:
-    """The encoder's hook: an int subclass (``registry.Chars``) as the int it is."""
+    """The encoder's hook: an int subclass (``registry.Chars``) as the int it is; anything
+    else is no JSON value (TypeError, as the encoder raises for any type it cannot write)."""
     if isinstance(value, int):
         return int(value)
-    raise NotImplementedError
+    raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted", enc_hook=_as_int)
