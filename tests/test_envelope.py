@@ -105,56 +105,32 @@ ROWS = ["predicate", "details", "queries"]
     lambda d: (_set([*ROWS, 9, "id"], None)(d), _set([*ROWS, 4, "id"], 4.5)(d)),
     _set(ROWS, "rows"),
     _set(["predicate", "details"], []),
+    _set(["predicate", "summary", "queries"], -1),
+    _set(["predicate", "parameters", "k"], []),
+    _set(["predicate", "verdict"], "maybe"),
+    _set([*ROWS, 3, "failure_evidence"], [{"doc_id": "d", "start": 1.5, "end": 2}]),
+    _set([*ROWS, 10, "metrics", "span_coverage@5"], True),
 ])
-def test_rows_checked_once_per_type_shape_give_the_full_answer(mutate):
-    """Query rows are validated once per type shape: the answer, path included, is the one
-    a full validation gives, naming the original row."""
+def test_a_typed_kind_is_checked_by_its_records_with_the_full_answer(mutate):
+    """A score report is decoded into its records in one pass and the envelope checked
+    with its rows left out: the answer, path included, is the one a full validation
+    against the published schema gives."""
     rows = [{"id": f"q{i}", "metrics": {"span_coverage@5": i / 10}} for i in range(12)]
     doc = _doc(details={"queries": rows})
     mutate(doc)
     assert validation_error(doc) == _full_validation_error(doc)
 
 
-def _evidence_rows():
-    return [{"id": f"q{i}", "metrics": {"span_coverage@5": [0.0, 1.0, 0.25][i % 3],
-                                        "complete_grounding@5": float(i % 2)},
-             "failure_evidence": [{"doc_id": "d", "start": 1.0, "end": 2, "chunks": [],
-                                   "first_rank": None, "chunk_ceiling": [1.0, 0.5][i % 2]}]}
-            for i in range(12)]
-
-
-@pytest.mark.parametrize("mutate", [
-    lambda d: None,
-    _set([*ROWS, 7, "failure_evidence", 0, "start"], 1.5),
-    _set([*ROWS, 8, "failure_evidence", 0, "first_rank"], 2.5),
-    _set([*ROWS, 9, "failure_evidence", 0, "chunk_ceiling"], "x"),
-    _set([*ROWS, 10, "metrics", "span_coverage@5"], True),
-])
-def test_integrality_counts_only_under_integer_keys(mutate):
-    """A float's integrality splits shapes only under the keys the schema types as
-    integers: metrics of 0.0, 1.0 and 0.25 are one shape, and a start of 1.5 among starts of
-    1.0 is still found, in its own row."""
-    from ragspan.report.shapes import _distinct_rows, _integer_keys
-
-    assert {"start", "end", "rank", "first_rank"} <= _integer_keys()
-    assert "covered" not in _integer_keys()
-    doc = _doc(details={"queries": _evidence_rows()})
-    mutate(doc)
-    assert validation_error(doc) == _full_validation_error(doc)
-    if validation_error(doc) is None:  # unmutated: one shape for all 12 rows
-        assert len(_distinct_rows(doc)[1]) == 1
-
-
-def test_row_shortcut_only_for_type_only_schemas():
-    from ragspan.report.shapes import _row_schemas, _rows_checked_by_type, _type_only
-
-    assert _rows_checked_by_type()
-    schema = {"properties": {"summary": {"properties": {"queries": {"minimum": 0}}},
-                             "details": {"properties": {"queries": {
-                                 "items": {"properties": {"x": {"type": "number"}}}}}}}}
-    rows = list(_row_schemas(schema))
-    assert len(rows) == 1 and _type_only(rows[0])  # summary.queries is not a row schema
-    assert not _type_only({"items": {"properties": {"x": {"type": "number", "minimum": 0}}}})
+def test_an_integral_float_where_an_integer_belongs_is_refused_by_the_records():
+    """The one place the published schema is looser than the reader: JSON Schema's
+    ``integer`` admits 1.0; the records, as ragspan writes, want an integer (the decode
+    names the path)."""
+    rows = [{"id": "q0", "metrics": {"span_coverage@5": 0.5},
+             "failure_evidence": [{"doc_id": "d", "start": 1.0, "end": 2}]}]
+    doc = _doc(details={"queries": rows})
+    assert _full_validation_error(doc) is None
+    assert validation_error(doc) == (
+        "$.predicate.details.queries[0].failure_evidence[0].start: Expected `int`, got `float`")
 
 
 def test_schema_file_at_repository_root_is_the_packaged_one():

@@ -227,9 +227,10 @@ def test_non_finite_and_out_of_range_values_in_a_report(pair):
      "summary.saturation: 'threshold' is a required property"),
     ({"threshold": 0.9, "by_k": {"1": {"queries": True, "share": 0.5}}},
      "summary.saturation.by_k['1'].queries: True is not of type 'integer'"),
-    ({"threshold": 1.5, "by_k": {}}, "<= 1.0 - at `$.predicate.summary.saturation.threshold`"),
+    ({"threshold": 1.5, "by_k": {}},
+     "summary.saturation.threshold: 1.5 is greater than the maximum of 1"),
     ({"threshold": 0.9, "scoped_queries": "12", "by_k": {}},
-     "summary.saturation.scoped_queries: '12' is not of type 'integer'"),
+     "summary.saturation.scoped_queries: '12' is not valid under any of the given schemas"),
 ])
 def test_a_saturation_summary_the_gate_cannot_read_is_refused(pair, saturation, fragment):
     """Once a missing threshold was read as 0.9 and a boolean as a count of queries."""

@@ -109,8 +109,9 @@ def test_verified_compare_rescores_with_the_rule_and_the_gate_compares_it(files)
     res = run_cli("compare", "--baseline", tmp / "twin.json", "--candidate", edited, "--no-config",
                   "--allow-identical",
                   *verify)
-    assert_input_error(res, "twin.json", "parameters.on_duplicate cannot be re-scored: "
-                       "Expected `str`, got `int`")
+    # the report's own schema (generated from its records) refuses it before any re-score
+    assert_input_error(res, "twin.json", "$.predicate.parameters.on_duplicate: 1 is not one "
+                       "of ['error', 'first']")
 
 
 def test_trec_files_are_judgments_not_rows(tmp_path):

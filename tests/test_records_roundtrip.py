@@ -18,6 +18,7 @@ from ragspan.records.error import ErrorPredicate
 from ragspan.records.evalbuild import AdaptPredicate
 from ragspan.records.migrate import MigratePredicate
 from ragspan.records.plan import PlanPredicate
+from ragspan.records.score import DocPredicate, SpanPredicate
 from ragspan.records.validate import ValidatePredicate
 from ragspan.report.render import TYPED
 
@@ -77,3 +78,29 @@ def test_a_wrong_type_is_refused_naming_its_json_path():
     with pytest.raises(msgspec.ValidationError,
                        match=r"\$\.predicate\.details\.findings\[0\]\.severity"):
         decode(doc, Statement[ValidatePredicate])
+
+
+SCORE_KINDS = {"score.span": SpanPredicate, "score.doc": DocPredicate}
+
+
+def _score_reports(tmp_path: Path) -> list[Path]:
+    """The span score goldens, and a doc score (trec_eval's own test files) with the
+    duplicate rule stated, which no golden holds."""
+    from conftest import run_cli
+
+    trec = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval_test"
+    doc = tmp_path / "doc.json"
+    assert run_cli("score", "--qrels", trec / "qrels.test", "--run", trec / "results.test",
+                   "--on-duplicate", "first", "--out", doc).exit_code == 0
+    return [*(path for kind in SCORE_KINDS for path in goldens(kind)), doc]
+
+
+def test_a_score_report_reads_into_records_and_writes_back_byte_for_byte(tmp_path):
+    paths = _score_reports(tmp_path)
+    assert {json.loads(p.read_text(encoding="utf-8"))["predicate"]["kind"]
+            for p in paths} == set(SCORE_KINDS)
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        kind = json.loads(text)["predicate"]["kind"]
+        record = decode(json.loads(text), Statement[SCORE_KINDS[kind]])
+        assert canonical_dumps(encode(record)) == text, path.name

@@ -12,10 +12,13 @@ from ragspan.records.error import ErrorPredicate
 from ragspan.records.evalbuild import AdaptPredicate
 from ragspan.records.migrate import MigratePredicate
 from ragspan.records.plan import PlanPredicate
+from ragspan.records.score import DocPredicate, SpanPredicate
 from ragspan.records.sweep import SweepPredicate
 from ragspan.records.validate import ValidatePredicate
 
 TYPED_KINDS: dict[str, type[Predicate[Any, Any, Any]]] = {
+    "score.span": SpanPredicate,
+    "score.doc": DocPredicate,
     "validate": ValidatePredicate,
     "leakage": LeakagePredicate,
     "overlap": OverlapPredicate,

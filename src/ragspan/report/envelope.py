@@ -14,27 +14,36 @@ import hashlib
 import json
 import os
 import re
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
+import msgspec
+
 from ragspan import __version__
-from ragspan.base.canonical import canonical_dumps, is_plain
+from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import ExitCode, InputError
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.files import decode_records, loads_json, read_bytes
 from ragspan.io.rows import kind_of, refuse_other_kind
-from ragspan.report.shapes import (
-    ROWS,
-    NotPlain,
-    _distinct_rows,
-    _with_row,
-    schema,
-)
+from ragspan.records.envelope import decode
+from ragspan.records.kinds import TYPED_KINDS
 
 __all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_of"]
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragspan.dev/report/v1"
 VERDICTS = ("pass", "fail", "inconclusive", "error")
+SCHEMA_FILE = "report-envelope.v1.json"
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    """The published report schema (``schemas/``; its part for every typed kind generated
+    from the records, ``report.schema_build``)."""
+    text = resources.files("ragspan").joinpath("schemas").joinpath(SCHEMA_FILE).read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 def created_at() -> str:
@@ -91,28 +100,63 @@ def statement_of(body: ReportBody) -> dict[str, Any]:
 
 def schema_error(doc: Any) -> tuple[list[Any], str] | None:
     """The JSON path (a list of keys and indices) and message of the first schema error of
-    ``doc`` (JSON values as read back), or None when it is valid. Query rows are checked
-    once per distinct type shape when the schema looks at their types only (a 10,000-row
-    report in milliseconds instead of a second); an error's path names the original row."""
+    ``doc`` (JSON values as read back, or a report held in memory), or None when it is
+    valid. A kind typed in ``records`` (``records.kinds``) is decoded into its predicate
+    record in one pass, rows included, and the envelope around it checked against the schema
+    with its rows left out (the schema's part for the kind is generated from the same
+    records); any departure is named as a full validation names it (the first error by
+    path), or as the decode names it where the schema has no word for it."""
     from jsonschema import Draft202012Validator
 
-    try:
-        target, keep = _distinct_rows(doc)
-    except NotPlain:  # not JSON as read back (a caller's dict): every row is checked
-        target, keep = doc, None
     validator = Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(target),
-                    key=lambda e: (list(e.absolute_path), e.message))
-    if not errors:
+    record = _typed_record(doc)
+    if record is None:
+        return _first_error(validator, doc)
+    try:
+        decode(doc["predicate"], record)
+    except msgspec.ValidationError as exc:
+        found = _first_error(validator, doc)
+        return found if found is not None else decode_error(exc)
+    return _first_error(validator, _without_rows(doc))
+
+
+def _typed_record(doc: Any) -> Any:
+    """The predicate record of ``doc``'s kind when that kind is typed and ``doc`` has the
+    envelope's shape down to its details, else None."""
+    pred = doc.get("predicate") if isinstance(doc, dict) else None
+    if not isinstance(pred, dict) or not isinstance(pred.get("details"), dict):
         return None
-    path = list(errors[0].absolute_path)
-    if keep is not None and path[:3] == ROWS and len(path) > 3:
-        row = keep[path[3]]  # the row itself, alone: its own path inside the row
-        errors = sorted(validator.iter_errors(_with_row(doc, row)),
-                        key=lambda e: (list(e.absolute_path), e.message))
-        path = list(errors[0].absolute_path)
-        path[3] = row
-    return path, errors[0].message
+    kind = pred.get("kind")
+    return TYPED_KINDS.get(kind) if isinstance(kind, str) else None
+
+
+def _without_rows(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with ``details.queries`` (when a list) cut to its first row: what the schema
+    checks beyond the record, once."""
+    predicate = doc["predicate"]
+    rows = predicate["details"].get("queries")
+    if not isinstance(rows, list):
+        return doc
+    return {**doc, "predicate": {**predicate, "details": {**predicate["details"],
+                                                          "queries": rows[:1]}}}
+
+
+def _first_error(validator: Any, doc: Any) -> tuple[list[Any], str] | None:
+    errors = sorted(validator.iter_errors(doc), key=lambda e: (list(e.absolute_path), e.message))
+    return None if not errors else (list(errors[0].absolute_path), errors[0].message)
+
+
+MSGSPEC_PATH = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+
+
+def decode_error(exc: msgspec.ValidationError) -> tuple[list[Any], str]:
+    """A predicate decode's error as a path from the envelope's root and its message."""
+    found = MSGSPEC_PATH.match(str(exc))
+    assert found is not None  # the pattern matches any text
+    path: list[Any] = ["predicate"]
+    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]", found["path"] or ""):
+        path.append(name if name else int(index) if index.isdigit() else "...")
+    return path, found["message"]
 
 
 def validation_error(doc: Any) -> str | None:
@@ -135,23 +179,10 @@ def _json_path(path: list[Any]) -> str:
 
 
 def report_text(doc: dict[str, Any]) -> str:
-    """The report's canonical text, checked against the schema as it reads back (a report
-    we made that breaks our own schema is a bug). When the query rows in memory are plain
-    JSON values (``_type_shape``), only one row of each shape is written and read back for
-    the check, and their keys need no second walk; else the whole text is read back."""
-    try:
-        target, keep = _distinct_rows(doc)
-    except NotPlain:
-        target, keep = doc, None
-    if keep is not None and is_plain(target):
-        text = canonical_dumps(doc)
-        found = schema_error(json.loads(canonical_dumps(target)))
-        if found is not None and found[0][:3] == ROWS and len(found[0]) > 3:
-            found[0][3] = keep[found[0][3]]
-        problem = None if found is None else f"{_json_path(found[0])}: {found[1]}"
-    else:
-        text = canonical_dumps(doc)
-        problem = validation_error(json.loads(text))
+    """The report's canonical text, checked against the schema (a report we made that
+    breaks our own schema is a bug), as its text reads back."""
+    text = canonical_dumps(doc)
+    problem = validation_error(msgspec.json.decode(text))
     if problem is not None:
         raise RuntimeError(f"internal error: report fails its schema at {problem}")
     return text

@@ -31,13 +31,21 @@ def _typed_clause(clause: Any) -> bool:
     return isinstance(kind, dict) and kind.get("const") in TYPED_KINDS
 
 
+def _any_json(kind: type) -> dict[str, Any]:
+    """The schema of a record field holding a user's JSON as given (``object``): any
+    value (msgspec needs a keyword to write, so it says so)."""
+    if kind is object:
+        return {"description": "any JSON value, kept as given"}
+    raise NotImplementedError
+
+
 def generated(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with its typed kinds' clauses and definitions made anew from the records."""
     out = copy.deepcopy(schema)
     predicate = out["properties"]["predicate"]
     clauses = [c for c in predicate.get("allOf", []) if not _typed_clause(c)]
     schemas, components = msgspec.json.schema_components(
-        list(TYPED_KINDS.values()), ref_template="#/$defs/{name}")
+        list(TYPED_KINDS.values()), ref_template="#/$defs/{name}", schema_hook=_any_json)
     clauses += [{"if": {"properties": {"kind": {"const": kind}}}, "then": s}
                 for kind, s in zip(TYPED_KINDS, schemas)]
     predicate["allOf"] = clauses
