@@ -7,7 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
+from ragspan.io.evalset import EvalQuery, GoldSpan
+from ragspan.records.score_rows import Evidence as SpanEvidence
+from ragspan.records.score_rows import EvidenceChunk, MissingSpan, Row
 from ragspan.scoring.metrics.failures import NOT_IN_POOL
 from ragspan.scoring.metrics.registry import LABELS, format_name
 from ragspan.scoring.span_scoring import SpanReport
@@ -54,34 +58,34 @@ class Evidence:
         hi = np.searchsorted(sorted_g, spans, "right").tolist()
         return list(zip(lo, hi))
 
-    def entry(self, g: int, span: Any) -> dict[str, Any]:
+    def entry(self, g: int, span: GoldSpan) -> SpanEvidence:
         """A failing span's evidence, whatever the k: its chunks; its first rank in the pool
         (1-based; None when no retrieved span overlaps it); with a manifest the share of it
         its chunks together can cover (``chunk_ceiling``) and whether one chunk holds it
         whole. The label at each k follows from these (``metrics.failures``)."""
         facts = self.facts
         first = int(facts.first_rank[g])
-        out: dict[str, Any] = {"doc_id": span.doc_id, "start": span.start, "end": span.end,
-                               "first_rank": None if first == NOT_IN_POOL else first + 1,
-                               "chunks": self.of(g)}
-        if facts.ceiling is not None and facts.largest_piece is not None:
-            out["chunk_ceiling"] = float(facts.ceiling[g])
-            out["whole_in_one_chunk"] = bool(facts.largest_piece[g] >= 1.0)
-        return out
+        ceiling, piece = facts.ceiling, facts.largest_piece
+        decided = ceiling is not None and piece is not None
+        return SpanEvidence(
+            doc_id=span.doc_id, start=span.start, end=span.end, chunks=self.of(g),
+            first_rank=None if first == NOT_IN_POOL else first + 1,
+            chunk_ceiling=float(ceiling[g]) if ceiling is not None and decided else UNSET,
+            whole_in_one_chunk=bool(piece[g] >= 1.0) if piece is not None and decided
+            else UNSET)
 
-    def of(self, g: int) -> list[dict[str, Any]]:
+    def of(self, g: int) -> list[EvidenceChunk]:
         lo, hi = self.pool_bounds[g]
         pool = self.pool[lo:hi]
         if self.chunks is None:
-            out, seen = [], set()
+            out: list[EvidenceChunk] = []
+            seen = set()
             for start, end, rank, chunk_id in pool:
                 if (start, end) in seen:
                     continue
                 seen.add((start, end))
-                entry: dict[str, Any] = {"start": start, "end": end, "rank": rank}
-                if chunk_id is not None:
-                    entry["chunk_id"] = chunk_id
-                out.append(entry)
+                out.append(EvidenceChunk(start=start, end=end, rank=rank,
+                                         chunk_id=UNSET if chunk_id is None else chunk_id))
                 if len(out) == MAX_EVIDENCE:
                     break
             return out
@@ -89,8 +93,8 @@ class Evidence:
         for start, end, rank, _ in pool:
             rank_at.setdefault((start, end), rank)
         lo, hi = self.chunk_bounds[g]
-        return [{"chunk_id": c.chunk_id, "start": c.start, "end": c.end,
-                 "rank": rank_at.get((c.start, c.end))}
+        return [EvidenceChunk(chunk_id=c.chunk_id, start=c.start, end=c.end,
+                              rank=rank_at.get((c.start, c.end)))
                 for c in self.chunks[lo:min(hi, lo + MAX_EVIDENCE)]]
 
 
@@ -110,29 +114,19 @@ def row_columns(report: SpanReport, values: dict[str, np.ndarray]) -> tuple[Any,
     return names, matrix, in_run, grounded, label_of, fractions
 
 
-def query_rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+def query_rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[Row]:
     """Per-query rows; a query failing complete grounding at k has its label at k
     (``failure``) and lists the gold spans below tau (``missing_spans``); what decided the
     label of each failing span is listed once, whatever the k (``failure_evidence``)."""
     rows = []
     gold_pos = 0
     evidence = Evidence(report)
-    shown: dict[int, dict[str, Any]] = {}
+    shown: dict[int, SpanEvidence] = {}
     names, matrix, in_run, grounded, label_of, fractions = row_columns(report, values)
+    corpus = report.corpus
     for i, q in enumerate(report.evalset.queries):
         n_gold = len(q.gold_spans)
-        row: dict[str, Any] = {
-            "id": q.id,
-            "query": q.query,
-            "in_run": in_run[i],
-            "metrics": dict(zip(names, matrix[i])),
-        }
-        document = query_document(q)
-        if document is not None:
-            row["doc_id"] = document
-        if q.tags:
-            row["tags"] = q.tags
-        missing: dict[str, Any] = {}
+        missing: dict[str, list[MissingSpan]] = {}
         failure: dict[str, str] = {}
         for k in report.ks:
             if grounded[k][i]:
@@ -144,27 +138,25 @@ def query_rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[dict[s
                 if f >= report.tau:
                     continue
                 g = gold_pos + j
-                entry: dict[str, Any] = {
-                    "doc_id": span.doc_id, "start": span.start, "end": span.end,
-                    "covered": float(f),
-                }
-                if report.corpus is not None:
-                    entry["text"] = report.corpus.text(span.doc_id)[span.start: span.end]
                 if g not in shown:
                     shown[g] = evidence.entry(g, span)
-                spans.append(entry)
+                spans.append(MissingSpan(
+                    doc_id=span.doc_id, start=span.start, end=span.end, covered=float(f),
+                    text=UNSET if corpus is None
+                    else corpus.text(span.doc_id)[span.start: span.end]))
             missing[str(k)] = spans
-        if missing:
-            row["missing_spans"] = missing
-            row["failure"] = failure
-            row["failure_evidence"] = [shown[g] for g in range(gold_pos, gold_pos + n_gold)
-                                       if g in shown]
-        rows.append(row)
+        document = query_document(q)
+        rows.append(Row(
+            id=q.id, query=q.query, in_run=in_run[i], metrics=dict(zip(names, matrix[i])),
+            doc_id=UNSET if document is None else document, tags=q.tags or UNSET,
+            missing_spans=missing or UNSET, failure=failure if missing else UNSET,
+            failure_evidence=[shown[g] for g in range(gold_pos, gold_pos + n_gold)
+                              if g in shown] if missing else UNSET))
         gold_pos += n_gold
     return rows
 
 
-def query_document(q: Any) -> str | None:
+def query_document(q: EvalQuery) -> str | None:
     """The document a query asks about: its scope ``doc_id``, else the one document of its
     gold spans, else its gold documents joined by ``+`` (None without either)."""
     if q.doc_id:

@@ -5,18 +5,33 @@ Reading a report back is the gate's (``ragspan.gate.inputs``): nothing here read
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+import msgspec
 import numpy as np
 from msgspec import UNSET, structs
 
-from ragspan.base.facts import FusionSources
 from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.evalset import EvalSet
 from ragspan.records.envelope import encode
+from ragspan.records.score import (
+    Anchoring,
+    CharsSpread,
+    DocDetails,
+    DocSummary,
+    FailureLabels,
+    Fusion,
+    MacroMean,
+    ScoreParameters,
+    Slice,
+    SpanDetails,
+    SpanSummary,
+    Twins,
+)
 from ragspan.records.score_facts import Latency, Percentiles
+from ragspan.records.score_rows import Placed, Row
+from ragspan.records.score_summary import Documents
 from ragspan.records.validate import ScoreChunking
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
@@ -34,22 +49,19 @@ def _mean(arr: np.ndarray) -> float:
     return float(arr.mean()) if arr.size else 0.0
 
 
-def distribution(arr: np.ndarray) -> dict[str, float]:
+def distribution(arr: np.ndarray) -> CharsSpread:
     """Mean, median and 90th percentile (linear interpolation) of per-query values."""
     if arr.size == 0:
-        return {"mean": 0.0, "median": 0.0, "p90": 0.0}
-    return {
-        "mean": float(arr.mean()),
-        "median": float(np.median(arr)),
-        "p90": float(np.percentile(arr, 90)),
-    }
+        return CharsSpread(mean=0.0, median=0.0, p90=0.0)
+    return CharsSpread(mean=float(arr.mean()), median=float(np.median(arr)),
+                       p90=float(np.percentile(arr, 90)))
 
 
 def slices(evalset: EvalSet, values: dict[str, np.ndarray],
-           labels: Labels | None = None) -> dict[str, Any]:
+           labels: Labels | None = None) -> dict[str, dict[str, Slice]]:
     """Per tag key, per tag value: query count, the mean of every metric, and (with
     ``labels``) the failure labels counted per k."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, Slice]] = {}
     keys = sorted({k for q in evalset.queries for k in q.tags})
     for key in keys:
         groups: dict[str, list[int]] = {}
@@ -59,20 +71,17 @@ def slices(evalset: EvalSet, values: dict[str, np.ndarray],
         out[key] = {}
         for value, idx in sorted(groups.items()):
             rows = np.asarray(idx)
-            entry: dict[str, Any] = {
-                "count": len(idx),
-                "metrics": {n: _mean(arr[rows]) for n, arr in values.items()},
-            }
-            if labels is not None:
-                entry["failure_labels"] = {str(k): labels.counts(k, rows) for k in labels.ks}
-            out[key][value] = entry
+            out[key][value] = Slice(
+                count=len(idx), metrics={n: _mean(arr[rows]) for n, arr in values.items()},
+                failure_labels=UNSET if labels is None
+                else {str(k): labels.counts(k, rows) for k in labels.ks})
     return out
 
 
 MACRO_TAG = "subset"
 
 
-def macro_mean(evalset: EvalSet, cut: dict[str, Any]) -> dict[str, Any] | None:
+def macro_mean(evalset: EvalSet, cut: dict[str, dict[str, Slice]]) -> MacroMean | None:
     """The mean over subsets of each metric's mean per subset, when the eval set's header
     lists several ``subsets`` and its queries are tagged with them (``import
     legalbench-rag``): the benchmark's own headline weighting (each subset counts the same,
@@ -81,13 +90,13 @@ def macro_mean(evalset: EvalSet, cut: dict[str, Any]) -> dict[str, Any] | None:
     groups = cut.get(MACRO_TAG, {})
     if not isinstance(listed, list) or len(listed) < 2 or len(groups) < 2:
         return None
-    names = next(iter(groups.values()))["metrics"]
-    return {"over": MACRO_TAG, "groups": sorted(groups),
-            "metrics": {n: float(np.mean([g["metrics"][n] for g in groups.values()]))
-                        for n in names}}
+    names = next(iter(groups.values())).metrics
+    return MacroMean(over=MACRO_TAG, groups=sorted(groups),
+                     metrics={n: float(np.mean([g.metrics[n] for g in groups.values()]))
+                              for n in names})
 
 
-def documents_summary(report: SpanReport) -> dict[str, Any]:
+def documents_summary(report: SpanReport) -> Documents:
     """How many documents the corpus holds (None when scored without ``--corpus``) and how
     many the eval set asks about (its questions' ``doc_id``, else the documents of their gold
     spans: a question without ``doc_id`` adds the documents it asks about, not one made-up
@@ -95,21 +104,18 @@ def documents_summary(report: SpanReport) -> dict[str, Any]:
     asked: set[str] = set()
     for q in report.evalset.queries:
         asked.update([str(q.doc_id)] if q.doc_id else [s.doc_id for s in q.gold_spans])
-    return {"corpus": len(report.corpus) if report.corpus is not None else None,
-            "asked": len(asked)}
+    return Documents(corpus=len(report.corpus) if report.corpus is not None else None,
+                     asked=len(asked))
 
 
-def failure_summary(report: SpanReport) -> dict[str, Any]:
+def failure_summary(report: SpanReport) -> FailureLabels:
     """The failure labels counted per k, the lever each points at, the labels no manifest
     let decide, and the depth of the ranked pool (the longest run row)."""
     labels = report.labels
     offsets = report.run.spans.offsets
-    return {
-        "by_k": {str(k): labels.counts(k) for k in labels.ks},
-        "levers": dict(FAILURE_LEVERS),
-        "undecided": list(labels.undecided),
-        "pool_depth": int(np.diff(offsets).max(initial=0)),
-    }
+    return FailureLabels(by_k={str(k): labels.counts(k) for k in labels.ks},
+                         levers=dict(FAILURE_LEVERS), undecided=list(labels.undecided),
+                         pool_depth=int(np.diff(offsets).max(initial=0)))
 
 
 def inputs_of(report: SpanReport) -> list[InputRef]:
@@ -134,115 +140,99 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     """The ``score.span`` report: the span metrics of ``report`` and, when given, the
     doc-level view ``doc`` of the same queries (``doc_scoring.span_doc_projection``)."""
     values = report.values()
-    names = report.metric_names()
-    metrics = {n: _mean(values[n]) for n in names}
+    metrics = {n: _mean(values[n]) for n in report.metric_names()}
     rows = query_rows(report, values)
-    parameters = _parameters(report)
     if doc is not None:
         doc_names, where = _doc_metrics(doc, [q.id for q in report.evalset.queries])
         metrics.update({n: float(doc.values[n].mean()) if doc.qids else 0.0
                         for n in doc_names})
         for row, i in zip(rows, where.tolist()):
             if i >= 0:
-                row["metrics"].update({n: float(doc.values[n][i]) for n in doc_names})
-        parameters["relevance_level"] = doc.level
+                row.metrics.update({n: float(doc.values[n][i]) for n in doc_names})
+    _placed(report, rows)
+    _steps(report, rows)
+    cut = slices(report.evalset, values, report.labels)
+    details = SpanDetails(queries=rows, slices=cut,
+                          run_rows_without_query=report.unmatched_run_ids[:MAX_LISTED_IDS])
+    return ReportBody(kind="score.span",
+                      subject=(InputRef("run", report.run.path, report.run.sha256),),
+                      inputs=tuple(inputs_of(report)),
+                      parameters=encode(_parameters(report, doc)),
+                      summary=encode(_summary(report, values, metrics, cut)),
+                      details=encode(details))
+
+
+def _summary(report: SpanReport, values: dict[str, np.ndarray], metrics: dict[str, float],
+             cut: dict[str, dict[str, Slice]]) -> SpanSummary:
+    """``summary`` of a span report: the counts, the metric means, the characters retrieved,
+    and a section per run fact found."""
     placement = report.run.placement
-    _placement_records(report, rows, parameters)
-    summary: dict[str, Any] = {
-        "queries": len(report.evalset.queries),
-        "queries_without_run_row": int((~report.in_run).sum()),
-        "run_rows_without_query": len(report.unmatched_run_ids),
-        "metrics": metrics,
-        "retrieved_chars": {
-            str(k): distribution(values[format_name("retrieved_chars", k)]) for k in report.ks
-        },
-    }
-    if placement is not None:
-        summary["placement"] = {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS}
-    if report.run.untexted:  # taken as given: nothing checked them against the corpus
-        summary["results_without_text"] = report.run.untexted
-    summary.update(_facts(report))
-    _steps(report, rows, summary)
-    summary["failure_labels"] = failure_summary(report)
-    summary["documents"] = documents_summary(report)
     missing = [q.id for q, present in zip(report.evalset.queries, report.in_run.tolist())
                if not present]
     twins = twins_note(normalization_twins(missing, report.unmatched_run_ids), "run ids")
-    if twins is not None:
-        summary["ids_differing_by_normalization"] = twins
-    if report.manifest is not None:
-        parameters["chunks"] = True
-        summary["chunking"] = encode(_chunking(report, report.manifest, metrics))
-    if report.run.latency_ms is not None:
-        summary["latency_ms"] = encode(_latency(report.run.latency_ms, report.run.stage_ms))
-    cut = slices(report.evalset, values, report.labels)
     macro = macro_mean(report.evalset, cut)
-    if macro is not None:
-        summary["macro_mean"] = macro
-    details: dict[str, Any] = {
-        "queries": rows,
-        "slices": cut,
-        "run_rows_without_query": report.unmatched_run_ids[:MAX_LISTED_IDS],
-    }
-    return ReportBody(kind="score.span",
-                      subject=(InputRef("run", report.run.path, report.run.sha256),),
-                      inputs=tuple(inputs_of(report)), parameters=parameters,
-                      summary=summary, details=details)
+    fusion = report.fusion
+    return SpanSummary(
+        queries=len(report.evalset.queries),
+        queries_without_run_row=int((~report.in_run).sum()),
+        run_rows_without_query=len(report.unmatched_run_ids),
+        metrics=metrics,
+        retrieved_chars={str(k): distribution(values[format_name("retrieved_chars", k)])
+                         for k in report.ks},
+        placement=UNSET if placement is None
+        else {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS},
+        # taken as given: nothing checked them against the corpus
+        results_without_text=report.run.untexted or UNSET,
+        saturation=report.saturation or UNSET, off_scope=report.off_scope or UNSET,
+        first_stage=report.reordering or UNSET,
+        fusion=UNSET if fusion is None else msgspec.convert(fusion.as_json(), Fusion),
+        steps=UNSET if report.steps is None else report.steps.summary,
+        failure_labels=failure_summary(report), documents=documents_summary(report),
+        ids_differing_by_normalization=UNSET if twins is None
+        else Twins(count=twins["count"], example=twins["example"]),
+        chunking=UNSET if report.manifest is None
+        else _chunking(report, report.manifest, metrics),
+        latency_ms=UNSET if report.run.latency_ms is None
+        else _latency(report.run.latency_ms, report.run.stage_ms),
+        macro_mean=UNSET if macro is None else macro)
 
 
-def _steps(report: SpanReport, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
-    """A run with steps: ``summary.steps`` and each query's ``gold_steps`` and
-    ``step_chars`` (``scoring.steps``)."""
+def _steps(report: SpanReport, rows: list[Row]) -> None:
+    """A run with steps: each query's ``gold_steps`` and ``step_chars`` (``scoring.steps``;
+    ``summary.steps`` is ``_summary``'s)."""
     if report.steps is None:
         return
-    summary["steps"] = encode(report.steps.summary)
     for row, firsts, added in zip(rows, report.steps.gold_steps, report.steps.step_chars):
-        row["gold_steps"] = firsts
-        row["step_chars"] = added
+        row.gold_steps = firsts
+        row.step_chars = added
 
 
-def _placement_records(report: SpanReport, rows: list[dict[str, Any]],
-                       parameters: dict[str, Any]) -> None:
-    """A run that carried texts: the placement rule into ``parameters.anchoring`` and each
-    query's placed items into its row (``placed``)."""
-    placement = report.run.placement
-    if placement is None:
+def _placed(report: SpanReport, rows: list[Row]) -> None:
+    """A run that carried texts: each query's placed items into its row (``placed``)."""
+    if report.run.placement is None:
         return
-    parameters["anchoring"] = {k: placement[k] for k in ANCHOR_SETTINGS}
     records = report.run.placement_records
     for row in rows:
-        if row["id"] in records:
-            row["placed"] = records[row["id"]]
+        if row.id in records:
+            row.placed = msgspec.convert(records[row.id], list[Placed])
 
 
-def _parameters(report: SpanReport) -> dict[str, Any]:
+def _parameters(report: SpanReport, doc: DocScores | None) -> ScoreParameters:
     """What a span score was computed with: its cutoffs, the grounding threshold, whether
-    the run had a first stage, the run's pipeline configuration, Chroma's metrics, and the
-    tokenizer its token budgets counted in."""
-    parameters: dict[str, Any] = {
-        "k": [cutoff_json(k) for k in report.ks],
-        "grounding_threshold": report.tau,
-        "level": "span",
-        "first_stage": report.first_stage is not None,
-    }
-    if report.run.config is not None:
-        parameters["run_config"] = report.run.config
-    if report.chroma:
-        parameters["chroma_metrics"] = True
-    if report.tokenizer is not None:
-        parameters["tokenizer"] = report.tokenizer
-    return parameters
-
-
-def _facts(report: SpanReport) -> dict[str, Any]:
-    """The run facts found (``base.facts``), each a summary section: recall high by
-    construction (``saturation``), results from another document than the query's
-    (``off_scope``), rows a rerank or fusion stage changed (``first_stage``), which
-    retriever surfaced the relevant results (``fusion``)."""
-    found = {"saturation": report.saturation, "off_scope": report.off_scope,
-             "first_stage": report.reordering, "fusion": report.fusion}
-    return {key: fact.as_json() if isinstance(fact, FusionSources) else encode(fact)
-            for key, fact in found.items() if fact is not None}
+    the run had a first stage, the placement rule of its texts, the run's pipeline
+    configuration, a chunk manifest, Chroma's metrics, the tokenizer its token budgets
+    counted in, and the relevance level of its doc-level view."""
+    placement = report.run.placement
+    return ScoreParameters(
+        k=[cutoff_json(k) for k in report.ks], grounding_threshold=report.tau, level="span",
+        first_stage=report.first_stage is not None,
+        run_config=UNSET if report.run.config is None else report.run.config,
+        chroma_metrics=True if report.chroma else UNSET,
+        tokenizer=UNSET if report.tokenizer is None else report.tokenizer,
+        relevance_level=UNSET if doc is None else doc.level,
+        anchoring=UNSET if placement is None
+        else Anchoring(**{k: placement[k] for k in ANCHOR_SETTINGS}),
+        chunks=True if report.manifest is not None else UNSET)
 
 
 def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, float]
@@ -279,28 +269,30 @@ def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
     """The ``score.doc`` report of doc-level scores."""
     names = scores.metric_names()
     n = len(scores.qids)
-    summary: dict[str, Any] = {
-        "queries": n,
-        "metrics": {m: float(scores.values[m].mean()) if n else 0.0 for m in names},
-        **scores.counts.as_json(),
-    }
-    rows = [
-        {"id": q, "in_run": bool(scores.in_run[i]),
-         "metrics": {m: float(scores.values[m][i]) for m in names}}
-        for i, q in enumerate(scores.qids)
-    ]
-    parameters = {
-        "k": list(scores.ks),
-        "level": "doc",
-        "relevance_level": scores.level,
-        "judged_only": scores.judged_only,
-        "qrels_format": qrels_format,
-        "run_format": run_format,
-        "trec_eval_equivalents": {
-            "doc_precision": "P_k", "doc_recall": "recall_k", "doc_ndcg": "ndcg_cut_k",
-            "doc_map": "map_cut_k", "doc_mrr": "recip_rank (top k)", "doc_hit_rate": "success_k",
-            "doc_judged": "Judged@k (ir_measures)",
-        },
-    }
+    counts = scores.counts
+    twins = counts.ids_differing_by_normalization
+    summary = DocSummary(
+        queries=n, metrics={m: float(scores.values[m].mean()) if n else 0.0 for m in names},
+        queries_without_judgments=counts.queries_without_judgments,
+        judged_queries_without_run_row=counts.judged_queries_without_run_row,
+        run_rows_for_unjudged_queries=counts.run_rows_for_unjudged_queries,
+        queries_without_relevant=counts.queries_without_relevant,
+        ids_differing_by_normalization=UNSET if twins is None
+        else Twins(count=twins["count"], example=twins["example"]))
+    rows = [Row(id=q, in_run=bool(scores.in_run[i]),
+                metrics={m: float(scores.values[m][i]) for m in names})
+            for i, q in enumerate(scores.qids)]
+    parameters = ScoreParameters(
+        k=list(scores.ks), level="doc", relevance_level=scores.level,
+        judged_only=scores.judged_only, qrels_format=qrels_format, run_format=run_format,
+        trec_eval_equivalents=TREC_EVAL_EQUIVALENTS)
     return ReportBody(kind="score.doc", subject=(subject,), inputs=tuple(inputs),
-                      parameters=parameters, summary=summary, details={"queries": rows})
+                      parameters=encode(parameters), summary=encode(summary),
+                      details=encode(DocDetails(queries=rows)))
+
+
+TREC_EVAL_EQUIVALENTS = {
+    "doc_precision": "P_k", "doc_recall": "recall_k", "doc_ndcg": "ndcg_cut_k",
+    "doc_map": "map_cut_k", "doc_mrr": "recip_rank (top k)", "doc_hit_rate": "success_k",
+    "doc_judged": "Judged@k (ir_measures)",
+}
