@@ -141,9 +141,9 @@ def test_chunk_ndcg_equals_pytrec_eval_and_the_table_shows_both_stages():
     # q1's first stage holds one of its two relevant chunks (c7, c8): the candidate set's
     # ideal is lower than trec_eval's, so its nDCG is higher
     assert found["first_stage"]["10"]["ndcg_candidates"] > found["first_stage"]["10"]["ndcg"]
-    from ragspan.report.render.score import table
+    from ragspan.report.render import render
 
-    text = table(report)
+    text = render(report, "table")
     final, first = found["by_k"]["10"], found["first_stage"]["10"]
     assert (f"nDCG {final['ndcg']:.4f} (trec_eval's ideal) / {final['ndcg_candidates']:.4f} "
             "(the candidate set's ideal); before the rerank or fusion") in text

@@ -24,6 +24,8 @@ from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.docs import detect_run_format, read_doc_run
 from ragspan.io.runs.spans import read_span_run, run_header
+from ragspan.records.envelope import decode
+from ragspan.records.score import SpanSummary
 from ragspan.records.score_facts import Saturation
 from ragspan.records.score_settings import (
     DEFAULT_MIN_COVERAGE,
@@ -314,7 +316,7 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, chunks: str 
     if corp is not None:
         warn_whole_documents(*budgets_over_documents(evalset, corp, ks))
     body = span_body(report, doc_view)
-    for code, count, line in repairs(body.summary):
+    for code, count, line in repairs(decode(body.summary, SpanSummary)):
         log.warning("%s", line, extra=said(code, count))
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",

@@ -1,11 +1,12 @@
 """Renderers: report envelope -> text for people.
 
 ``render(doc, fmt)`` dispatches on ``(kind, format)``. A kind typed in ``records``
-(``records.kinds.TYPED_KINDS``) is decoded into its predicate record and rendered from it by
-its module's ``table(pred)`` / ``markdown(pred)`` (``RENDERERS``); the others (``score``,
-``compare``, ``report``, and ``generic`` for every other kind) take the envelope, a dict
-read back from canonical JSON. All are built on the text primitives of ``render.text``;
-``json`` is the canonical JSON itself. Every renderer returns text ending in a newline.
+(``records.kinds.TYPED_KINDS``) is decoded into its predicate record (or the part of it its
+renderer reads, ``VIEWS``) and rendered from it by its module's ``table(pred)`` /
+``markdown(pred)`` (``RENDERERS``); the others (``compare``, ``report``, and ``generic`` for
+every other kind) take the envelope, a dict read back from canonical JSON. All are built on
+the text primitives of ``render.text``; ``json`` is the canonical JSON itself. Every
+renderer returns text ending in a newline.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from typing import Any
 from ragspan.base.canonical import canonical_dumps
 from ragspan.records.envelope import decode
 from ragspan.records.kinds import TYPED_KINDS
-from ragspan.report.render import contamination, migrate, plan, summary_only, sweep, validate
+from ragspan.report.render import (
+    contamination,
+    migrate,
+    plan,
+    score,
+    summary_only,
+    sweep,
+    validate,
+)
 
 # a typed kind's renderers by format, each taking its predicate record
 RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
@@ -31,12 +40,17 @@ RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
     "sweep": {"table": sweep.table, "markdown": sweep.markdown},
     "error": {"table": summary_only.table, "markdown": summary_only.markdown},
     "adapt": {"table": summary_only.table, "markdown": summary_only.markdown},
+    "score.span": {"table": score.table, "markdown": score.markdown},
+    "score.doc": {"table": score.table, "markdown": score.markdown},
 }
-TYPED = {kind: (TYPED_KINDS[kind], by_format) for kind, by_format in RENDERERS.items()}
+# what a renderer is handed, where it reads less than the whole record: a score report's
+# parameters and summary (its rows are left as read)
+VIEWS: dict[str, Any] = {"score.span": score.SpanView, "score.doc": score.DocView}
+TYPED = {kind: (VIEWS.get(kind, TYPED_KINDS[kind]), by_format)
+         for kind, by_format in RENDERERS.items()}
 
 FORMATS = ("json", "table", "markdown")
-MODULE_OF_KIND = {"score.span": "score", "score.doc": "score", "compare": "compare",
-                  "report": "report"}
+MODULE_OF_KIND = {"compare": "compare", "report": "report"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:

@@ -1,9 +1,22 @@
-"""Score reports (``score.span``, ``score.doc``) as a table and as markdown."""
+"""Score reports (``score.span``, ``score.doc``) as a table and as markdown, from their
+records (``records.score``). A renderer reads the parameters and the summary only: it is
+handed the predicate with its details left as they were read (``SpanView``, ``DocView``), so
+showing a report of 10,000 rows decodes none of them."""
 
 from __future__ import annotations
 
-from typing import Any
+from msgspec import UNSET
 
+from ragspan.records.envelope import Predicate
+from ragspan.records.score import (
+    DocSummary,
+    FailureLabels,
+    Fusion,
+    MacroMean,
+    ScoreParameters,
+    SpanSummary,
+)
+from ragspan.records.score_facts import ChunkRecall, ChunkRecallAt, OffScope
 from ragspan.report.render.text import (
     Markdown,
     aligned,
@@ -14,26 +27,31 @@ from ragspan.report.render.text import (
 )
 from ragspan.scoring.metrics.registry import cutoff_key, parse_cutoff
 
+SpanView = Predicate[ScoreParameters, SpanSummary, object]
+DocView = Predicate[ScoreParameters, DocSummary, object]
+ScoreView = SpanView | DocView
+COUNTS = ("queries_without_run_row", "run_rows_without_query", "queries_without_judgments",
+          "judged_queries_without_run_row", "run_rows_for_unjudged_queries",
+          "queries_without_relevant")
 
-def table(doc: dict[str, Any]) -> str:
-    pred = doc["predicate"]
-    s = pred["summary"]
-    ks, rows = metric_grid(ordered_metrics(s))
-    head = [f"ragspan score ({pred['kind']}): {s['queries']} queries"]
+
+def table(pred: ScoreView) -> str:
+    s = pred.summary
+    ks, rows = metric_grid(ordered_metrics(s.metrics))
+    head = [f"ragspan score ({pred.kind}): {s.queries} queries"]
     extra = []
-    for key in ("queries_without_run_row", "run_rows_without_query", "queries_without_judgments",
-                "judged_queries_without_run_row", "run_rows_for_unjudged_queries",
-                "queries_without_relevant"):
-        if s.get(key):
-            extra.append(f"{key.replace('_', ' ')}: {s[key]}")
-    if "grounding_threshold" in pred["parameters"]:
-        head.append(f"grounding threshold tau = {pred['parameters']['grounding_threshold']}")
-    lat = s.get("latency_ms")
-    if lat:
-        head.append(f"latency per query: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms "
-                    f"({lat['rows']} rows)")
-        for stage, v in lat.get("stages", {}).items():
-            head.append(f"  {stage}: p50 {v['p50']:.1f} ms, p95 {v['p95']:.1f} ms")
+    for key in COUNTS:
+        count = getattr(s, key, UNSET)
+        if count:
+            extra.append(f"{key.replace('_', ' ')}: {count}")
+    if pred.parameters.grounding_threshold is not UNSET:
+        head.append(f"grounding threshold tau = {pred.parameters.grounding_threshold}")
+    lat = s.latency_ms if isinstance(s, SpanSummary) else UNSET
+    if lat is not UNSET and lat.p50 is not UNSET and lat.p95 is not UNSET:
+        head.append(f"latency per query: p50 {lat.p50:.1f} ms, p95 {lat.p95:.1f} ms "
+                    f"({lat.rows} rows)")
+        for stage, v in (lat.stages or {}).items():
+            head.append(f"  {stage}: p50 {v.p50:.1f} ms, p95 {v.p95:.1f} ms")
     grid = aligned(["metric", *[f"@{k}" for k in ks]], [[b, *c] for b, c in rows])
     text = "\n".join(head + extra + repair_lines(s)) + "\n\n" + grid
     labels = _labels(s)
@@ -54,33 +72,31 @@ def table(doc: dict[str, Any]) -> str:
     return text
 
 
-def chunk_level_lines(summary: dict[str, Any]) -> list[str]:
+def chunk_level_lines(summary: SpanSummary | DocSummary) -> list[str]:
     """Per count cutoff, one line of chunk-level figures (``summary.chunking.chunk_recall``,
     a score with a chunk manifest): recall with its ceiling and nDCG, and, for a run that
     records its first stage, the same before the rerank or fusion; none without them."""
-    found = (summary.get("chunking") or {}).get("chunk_recall")
-    if not found or not found.get("by_k"):
+    chunking = getattr(summary, "chunking", UNSET)
+    found: ChunkRecall | None = None if chunking is UNSET else chunking.chunk_recall or None
+    if found is None or not found.by_k:
         return []
-    before = found.get("first_stage") or {}
+    before = found.first_stage or {}
     out = []
-    for k, v in sorted(found["by_k"].items(), key=lambda kv: cutoff_key(parse_cutoff(kv[0]))):
-        line = (f"chunk level at k = {k} ({found['queries']} queries with a relevant chunk): "
-                f"recall {v['recall']:.4f} (ceiling {v['ceiling']:.4f})")
-        if "ndcg" in v:
-            line += f", nDCG {v['ndcg']:.4f}" + _own(v)
+    for k, v in sorted(found.by_k.items(), key=lambda kv: cutoff_key(parse_cutoff(kv[0]))):
+        line = (f"chunk level at k = {k} ({found.queries} queries with a relevant chunk): "
+                f"recall {v.recall:.4f} (ceiling {v.ceiling:.4f}), nDCG {v.ndcg:.4f}"
+                + _own(v))
         b = before.get(k)
         if b is not None:
-            line += (f"; before the rerank or fusion: recall {b['recall']:.4f}, "
-                     f"nDCG {b['ndcg']:.4f}" + _own(b))
+            line += (f"; before the rerank or fusion: recall {b.recall:.4f}, "
+                     f"nDCG {b.ndcg:.4f}" + _own(b))
         out.append(line)
     return out
 
 
-def _own(v: dict[str, Any]) -> str:
-    """The candidate-set nDCG beside trec_eval's, each named (absent in older reports)."""
-    if "ndcg_candidates" not in v:
-        return " (trec_eval's ideal)" if "ndcg" in v else ""
-    return f" (trec_eval's ideal) / {v['ndcg_candidates']:.4f} (the candidate set's ideal)"
+def _own(v: ChunkRecallAt) -> str:
+    """The candidate-set nDCG beside trec_eval's, each named."""
+    return f" (trec_eval's ideal) / {v.ndcg_candidates:.4f} (the candidate set's ideal)"
 
 
 def _n(count: int, noun: str) -> str:
@@ -92,20 +108,20 @@ def _w(count: int, one: str, many: str) -> str:
     return one if count == 1 else many
 
 
-def repair_lines(summary: dict[str, Any]) -> list[str]:
+def repair_lines(summary: SpanSummary | DocSummary) -> list[str]:
     """One line per kind of repair or trust the span reader applied to the run's results
     (``repairs``), as the table and markdown show them."""
     return [line for _, _, line in repairs(summary)]
 
 
-def repairs(summary: dict[str, Any]) -> list[tuple[str, int, str]]:
+def repairs(summary: SpanSummary | DocSummary) -> list[tuple[str, int, str]]:
     """Each kind of repair or trust the span reader applied to the run's results
     (``summary.placement``, ``summary.results_without_text``) as (code, count, line):
     realigned, placed by text (by step), ambiguous with the first place taken, dropped,
     unchecked, and results given by offsets alone; rows skipped under ``--on-duplicate
     first`` (``summary.skipped_rows``). Said on stderr by ``score`` and kept in its
     ``summary.warnings``."""
-    p = summary.get("placement") or {}
+    p = getattr(summary, "placement", UNSET) or {}
     out: list[tuple[str, int, str]] = []
     if p.get("realigned"):
         out.append(("realigned", p["realigned"],
@@ -132,7 +148,7 @@ def repairs(summary: dict[str, Any]) -> list[tuple[str, int, str]]:
                     f"unchecked: {_n(p['unchecked'], 'result')} "
                     f"{_w(p['unchecked'], 'gives its', 'give their')} text, but no corpus "
                     "was given to check it"))
-    untexted = summary.get("results_without_text")
+    untexted = getattr(summary, "results_without_text", UNSET)
     if untexted:
         out.append(("offsets_alone", untexted,
                     f"offsets alone: {_n(untexted, 'result')} "
@@ -141,31 +157,31 @@ def repairs(summary: dict[str, Any]) -> list[tuple[str, int, str]]:
                     "(page-relative offsets "
                     "score against the wrong characters); keep each result's text in the "
                     "run (docs/formats.md)"))
-    for role, tally in (summary.get("skipped_rows") or {}).items():
-        total = tally["repeated"] + tally["without_id"]
+    for role, tally in (summary.skipped_rows or {}).items():
+        total = tally.repeated + tally.without_id
         if total:
             out.append(("rows_skipped", total,
                         f"skipped ({role.replace('_', ' ')}): {total} rows under "
-                        f"--on-duplicate first ({tally['repeated']} repeating an earlier "
-                        f"row's id, {tally['without_id']} without id; lines "
-                        f"{', '.join(map(str, tally['lines']))})"))
-        if tally.get("repeated_docs"):
-            out.append(("repeated_docs", tally["repeated_docs"],
-                        f"skipped ({role.replace('_', ' ')}): {tally['repeated_docs']} "
+                        f"--on-duplicate first ({tally.repeated} repeating an earlier "
+                        f"row's id, {tally.without_id} without id; lines "
+                        f"{', '.join(map(str, tally.lines))})"))
+        if tally.repeated_docs:
+            out.append(("repeated_docs", tally.repeated_docs,
+                        f"skipped ({role.replace('_', ' ')}): {tally.repeated_docs} "
                         "repeated documents under --on-duplicate first (each document's "
                         "first place in its row kept)"))
     return out
 
 
-def _fusion(summary: dict[str, Any]) -> list[str]:
+def _fusion(summary: SpanSummary | DocSummary) -> list[str]:
     """Per cutoff, one line: which retriever surfaced the relevant results
     (``summary.fusion``); none without it."""
-    found = summary.get("fusion")
-    if not found:
+    found: Fusion | None = getattr(summary, "fusion", UNSET) or None
+    if found is None:
         return []
     out = []
-    for k, v in sorted(found["by_k"].items(), key=lambda kv: cutoff_key(parse_cutoff(kv[0]))):
-        only = ", ".join(f"{v[f'found_by_{s}_only']} by {s} only" for s in found["sources"])
+    for k, v in sorted(found.by_k.items(), key=lambda kv: cutoff_key(parse_cutoff(kv[0]))):
+        only = ", ".join(f"{v[f'found_by_{s}_only']} by {s} only" for s in found.sources)
         out.append(f"fusion at k = {k}: {v['relevant_in_top']} relevant results in the top k, "
                    f"{v['promoted']} put there by the fusion (each retriever alone ranked them "
                    f"below k), {only}")
@@ -175,54 +191,58 @@ def _fusion(summary: dict[str, Any]) -> list[str]:
 MACRO_SHOWN = ("complete_grounding", "char_precision", "char_recall")
 
 
-def _macro(summary: dict[str, Any]) -> str | None:
+def _macro(summary: SpanSummary | DocSummary) -> str | None:
     """One line: the macro mean over subsets (``summary.macro_mean``) of the headline span
     metrics, at each cutoff; None without one."""
-    found = summary.get("macro_mean")
-    if not found:
+    found: MacroMean | None = getattr(summary, "macro_mean", UNSET) or None
+    if found is None:
         return None
-    shown = [f"{n} {v:.4f}" for n, v in found["metrics"].items()
+    shown = [f"{n} {v:.4f}" for n, v in found.metrics.items()
              if n.split("@")[0] in MACRO_SHOWN]
-    return (f"macro mean over {len(found['groups'])} {found['over']}s (each counts the same): "
+    return (f"macro mean over {len(found.groups)} {found.over}s (each counts the same): "
             + ", ".join(shown))
 
 
-def _off_scope(summary: dict[str, Any]) -> str | None:
+def _off_scope(summary: SpanSummary | DocSummary) -> str | None:
     """One line: per cutoff, the share of the scoped queries' results from another
     document (``summary.off_scope``); None when there are none."""
-    found = summary.get("off_scope")
-    if not found:
+    found: OffScope | None = getattr(summary, "off_scope", UNSET) or None
+    if found is None:
         return None
-    ks = sorted(found["by_k"], key=lambda k: cutoff_key(parse_cutoff(k)))
-    parts = [f"k = {k}: {100 * found['by_k'][k]['share']:.1f}% ({found['by_k'][k]['outside']} "
-             f"of {found['by_k'][k]['results']})" for k in ks]
-    return (f"results outside the query's document ({found['scoped_queries']} queries name "
+    ks = sorted(found.by_k, key=lambda k: cutoff_key(parse_cutoff(k)))
+    parts = [f"k = {k}: {100 * found.by_k[k].share:.1f}% ({found.by_k[k].outside} "
+             f"of {found.by_k[k].results})" for k in ks]
+    return (f"results outside the query's document ({found.scoped_queries} queries name "
             f"theirs): " + "; ".join(parts))
 
 
-def _labels(summary: dict[str, Any]) -> tuple[list[str], list[list[str]], str] | None:
+LABEL_ORDER = ["ceiling-bound", "chunk-severance", "retrieval-miss", "rank-miss",
+               "partial-grounding"]
+
+
+def _labels(summary: SpanSummary | DocSummary
+            ) -> tuple[list[str], list[list[str]], str] | None:
     """The failure labels as rows (label, a count per k, the lever), and a note of the labels
     no manifest let decide; None for reports without labels."""
-    found = summary.get("failure_labels")
-    if not found:
+    found: FailureLabels | None = getattr(summary, "failure_labels", UNSET) or None
+    if found is None:
         return None
-    ks = sorted(found["by_k"], key=lambda k: cutoff_key(parse_cutoff(k)))
-    body = [[label, lever, *[str(found["by_k"][k][label]) for k in ks]]
-            for label, lever in found["levers"].items()]
-    order = ["ceiling-bound", "chunk-severance", "retrieval-miss", "rank-miss",
-             "partial-grounding"]
-    body.sort(key=lambda r: order.index(r[0]) if r[0] in order else len(order))
+    ks = sorted(found.by_k, key=lambda k: cutoff_key(parse_cutoff(k)))
+    body = [[label, lever, *[str(found.by_k[k][label]) for k in ks]]
+            for label, lever in (found.levers or {}).items()]
+    body.sort(key=lambda r: LABEL_ORDER.index(r[0]) if r[0] in LABEL_ORDER
+              else len(LABEL_ORDER))
     note = ""
-    if found["undecided"]:
-        note = (f"(undecided without a chunk manifest: {', '.join(found['undecided'])}; "
+    if found.undecided:
+        note = (f"(undecided without a chunk manifest: {', '.join(found.undecided)}; "
                 "score --chunks decides them)\n")
     return ["label", "points at", *[Markdown(f"@{k}") for k in ks]], body, note
 
 
-def markdown(doc: dict[str, Any]) -> str:
-    s = doc["predicate"]["summary"]
-    ks, rows = metric_grid(ordered_metrics(s))
-    title = f"### ragspan score: {s['queries']} queries\n\n"
+def markdown(pred: ScoreView) -> str:
+    s = pred.summary
+    ks, rows = metric_grid(ordered_metrics(s.metrics))
+    title = f"### ragspan score: {s.queries} queries\n\n"
     repairs = repair_lines(s)
     if repairs:
         title += "".join(f"- {md_lines(line)}\n" for line in repairs) + "\n"

@@ -5,7 +5,7 @@ other renderer."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from ragspan.scoring.metrics.registry import METRICS, cutoff_key, parse_name, sorted_cutoffs
 
@@ -162,7 +162,7 @@ def metric_grid(summary_metrics: dict[str, float]) -> tuple[list[int], list[tupl
     return ks, rows
 
 
-def ordered_metrics(summary: dict[str, Any]) -> dict[str, float]:
+def ordered_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
     """Summary metrics ordered by the registry (complete grounding first), then by name."""
     order = {name: i for i, name in enumerate(METRICS)}
 
@@ -170,4 +170,4 @@ def ordered_metrics(summary: dict[str, Any]) -> dict[str, float]:
         p = parse_name(name)
         return (p.first_stage, order[p.base], p.base, cutoff_key(p.k))
 
-    return {n: summary["metrics"][n] for n in sorted(summary["metrics"], key=key)}
+    return {n: metrics[n] for n in sorted(metrics, key=key)}
