@@ -18,9 +18,9 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 from ragspan.records.envelope import Finite, Predicate
 from ragspan.records.score_facts import (
     Count,
-    Latency,
     OffScope,
     Reordering,
+    RunLatency,
     Saturation,
     Steps,
 )
@@ -34,8 +34,11 @@ MetricName = Annotated[str, Meta(pattern="^[a-z_]+@[1-9][0-9]*[ct]?$")]
 # or a budget in characters or tokens
 Cutoff = int | Annotated[str, Meta(pattern="^[1-9][0-9]*[ct]?$")]
 Threshold = Annotated[float, Meta(gt=0, le=1)]
-# a user's JSON object (a run's header), kept as given
-JsonObject = dict[str, object]
+# a run's header (``parameters.run_config``): the run's own JSON object, kept as given; the
+# fields the readout reads are typed in the schema (the rest is the run's)
+RunHeader = Annotated[dict[str, object], Meta(extra_json_schema={"properties": {
+    "config": {"type": "object"}, "config_digest": {"type": "string"},
+    "corpus_sha256": {"type": "string"}, "eval_set_sha256": {"type": "string"}}})]
 
 
 class Provenance(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -76,7 +79,7 @@ class ScoreParameters(Struct, kw_only=True, omit_defaults=True):
     run_format: str | UnsetType = UNSET
     trec_eval_equivalents: dict[str, str] | UnsetType = UNSET
     anchoring: Anchoring | UnsetType = UNSET
-    run_config: JsonObject | UnsetType = UNSET
+    run_config: RunHeader | UnsetType = UNSET
     chunks: bool | UnsetType = UNSET
     chroma_metrics: bool | UnsetType = UNSET
     tokenizer: str | UnsetType = UNSET
@@ -161,7 +164,7 @@ class SpanSummary(Struct, kw_only=True, omit_defaults=True):
     steps: Steps | UnsetType = UNSET
     ids_differing_by_normalization: Twins | UnsetType = UNSET
     chunking: ScoreChunking | UnsetType = UNSET
-    latency_ms: Latency | UnsetType = UNSET
+    latency_ms: RunLatency | UnsetType = UNSET
     macro_mean: MacroMean | UnsetType = UNSET
     skipped_rows: dict[str, SkippedRows] | UnsetType = UNSET
     warnings: list[ReportWarning] | UnsetType = UNSET

@@ -116,3 +116,11 @@ class Latency(Struct, frozen=True):
     p50: float | UnsetType = UNSET
     p95: float | UnsetType = UNSET
     stages: dict[str, Percentiles] | UnsetType = UNSET
+
+
+class RunLatency(Latency, frozen=True, kw_only=True):
+    """``summary.latency_ms`` of a span report: written only when some row recorded a time,
+    so its p50 and p95 are always there."""
+
+    p50: float
+    p95: float

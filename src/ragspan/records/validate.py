@@ -75,12 +75,14 @@ class ScoreChunking(ChunkingDiagnostics, frozen=True, kw_only=True):
     """``summary.chunking`` of ``score --chunks``: the chunking's diagnostics with the run's
     attained precision, its span integrity counts (``SpanIntegrity``'s), chunk-level recall
     and nDCG (``ChunkRecall``) and, with Chroma's metrics, its oracle IoU
-    (``precision_omega``)."""
+    (``precision_omega``). The share of the ceiling attained is always there (a score has a
+    run)."""
 
     gold_spans: int
     contained_whole: int
     span_integrity: Finite
     unreachable_spans: int
+    precision_share_of_ceiling: dict[str, Finite]
     chunk_recall: ChunkRecall | UnsetType = UNSET
     precision_omega: Finite | UnsetType = UNSET
 

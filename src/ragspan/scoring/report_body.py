@@ -29,7 +29,7 @@ from ragspan.records.score import (
     SpanSummary,
     Twins,
 )
-from ragspan.records.score_facts import Latency, Percentiles
+from ragspan.records.score_facts import Percentiles, RunLatency
 from ragspan.records.score_rows import Placed, Row
 from ragspan.records.score_summary import Documents
 from ragspan.records.validate import ScoreChunking
@@ -251,11 +251,11 @@ def _chunking(report: SpanReport, manifest: ChunkManifest, metrics: dict[str, fl
         else _mean(report.precision_omega))
 
 
-def _latency(latency_ms: np.ndarray, stage_ms: dict[str, np.ndarray] | None) -> Latency:
+def _latency(latency_ms: np.ndarray, stage_ms: dict[str, np.ndarray] | None) -> RunLatency:
     """``summary.latency_ms``: p50 / p95 over the rows that recorded a time and, per stage,
     over the rows it ran for."""
     lat = latency_ms[np.isfinite(latency_ms)]
-    return Latency(
+    return RunLatency(
         rows=int(lat.size), p50=float(np.percentile(lat, 50)),
         p95=float(np.percentile(lat, 95)),
         stages=UNSET if stage_ms is None else {

@@ -47,7 +47,7 @@ def table(pred: ScoreView) -> str:
     if pred.parameters.grounding_threshold is not UNSET:
         head.append(f"grounding threshold tau = {pred.parameters.grounding_threshold}")
     lat = s.latency_ms if isinstance(s, SpanSummary) else UNSET
-    if lat is not UNSET and lat.p50 is not UNSET and lat.p95 is not UNSET:
+    if lat is not UNSET:
         head.append(f"latency per query: p50 {lat.p50:.1f} ms, p95 {lat.p95:.1f} ms "
                     f"({lat.rows} rows)")
         for stage, v in (lat.stages or {}).items():
