@@ -156,15 +156,15 @@ def test_too_few_clusters_decide_per_question_and_say_so():
         res = compare(base, cand, GateOptions(permutations=500, bootstrap=100,
                                               cluster_by=setting))
         assert res.decision.verdict == "fail", setting
-        assert res.clusters is not None and res.clusters["by"] == "none"
-        assert "only 1 cluster by doc_id" in res.clusters["reason"]
-        assert res.clusters["population"] == "questions about this one document"
+        assert res.clusters is not None and res.clusters.by == "none"
+        assert "only 1 cluster by doc_id" in res.clusters.reason
+        assert res.clusters.population == "questions about this one document"
     # two, three and four documents: still per question; five: by document
     for n_docs, by in ((2, "none"), (3, "none"), (4, "none"), (5, "doc_id")):
         docs = [f"d{i % n_docs}" for i in range(20)]
         res = compare(report(docs, [1] * 20, 50), report(docs, [0] * 20, 50, "c"),
                       GateOptions(permutations=500, bootstrap=100))
-        assert res.clusters is not None and res.clusters["by"] == by, n_docs
+        assert res.clusters is not None and res.clusters.by == by, n_docs
         assert res.decision.verdict == "fail", n_docs
 
 

@@ -175,7 +175,7 @@ def test_report_text_writes_a_typed_kind_as_built_and_checks_the_others():
     doc = _memory_doc(rows)
     assert report_text(doc) == canonical_dumps(doc)
     ref = InputRef("run", "run.jsonl", "xyz")
-    other = statement(kind="compare", subject=[ref], inputs=[ref], parameters={},
+    other = statement(kind="report", subject=[ref], inputs=[ref], parameters={},
                       summary={}, details={})
     with pytest.raises(RuntimeError, match=re.escape(
             "report fails its schema at $.predicate.inputs[0].digest.sha256")):

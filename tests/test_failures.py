@@ -201,14 +201,15 @@ def test_the_gate_says_why(labelled, tmp_path):
 
 def test_why_line_wording():
     from ragspan.gate.changes import why_line
+    from ragspan.records.compare import LabelChanges
 
-    changes = {"5": {"broken": 5, "broken_by_label": {"chunk-severance": 4, "rank-miss": 1},
-                     "fixed": 1, "fixed_by_label": {"rank-miss": 1}}}
+    changes = {"5": LabelChanges(broken=5, broken_by_label={"chunk-severance": 4, "rank-miss": 1},
+                                 fixed=1, fixed_by_label={"rank-miss": 1})}
     assert why_line(changes, 5) == (
         "5 queries lost complete grounding@5: 4 chunk-severance (chunking), 1 rank-miss "
         "(reranking / k); 1 gained it, having been 1 rank-miss (reranking / k)")
-    assert why_line({"5": {"broken": 0, "broken_by_label": {}, "fixed": 0,
-                           "fixed_by_label": {}}}, 5) is None
+    assert why_line({"5": LabelChanges(broken=0, broken_by_label={}, fixed=0,
+                                       fixed_by_label={})}, 5) is None
 
 
 # ---- a brute-force re-derivation on real data ------------------------------------------------

@@ -28,9 +28,10 @@ def _outcome(name: str, failed: bool):
 
 def _budget(changed: bool, allowed: bool):
     from ragspan.gate.decision import BudgetCheck
+    from ragspan.records.compare import BudgetAt
 
-    per_k = {"5": {"baseline": 1000.0, "candidate": 2000.0 if changed else 1000.0,
-                   "ratio": 2.0 if changed else 1.0, "changed": changed}}
+    per_k = {"5": BudgetAt(baseline=1000.0, candidate=2000.0 if changed else 1000.0,
+                           ratio=2.0 if changed else 1.0, changed=changed)}
     return BudgetCheck(per_k, changed, allowed, 0.1)
 
 

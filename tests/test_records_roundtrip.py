@@ -108,3 +108,15 @@ def test_a_score_report_reads_into_records_and_writes_back_byte_for_byte(tmp_pat
         kind = json.loads(text)["predicate"]["kind"]
         record = decode(json.loads(text), Statement[SCORE_KINDS[kind]])
         assert canonical_dumps(encode(record)) == text, path.name
+
+
+def test_a_compare_report_reads_into_records_and_writes_back_byte_for_byte():
+    from ragspan.records.compare import ComparePredicate
+
+    paths = goldens("compare")
+    assert len(paths) >= 3  # pass, fail, non-inferiority
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        record = decode(json.loads(text), Statement[ComparePredicate])
+        assert record.predicate.summary.verdict in ("pass", "fail", "inconclusive")
+        assert canonical_dumps(encode(record)) == text, path.name

@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+from msgspec import UNSET, UnsetType
 
 from ragspan.app.across import migration_of_file, trusted_eval_set
 from ragspan.app.output import CommandResult
@@ -29,10 +31,14 @@ from ragspan.gate.options import GateOptions
 from ragspan.gate.override import override_of
 from ragspan.gate.plan import Origins
 from ragspan.gate.result import GateResult
+from ragspan.records.compare import CompareParameters
+from ragspan.records.envelope import decode, encode
+from ragspan.records.score import Provenance
 from ragspan.report.envelope import created_at, statement
 from ragspan.report.render.annotations import github_annotations
 from ragspan.report.render.junit import junit_xml
 
+T = TypeVar("T")
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "GateResult", "Sources", "compare_reports", "gate_options",
            "merge_budgets", "run", "verify_scored"]
 
@@ -81,9 +87,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
                              migration_trusted=trusted is not None,
                              baseline_is=baseline_is, pr_labels=pr_labels, pr_actor=pr_actor)
     parameters = _parameters(opts, result, config_path, config_origin, no_config,
-                             sources.given, migration is not None)
-    parameters["baseline_is"] = baseline_is
-    parameters = {k: v for k, v in parameters.items() if v is not None}
+                             sources.given, migration is not None, baseline_is)
     refs = [InputRef("baseline", baseline, base.sha256),
             InputRef("candidate", candidate, cand.sha256)]
     refs += [InputRef(role, present(path, role), extra[role].sha256)
@@ -96,7 +100,7 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         refs += _source_refs(sources, base, cand)
     doc = statement(
         kind="compare", subject=[refs[1]], inputs=refs,
-        parameters=parameters,
+        parameters=encode(parameters),
         summary=result.summary(), details=result.details(),
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
     )
@@ -114,12 +118,18 @@ def _where_and_who(result: GateResult, base: ScoreReport, cand: ScoreReport,
     if baseline_is is not None and baseline_is not in BASELINE_IS:
         raise UsageError(f"{setting('baseline-is')} must be one of {', '.join(BASELINE_IS)}, "
                          f"got {baseline_is!r}")
-    where, notes = provenance_summary(base.parameters.get("provenance"),
-                                      cand.parameters.get("provenance"), baseline_is,
+    where, notes = provenance_summary(_made_at(base), _made_at(cand), baseline_is,
                                       created_at(), opts.max_baseline_age)
     record, _ = override_of(opts.override_label, labels, actor, result.decision)
     return dataclasses.replace(result, provenance=where, override=record,
                                warnings=result.warnings + tuple(notes))
+
+
+def _made_at(report: ScoreReport) -> Provenance | None:
+    """Where a score report says it was made (its ``parameters.provenance``, checked by the
+    report's schema when it was read)."""
+    found = report.parameters.get("provenance")
+    return None if found is None else decode(found, Provenance)
 
 
 def _refuse_arguments(baseline: str, candidate: str, config: str | None, no_config: bool,
@@ -162,27 +172,28 @@ def _refuse_toolkit_reports(base: ScoreReport, cand: ScoreReport, profile: str) 
 
 def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,
                 config_origin: str | None, no_config: bool, verified: bool,
-                across: bool) -> dict[str, Any]:
+                across: bool, baseline_is: str | None) -> CompareParameters:
     """The compare report's parameters: every setting in force (None ones left out)."""
-    parameters = {
-        "alpha": opts.alpha, "mode": opts.mode, "on_inconclusive": opts.on_inconclusive,
-        "anchor_budget": opts.anchor_budget, "test": opts.test,
-        "permutations": opts.permutations, "bootstrap": opts.bootstrap, "seed": opts.seed,
-        "correction": opts.family_correction, "budget_tolerance": opts.budget_tolerance,
-        "allow_budget_change": opts.allow_budget_change,
-        "allow_parameter_change": list(opts.allow_parameter_change) or None,
-        "budgets": {n: str(b) for n, b in result.budgets.items()},
-        "gate_slices": list(opts.gate_slices), "min_slice_size": opts.min_slice_size,
-        "cluster_by": opts.cluster_by,
-        "k": list(result.ks), "config_file": config_path, "config_origin": config_origin,
-        "no_config": no_config or None,
-        "verified": verified or None,
-        "max_set_aside": opts.max_set_aside if across else None,
-        "profile": opts.profile,
-        "max_baseline_age": opts.max_baseline_age,
-        "override_label": opts.override_label,
-    }
-    return {k: v for k, v in parameters.items() if v is not None}
+    return CompareParameters(
+        alpha=_given(opts.alpha), mode=opts.mode, on_inconclusive=opts.on_inconclusive,
+        anchor_budget=_given(opts.anchor_budget), test=opts.test,
+        permutations=opts.permutations, bootstrap=opts.bootstrap, seed=opts.seed,
+        correction=opts.family_correction, budget_tolerance=opts.budget_tolerance,
+        allow_budget_change=opts.allow_budget_change,
+        allow_parameter_change=list(opts.allow_parameter_change) or UNSET,
+        budgets={n: str(b) for n, b in result.budgets.items()},
+        gate_slices=list(opts.gate_slices), min_slice_size=opts.min_slice_size,
+        cluster_by=opts.cluster_by, k=list(result.ks), config_file=_given(config_path),
+        config_origin=_given(config_origin), no_config=True if no_config else UNSET,
+        verified=True if verified else UNSET,
+        max_set_aside=opts.max_set_aside if across else UNSET, profile=opts.profile,
+        max_baseline_age=_given(opts.max_baseline_age),
+        override_label=_given(opts.override_label), baseline_is=_given(baseline_is))
+
+
+def _given(value: T | None) -> T | UnsetType:
+    """A setting not in force (None) as a field left out."""
+    return UNSET if value is None else value
 
 
 def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str | None,

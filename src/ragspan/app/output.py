@@ -63,7 +63,7 @@ def deliver(result: CommandResult, out: str | None, fmt: str,
         if result.report["predicate"]["kind"].startswith("score."):
             where = git_provenance()
             if where is not None:
-                params["provenance"] = where
+                params["provenance"] = encode(where)
     staged = dict(result.files)
     if out:
         staged[out] = report_text(result.report)

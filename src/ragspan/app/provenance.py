@@ -13,8 +13,12 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.base.errors import UsageError
 from ragspan.base.voice import setting
+from ragspan.records.compare import Where
+from ragspan.records.score import Provenance
 
 BASELINE_IS = ("base-tip", "merge-base")  # what the recipe scored the baseline at
 MAX_LABELS = 100  # a pull request's labels, as the caller lists them
@@ -32,8 +36,9 @@ def _git(*args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def git_provenance() -> dict[str, Any] | None:
-    """``{"commit", "ref", "committed_at", "dirty"}`` of the working tree of the current
+def git_provenance() -> Provenance | None:
+    """The commit, ref, commit date and dirtiness (``records.score.Provenance``) of the
+    working tree of the current
     directory, or None outside a git work tree (or without git, or with ``DISABLE`` set).
     ``dirty``: tracked files differ from the commit (or git could not say: not clean)."""
     if os.environ.get(DISABLE, "").strip() not in ("", "0"):
@@ -48,10 +53,8 @@ def git_provenance() -> dict[str, Any] | None:
     ref = _git("symbolic-ref", "-q", "--short", "HEAD") or None
     committed = _git("show", "-s", "--format=%cI", "HEAD")
     dirty = _git("status", "--porcelain", "--untracked-files=no")
-    out: dict[str, Any] = {"commit": commit, "ref": ref, "dirty": dirty is None or bool(dirty)}
-    if committed:
-        out["committed_at"] = committed
-    return out
+    return Provenance(commit=commit, ref=ref, dirty=dirty is None or bool(dirty),
+                      committed_at=committed or UNSET)
 
 
 def check_labels(labels: Sequence[str], actor: str | None) -> None:
@@ -85,32 +88,32 @@ def _when(text: Any) -> dt.datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.timezone.utc)
 
 
-def provenance_summary(base: dict[str, Any] | None, cand: dict[str, Any] | None,
+def provenance_summary(base: Provenance | None, cand: Provenance | None,
                        baseline_is: str | None, created_at: str, max_age_days: float
-                       ) -> tuple[dict[str, Any] | None, list[str]]:
+                       ) -> tuple[Where | None, list[str]]:
     """What the verdict says of where the reports were made: both provenances, which base
     the baseline is (``base-tip`` or ``merge-base``, as the recipe computes it), the
     baseline's age at compare time (``created_at``, the report's own clock) and a note past
     ``max_age_days``; None when neither report recorded one and no base was named."""
     if base is None and cand is None and baseline_is is None:
         return None, []
-    out: dict[str, Any] = {"baseline": base, "candidate": cand}
-    if baseline_is is not None:
-        out["baseline_is"] = baseline_is
     notes: list[str] = []
-    said = base or {}
-    committed, now = _when(said.get("committed_at")), _when(created_at)
-    if committed is not None and now is not None:
+    committed = None if base is None or base.committed_at is UNSET \
+        else _when(base.committed_at)
+    now = _when(created_at)
+    age = None
+    if base is not None and committed is not None and now is not None:
         age = max(0.0, (now - committed).total_seconds() / 86_400)
-        out["baseline_age_days"] = round(age, 2)
-        out["max_baseline_age_days"] = max_age_days
         if age > max_age_days:
-            notes.append(f"the baseline was scored at commit {str(said.get('commit'))[:12]} "
-                         f"({said.get('ref') or 'detached'}), committed {age:.1f} days before "
+            notes.append(f"the baseline was scored at commit {base.commit[:12]} "
+                         f"({base.ref or 'detached'}), committed {age:.1f} days before "
                          f"this compare, past {max_age_days:g} days: re-score the baseline on "
                          "the base branch's tip to judge against what is merged now")
     if base is None:
         notes.append("the baseline report records no provenance (scored outside a git "
                       "repository, or before provenance was recorded): which commit judged "
                       "this is unknown")
-    return out, notes
+    return Where(baseline=base, candidate=cand,
+                 baseline_is=UNSET if baseline_is is None else baseline_is,
+                 baseline_age_days=UNSET if age is None else round(age, 2),
+                 max_baseline_age_days=UNSET if age is None else max_age_days), notes

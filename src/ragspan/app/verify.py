@@ -22,8 +22,8 @@ from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError, MissingExtraError, UsageError, present
 from ragspan.base.records import ReportBody
 from ragspan.base.voice import setting, surface
-from ragspan.gate.result import Verification
 from ragspan.io.rows import ON_DUPLICATE, Skipped
+from ragspan.records.compare import Verification
 from ragspan.records.score_settings import recorded_parameters
 from ragspan.scoring.metrics.registry import parse_cutoff
 

@@ -8,7 +8,6 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import cluster_index, count, populations
 from ragspan.gate.inputs import QueryRow, ScoreReport
 from ragspan.gate.parameters import ParameterDifference, compare_parameters
+from ragspan.records.compare import Clusters
 from ragspan.records.score_summary import ReportWarning
 
 
@@ -211,11 +211,12 @@ class ClusterPlan:
             return None
         return cluster_index([self.keys.get(q) for q in ids])
 
-    def as_json(self, ids: Sequence[str]) -> dict[str, Any]:
+    def record(self, ids: Sequence[str]) -> Clusters:
+        """``summary.clusters`` for the queries ``ids``."""
         index = self.index(ids)
         units = len(ids) if index is None else count(index)
-        return {"by": self.by, "reason": self.reason, "queries": len(ids), "clusters": units,
-                "population": self.population}
+        return Clusters(by=self.by, reason=self.reason, queries=len(ids), clusters=units,
+                        population=self.population)
 
 
 def cluster_plan(base: ScoreReport, cand: ScoreReport, setting: str,

@@ -15,6 +15,7 @@ from ragspan.gate.alignment import Comparison
 from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.decision import BudgetCheck, MetricOutcome
 from ragspan.gate.options import GateOptions
+from ragspan.records.compare import BudgetAt
 from ragspan.scoring.metrics.registry import (
     Chars,
     format_name,
@@ -30,7 +31,7 @@ def default_budgets(kind: str) -> dict[str, Budget]:
 
 
 def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
-    per_k: dict[str, dict[str, float]] = {}
+    per_k: dict[str, BudgetAt] = {}
     changed = False
     for k in cmp.ks:
         if is_budget(k):
@@ -43,13 +44,13 @@ def budget_check(cmp: Comparison, opts: GateOptions) -> BudgetCheck | None:
         ratio = c / b if b > 0 else (1.0 if c == 0 else math.inf)
         moved = abs(ratio - 1.0) > opts.budget_tolerance + 1e-12
         changed |= moved
-        per_k[str(k)] = {"baseline": b, "candidate": c,
-                         "ratio": ratio if math.isfinite(ratio) else 1e308, "changed": moved}
+        per_k[str(k)] = BudgetAt(baseline=b, candidate=c,
+                                 ratio=ratio if math.isfinite(ratio) else 1e308, changed=moved)
     chars = [k for k in cmp.ks if isinstance(k, Chars)]
     hint = "" if chars else (
         "score both with character cutoffs (score adds them unless "
         + setting("no-budget-grid", True) + ", or "
-        + setting("k", [f"{round(v['baseline'])}c" for v in per_k.values() if v["changed"]])
+        + setting("k", [f"{round(v.baseline)}c" for v in per_k.values() if v.changed])
         + ") to decide at equal budget, or " + setting("allow-budget-change", True)
         + " to accept")
     return BudgetCheck(per_k, changed, opts.allow_budget_change, opts.budget_tolerance,
@@ -143,13 +144,13 @@ def equal_budget_plan(cmp: Comparison, check: BudgetCheck | None, given: dict[st
     ungated: list[tuple[str, str]] = []
     ends = reached(cmp) if chars else {}
     for k_text, v in check.per_k.items():
-        if not v["changed"]:
+        if not v.changed:
             continue
         k = parse_cutoff(k_text)
         at_k = [name for name in cmp.names if parse_name(name).k == k
                 and budget_for(name, given, defaults).gated]
         if not chars:
-            if v["ratio"] < 1 and all(parse_name(n).spec.grows for n in at_k):
+            if v.ratio < 1 and all(parse_name(n).spec.grows for n in at_k):
                 settled.append(k_text)
             continue
         at = _decide_at(k_text, at_equal.get(k_text), at_k, cmp.names, given, defaults,
@@ -221,8 +222,8 @@ def _decide_at(k_text: str, at_text: str | None, at_k: list[str], names: Sequenc
 
 def cheaper_notes(check: BudgetCheck) -> list[str]:
     """One line per k settled as cheaper (``equal_budget_plan``)."""
-    return [f"at k = {k} the candidate retrieves x{check.per_k[k]['ratio']:.2f} the characters "
-            f"({check.per_k[k]['baseline']:,.0f} -> {check.per_k[k]['candidate']:,.0f} per "
+    return [f"at k = {k} the candidate retrieves x{check.per_k[k].ratio:.2f} the characters "
+            f"({check.per_k[k].baseline:,.0f} -> {check.per_k[k].candidate:,.0f} per "
             f"query); its gated metrics at k = {k} grow with results, so at the baseline's "
             "budget it could only do better: they are decided at k as they stand"
             for k in check.settled]
@@ -240,15 +241,15 @@ def budget_trap(check: BudgetCheck, outcomes: Sequence[MetricOutcome]
         v = check.per_k[k_text]
         at_outcomes = [o for o in outcomes if o.gated and parse_name(o.name).k == parse_cutoff(at)]
         shown = "; ".join(f"{o.name} {o.baseline:.4f} -> {o.candidate:.4f}" for o in at_outcomes)
-        said.append(f"at k = {k_text} x{v['ratio']:.2f} ({v['baseline']:,.0f} -> "
-                    f"{v['candidate']:,.0f} per query), decided at "
+        said.append(f"at k = {k_text} x{v.ratio:.2f} ({v.baseline:,.0f} -> "
+                    f"{v.candidate:,.0f} per query), decided at "
                     f"{int(parse_cutoff(at)):,} characters: {shown or 'none gated'}")
         better = [o for o in at_outcomes
                   if (o.delta > 1e-12) == parse_name(o.name).spec.higher_is_better
                   and abs(o.delta) > 1e-12]
-        if v["ratio"] > 1 + check.tolerance + 1e-12 and at_outcomes and not better:
+        if v.ratio > 1 + check.tolerance + 1e-12 and at_outcomes and not better:
             traps.append(f"retrieval budget trap: at k = {k_text} the candidate retrieves "
-                         f"x{v['ratio']:.2f} the characters, and at {int(parse_cutoff(at)):,} "
+                         f"x{v.ratio:.2f} the characters, and at {int(parse_cutoff(at)):,} "
                          f"characters per query it is no better ({shown}): "
                          f"{_at_count(outcomes, at_outcomes, k_text)} "
                          f"({setting('allow-budget-change', True)} to accept)")

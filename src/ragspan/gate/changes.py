@@ -3,12 +3,14 @@ and losses by failure label (``grounding_changes``, ``why_line``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+import msgspec
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.base.errors import UsageError
 from ragspan.gate.alignment import Comparison
+from ragspan.records.compare import LabelChanges, QueryCounts, Worst
+from ragspan.records.compare_details import Change, LostSpan, PerQueryDiff, QueryDiff, Regressed
 from ragspan.scoring.metrics.registry import (
     FAILURE_LEVERS,
     LABELS,
@@ -16,7 +18,7 @@ from ragspan.scoring.metrics.registry import (
 )
 
 
-def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, Any]]:
+def most_regressed(cmp: Comparison, primary: str, top: int) -> list[Regressed]:
     """The ``top`` queries with the largest drop of the primary metric (ties by id)."""
     if primary not in cmp.names:
         raise UsageError(f"primary metric '{primary}' is not in both reports")
@@ -29,24 +31,23 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[dict[str, An
     order = sorted((d, qid, i) for i, (qid, d) in enumerate(zip(cmp.ids, delta)) if d < -1e-12)
     k = str(parsed.k)
     out = []
+    grounding = parsed.column == "complete_grounding"
     for _, qid, i in order[:top]:
-        row = {"id": qid, "query": cmp.rows_base[qid].query,
-               "baseline": float(cmp.base[i, j]), "candidate": float(cmp.cand[i, j]),
-               "delta": float(cmp.cand[i, j] - cmp.base[i, j])}
-        if parsed.column == "complete_grounding":
-            row["lost_spans"] = cmp.rows_cand[qid].lost(k)
-            label = cmp.rows_cand[qid].failure.get(k)
-            if label is not None:
-                row["label"] = label
-        out.append(row)
+        label = cmp.rows_cand[qid].failure.get(k) if grounding else None
+        out.append(Regressed(
+            id=qid, query=cmp.rows_base[qid].query, baseline=float(cmp.base[i, j]),
+            candidate=float(cmp.cand[i, j]), delta=float(cmp.cand[i, j] - cmp.base[i, j]),
+            lost_spans=msgspec.convert(cmp.rows_cand[qid].lost(k), list[LostSpan])
+            if grounding else UNSET,
+            label=UNSET if label is None else label))
     return out
 
 
-def per_query_summary(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, Any]:
+def per_query_summary(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, QueryCounts]:
     """``summary.per_query``: per gated metric, how many queries the candidate made better,
     worse and left the same (a change below 1e-12 is the same), and its worst query (the
     largest drop, ties by id; None when none dropped)."""
-    out: dict[str, Any] = {}
+    out: dict[str, QueryCounts] = {}
     for name in (n for n in cmp.names if n in gated):
         j = cmp.names.index(name)
         delta = cmp.cand[:, j] - cmp.base[:, j]
@@ -54,13 +55,13 @@ def per_query_summary(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, Any]
             delta = -delta
         worse = [(float(d), qid) for d, qid in zip(delta, cmp.ids) if d < -1e-12]
         worst = min(worse) if worse else None
-        out[name] = {"better": int((delta > 1e-12).sum()), "worse": len(worse),
-                     "same": int((abs(delta) <= 1e-12).sum()),
-                     "worst": None if worst is None else {"id": worst[1], "drop": -worst[0]}}
+        out[name] = QueryCounts(better=int((delta > 1e-12).sum()), worse=len(worse),
+                                same=int((abs(delta) <= 1e-12).sum()),
+                                worst=None if worst is None else Worst(worst[1], -worst[0]))
     return out
 
 
-def per_query_diff(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, Any]:
+def per_query_diff(cmp: Comparison, gated: tuple[str, ...]) -> PerQueryDiff:
     """Every query's baseline, candidate and delta (candidate - baseline) of every gated
     metric, in the baseline's query order: ``{"metrics": [names], "queries": [{"id",
     "baseline": [...], "candidate": [...], "delta": [...]}]}``, each list in the order of
@@ -70,10 +71,9 @@ def per_query_diff(cmp: Comparison, gated: tuple[str, ...]) -> dict[str, Any]:
     cols = [cmp.names.index(n) for n in names]
     base = cmp.base[:, cols].tolist()
     cand = cmp.cand[:, cols].tolist()
-    return {"metrics": names,
-            "queries": [{"id": qid, "baseline": b, "candidate": c,
-                         "delta": [y - x for x, y in zip(b, c)]}
-                        for qid, b, c in zip(cmp.ids, base, cand)]}
+    return PerQueryDiff(metrics=names, queries=[
+        QueryDiff(id=qid, baseline=b, candidate=c, delta=[y - x for x, y in zip(b, c)])
+        for qid, b, c in zip(cmp.ids, base, cand)])
 
 
 UNLABELLED = "unlabelled"  # a report made before the labels, or a query without its row
@@ -92,12 +92,13 @@ def _said(counts: dict[str, int]) -> str:
                      for label, n in counts.items())
 
 
-def grounding_changes(cmp: Comparison) -> tuple[dict[str, Any], dict[str, Any]]:
+def grounding_changes(cmp: Comparison
+                      ) -> tuple[dict[str, LabelChanges], dict[str, list[Change]]]:
     """Per k of complete grounding: how many queries the candidate broke (grounded in the
     baseline, not in the candidate) counted by their candidate label, and fixed counted by
     their baseline label (summary); and each such query with both labels (details)."""
-    counts: dict[str, Any] = {}
-    queries: dict[str, Any] = {}
+    counts: dict[str, LabelChanges] = {}
+    queries: dict[str, list[Change]] = {}
     for k in cmp.ks:
         name = f"complete_grounding@{k}"
         if name not in cmp.names:
@@ -107,27 +108,27 @@ def grounding_changes(cmp: Comparison) -> tuple[dict[str, Any], dict[str, Any]]:
         rows = []
         for i in np.flatnonzero(b != c).tolist():
             qid = cmp.ids[i]
-            rows.append({"id": qid, "change": "fixed" if c[i] else "broken",
-                         "baseline_label": cmp.rows_base[qid].failure.get(str(k), None),
-                         "candidate_label": cmp.rows_cand[qid].failure.get(str(k), None)})
-        broken = [r["candidate_label"] or UNLABELLED for r in rows if r["change"] == "broken"]
-        fixed = [r["baseline_label"] or UNLABELLED for r in rows if r["change"] == "fixed"]
-        counts[str(k)] = {"broken": len(broken), "broken_by_label": _label_counts(broken),
-                          "fixed": len(fixed), "fixed_by_label": _label_counts(fixed)}
+            rows.append(Change(id=qid, change="fixed" if c[i] else "broken",
+                               baseline_label=cmp.rows_base[qid].failure.get(str(k), None),
+                               candidate_label=cmp.rows_cand[qid].failure.get(str(k), None)))
+        broken = [r.candidate_label or UNLABELLED for r in rows if r.change == "broken"]
+        fixed = [r.baseline_label or UNLABELLED for r in rows if r.change == "fixed"]
+        counts[str(k)] = LabelChanges(broken=len(broken), broken_by_label=_label_counts(broken),
+                                      fixed=len(fixed), fixed_by_label=_label_counts(fixed))
         queries[str(k)] = rows
     return counts, queries
 
 
-def why_line(changes: dict[str, Any], k: int) -> str | None:
+def why_line(changes: dict[str, LabelChanges], k: int) -> str | None:
     """The sentence a PR comment most needs: what broke at ``k`` and which lever each
     broken query points at (and what was fixed, by the label it had)."""
     at = changes.get(str(k))
-    if not at or not (at["broken"] or at["fixed"]):
+    if at is None or not (at.broken or at.fixed):
         return None
     parts = []
-    if at["broken"]:
-        parts.append(f"{at['broken']} {'query' if at['broken'] == 1 else 'queries'} lost "
-                     f"complete grounding@{k}: " + _said(at["broken_by_label"]))
-    if at["fixed"]:
-        parts.append(f"{at['fixed']} gained it, having been " + _said(at["fixed_by_label"]))
+    if at.broken:
+        parts.append(f"{at.broken} {'query' if at.broken == 1 else 'queries'} lost "
+                     f"complete grounding@{k}: " + _said(at.broken_by_label))
+    if at.fixed:
+        parts.append(f"{at.fixed} gained it, having been " + _said(at.fixed_by_label))
     return "; ".join(parts)

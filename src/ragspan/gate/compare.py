@@ -67,6 +67,7 @@ from ragspan.gate.plan import Origins, answer, derive_plan, restrict
 from ragspan.gate.power import power_statement, power_warnings
 from ragspan.gate.result import GateResult
 from ragspan.gate.run_settings import run_setting_notes
+from ragspan.records.compare import Dropped, Interval, Placement
 from ragspan.scoring.metrics.registry import (
     is_budget,
     parse_name,
@@ -144,14 +145,14 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
     level: float | None = None
     plan = cluster_plan(base, cand, opts.cluster_by, opts.level)
     if moved is not None:
-        plan = dataclasses.replace(plan, population=f"{plan.population}, {moved['population']}")
+        plan = dataclasses.replace(plan, population=f"{plan.population}, {moved.population}")
     clusters = plan.index(cmp.ids)
     groups = slice_groups(cmp, opts)
     if opts.mode == "interval":
         level, size = family(cmp, opts, defaults, groups, clusters)
-        interval = {"alpha": opts.level, "bound_alpha": level, "family": size,
-                    "correction": opts.family_correction,
-                    "on_inconclusive": opts.on_inconclusive}
+        interval = Interval(alpha=opts.level, bound_alpha=level, family=size,
+                            correction=opts.family_correction,
+                            on_inconclusive=opts.on_inconclusive)
     outcomes = evaluate(cmp.base, cmp.cand, cmp.names, opts, defaults, level, clusters)
     noise_cmp, noise_part = noise_check(base, noise, gated) if noise is not None else (None, None)
     if level is not None:
@@ -159,9 +160,9 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                                 None if noise_cmp is not None else clusters)
         warnings += power_warnings(power, outcomes)
     if noise_part is not None:
-        warnings += [f"{name}: {u['count']} of {len(cmp.ids)} queries differ between two "
+        warnings += [f"{name}: {u.count} of {len(cmp.ids)} queries differ between two "
                      "scorings of the baseline (unstable)"
-                     for name, u in noise_part["unstable"].items() if u["count"]]
+                     for name, u in noise_part.unstable.items() if u.count]
     warnings += accepted
     warnings += list(origins.readings)
     said = left_out_warning(moved) if moved is not None else None
@@ -212,7 +213,7 @@ def compare(base: ScoreReport, cand: ScoreReport, opts: GateOptions, *,
                       budgets=dict(sorted({**defaults, **given}.items())), no_gate=no_gate,
                       changes=changes, changed_queries=changed, why=why, interval=interval,
                       power=power, warnings=tuple(warnings), anchor=anchor_part,
-                      noise=noise_part, clusters=plan.as_json(cmp.ids),
+                      noise=noise_part, clusters=plan.record(cmp.ids),
                       placement=_placement(base, cand), migration=moved,
                       per_query=per_query_diff(cmp, gated),
                       per_query_counts=per_query_summary(cmp, gated), plan=gate_plan)
@@ -229,13 +230,12 @@ def _refuse_ungated(ungated: tuple[tuple[str, str], ...], allowed: bool, path: s
                          f"{setting('allow-ungated', True)} to report it ungated", path)
 
 
-def _placement(base: ScoreReport, cand: ScoreReport) -> dict[str, dict[str, int]] | None:
+def _placement(base: ScoreReport, cand: ScoreReport) -> Placement | None:
     """How many results each side kept as off-corpus results because their texts could not
     be placed (None when neither dropped any)."""
     if not base.dropped and not cand.dropped:
         return None
-    return {"baseline": {"dropped": base.dropped or 0},
-            "candidate": {"dropped": cand.dropped or 0}}
+    return Placement(baseline=Dropped(base.dropped or 0), candidate=Dropped(cand.dropped or 0))
 
 
 def _decisive(outcomes: list[MetricOutcome]) -> str | None:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from msgspec import UNSET, UnsetType
 
 from ragspan.base.errors import ExitCode
 from ragspan.base.voice import setting
+from ragspan.records.compare import BudgetAt
+from ragspan.records.compare_details import Outcome
 from ragspan.scoring.metrics.registry import (
     parse_name,
 )
@@ -50,20 +54,38 @@ class MetricOutcome:
     # (the lower bound is above 0 exactly when it is below ``bound_alpha``)
     p_drop: float | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items()
-               if k not in ("ci_low", "ci_high", "drop_low", "drop_high")}
-        out["ci95"] = [self.ci_low, self.ci_high]
-        if self.drop_low is not None:
-            out["drop_bounds"] = [self.drop_low, self.drop_high]
-        if math.isinf(self.allowed_drop):
-            out["allowed_drop"] = None
-        return {k: v for k, v in out.items() if v is not None or k in ("p_value",)}
+    def record(self) -> Outcome:
+        """The outcome as a report writes it (``records.compare_details.Outcome``): the
+        interval as ``ci95``, the bounds on the drop as ``drop_bounds``, an unbounded
+        allowed drop and every other None left out (the p-value stays: None says no test
+        ran)."""
+        return Outcome(
+            name=self.name, baseline=self.baseline, candidate=self.candidate,
+            delta=self.delta, ci95=[self.ci_low, self.ci_high], p_value=self.p_value,
+            test=self.test, budget=self.budget, gated=self.gated,
+            over_budget=self.over_budget, failed=self.failed, worse=self.worse,
+            better=self.better, same=self.same, p_adjusted=_given(self.p_adjusted),
+            allowed_drop=UNSET if math.isinf(self.allowed_drop) else self.allowed_drop,
+            significant=_given(self.significant), upper_drop=_given(self.upper_drop),
+            fixed=_given(self.fixed), broken=_given(self.broken),
+            decision=_given(self.decision),
+            drop_bounds=UNSET if self.drop_low is None or self.drop_high is None
+            else [self.drop_low, self.drop_high],
+            bound_alpha=_given(self.bound_alpha), interval=_given(self.interval),
+            p_drop=_given(self.p_drop))
+
+
+T = TypeVar("T")
+
+
+def _given(value: T | None) -> T | UnsetType:
+    """None as a field left out of the report."""
+    return UNSET if value is None else value
 
 
 @dataclass(frozen=True)
 class BudgetCheck:
-    per_k: dict[str, dict[str, float]]
+    per_k: dict[str, BudgetAt]
     changed: bool
     allowed: bool
     tolerance: float
@@ -194,9 +216,9 @@ def decide(outcomes: Sequence[MetricOutcome], budget: BudgetCheck | None,
     ``on_inconclusive`` says; else pass."""
     reasons: list[str] = list(bound_failures)
     if budget is not None and budget.changed and not budget.allowed:
-        detail = ", ".join(f"@{k}: {v['baseline']:.0f} -> {v['candidate']:.0f} chars "
-                           f"(x{v['ratio']:.2f})" for k, v in budget.per_k.items()
-                           if v["changed"] and k not in budget.decided_at
+        detail = ", ".join(f"@{k}: {v.baseline:.0f} -> {v.candidate:.0f} chars "
+                           f"(x{v.ratio:.2f})" for k, v in budget.per_k.items()
+                           if v.changed and k not in budget.decided_at
                            and k not in budget.settled)
         if detail:
             reasons.append(f"retrieval budget changed ({detail}); a recall change bought "

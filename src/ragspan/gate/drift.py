@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.voice import setting
@@ -24,28 +24,29 @@ from ragspan.gate.decision import BudgetCheck, MetricOutcome, decide
 from ragspan.gate.evaluate import evaluate, family
 from ragspan.gate.inputs import ScoreReport
 from ragspan.gate.options import GateOptions
+from ragspan.records.compare import Anchor, AnchorBudget, Noise, Unstable
 from ragspan.scoring.metrics.registry import (
     parse_name,
 )
 
 
 def noise_check(base: ScoreReport, noise: ScoreReport, gated: Sequence[str]
-                ) -> tuple[Comparison, dict[str, Any]]:
+                ) -> tuple[Comparison, Noise]:
     """The noise floor: ``noise`` is a second scoring of the baseline's configuration (a
     re-run, a re-index with another seed). Per gated metric, the queries whose value differs
     between the two are unstable; their share feeds the power statement."""
     check_comparable(base, noise)  # a second scoring: every parameter the same
     cmp = align(base, noise)
-    part: dict[str, Any] = {"report": noise.path, "unstable": {}}
+    unstable: dict[str, Unstable] = {}
     for name in gated:
         if name not in cmp.names:
             continue
         j = cmp.names.index(name)
         moved = np.flatnonzero(np.abs(cmp.cand[:, j] - cmp.base[:, j]) > 1e-12)
-        part["unstable"][name] = {"count": int(moved.size),
-                                  "share": float(moved.size / max(len(cmp.ids), 1)),
-                                  "ids": [cmp.ids[i] for i in moved[:MAX_UNSTABLE_LISTED]]}
-    return cmp, part
+        unstable[name] = Unstable(count=int(moved.size),
+                                  share=float(moved.size / max(len(cmp.ids), 1)),
+                                  ids=[cmp.ids[i] for i in moved[:MAX_UNSTABLE_LISTED]])
+    return cmp, Noise(report=noise.path, unstable=unstable)
 
 
 MAX_UNSTABLE_LISTED = 100
@@ -53,7 +54,7 @@ MAX_UNSTABLE_LISTED = 100
 
 def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
                  gated: Sequence[str], plan: ClusterPlan | None = None
-                 ) -> tuple[dict[str, Any], list[str], list[str]]:
+                 ) -> tuple[Anchor, list[str], list[str]]:
     """The drift guard: every metric gated against the baseline, gated against the pinned
     ``anchor`` with the cumulative ``opts.anchor_budget`` by the same interval rule (overall
     only, its own family), and the same retrieval budget check: a candidate that reached
@@ -88,12 +89,13 @@ def anchor_check(anchor: ScoreReport, cand: ScoreReport, opts: GateOptions,
     where = "against the anchor: "
     failures = [where + r for r in decision.reasons]
     uncertain = [where + r for r in decision.uncertain]
-    part: dict[str, Any] = {"report": anchor.path, "budget": str(budget),
-                            "verdict": decision.verdict, "bound_alpha": level, "family": size,
-                            "metrics": {o.name: o.as_json() for o in outs}}
-    if bcheck is not None:
-        part["retrieval_budget"] = {"changed": bcheck.changed, "per_k": bcheck.per_k,
-                                    **({"decided_at": decided_at} if decided_at else {})}
+    part = Anchor(report=anchor.path, budget=str(budget), verdict=decision.verdict,
+                  bound_alpha=level, family=size,
+                  metrics={o.name: o.record() for o in outs},
+                  retrieval_budget=UNSET if bcheck is None else AnchorBudget(
+                      changed=bcheck.changed,
+                      per_k=dict(bcheck.per_k),
+                      decided_at=decided_at or UNSET))
     return part, failures, uncertain
 
 

@@ -4,8 +4,6 @@ the interval mode's bounds are adjusted for (``family``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ragspan.base.errors import UsageError
@@ -24,6 +22,7 @@ from ragspan.gate.decision import (
     uncertain_reason,
 )
 from ragspan.gate.options import GateOptions
+from ragspan.records.compare_details import SliceOutcome
 from ragspan.scoring.metrics.registry import (
     parse_name,
 )
@@ -180,17 +179,17 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
                    level: float | None = None,
                    groups: dict[str, dict[str, list[int]]] | None = None,
                    clusters: np.ndarray | None = None
-                   ) -> tuple[dict[str, Any], list[str], list[str]]:
+                   ) -> tuple[dict[str, dict[str, SliceOutcome]], list[str], list[str]]:
     """Gated metrics per value of each ``gate_slices`` tag; small slices reported only.
     Returns the report, the failure reasons and the inconclusive reasons."""
-    report: dict[str, Any] = {}
+    report: dict[str, dict[str, SliceOutcome]] = {}
     failures: list[str] = []
     uncertain: list[str] = []
     gated_cols = [j for j, n in enumerate(cmp.names)
                   if budget_for(n, opts.budgets, defaults).gated]
     names = [cmp.names[j] for j in gated_cols]
     for key, by_value in (slice_groups(cmp, opts) if groups is None else groups).items():
-        per_value = {}
+        per_value: dict[str, SliceOutcome] = {}
         for value, idx in by_value.items():
             rows = np.asarray(idx)
             gated = len(idx) >= opts.min_slice_size
@@ -201,8 +200,8 @@ def slice_outcomes(cmp: Comparison, opts: GateOptions, defaults: dict[str, Budge
             if not gated:
                 outs = [MetricOutcome(**{**o.__dict__, "gated": False, "failed": False,
                                          "decision": None}) for o in outs]
-            per_value[value] = {"count": len(idx), "gated": gated,
-                                "metrics": {o.name: o.as_json() for o in outs}}
+            per_value[value] = SliceOutcome(count=len(idx), gated=gated,
+                                            metrics={o.name: o.record() for o in outs})
             where = f"slice {key}={value} ({len(idx)} queries): "
             failures.extend(failure_reason(o, where) for o in outs if o.failed)
             uncertain.extend(uncertain_reason(o, where) for o in outs

@@ -35,6 +35,7 @@ import numpy as np
 from ragspan.base.errors import InputError
 from ragspan.base.voice import setting
 from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.records.compare import MigrationPart
 from ragspan.scoring.metrics.registry import is_budget, parse_name
 
 POPULATION = "whose answers survived the corpus edit"
@@ -169,7 +170,7 @@ def grounding_column(report: ScoreReport, k: int) -> str | None:
 
 
 def left_out_part(base: ScoreReport, m: Migration, trusted: bool,
-                  max_set_aside: float) -> dict[str, Any]:
+                  max_set_aside: float) -> MigrationPart:
     """The summary's ``migration`` part: the questions, those that survived, those set
     aside and dropped, how many of the left-out ones the baseline grounded at each count
     cutoff, how they were counted, and the bound on their share."""
@@ -185,42 +186,42 @@ def left_out_part(base: ScoreReport, m: Migration, trusted: bool,
             values = base.column(column)
             grounded[str(k)] = int(sum(values[index[q]] >= 1.0 for q in left))
     share = len(left) / len(base.ids) if base.ids else 0.0
-    return {"report": m.path, "questions": len(base.ids), "survived": len(base.ids) - len(left),
-            "set_aside": sum(1 for f in left.values() if f == "set_aside"),
-            "dropped": sum(1 for f in left.values() if f == "dropped"),
-            "left_out_grounded_by_baseline": grounded,
-            "counted_as": "left out (the migrated eval set is trusted)" if trusted
-            else "lost by the candidate",
-            "trusted": trusted, "left_out_share": share, "max_set_aside": max_set_aside,
-            "over_bound": share > max_set_aside + 1e-12,
-            "spans": m.spans,
-            "population": POPULATION if trusted else POPULATION_COUNTED}
+    return MigrationPart(
+        report=m.path, questions=len(base.ids), survived=len(base.ids) - len(left),
+        set_aside=sum(1 for f in left.values() if f == "set_aside"),
+        dropped=sum(1 for f in left.values() if f == "dropped"),
+        left_out_grounded_by_baseline=grounded,
+        counted_as="left out (the migrated eval set is trusted)" if trusted
+        else "lost by the candidate",
+        trusted=trusted, left_out_share=share, max_set_aside=max_set_aside,
+        over_bound=share > max_set_aside + 1e-12, spans=dict(m.spans),
+        population=POPULATION if trusted else POPULATION_COUNTED)
 
 
-def bound_failure(part: dict[str, Any]) -> str | None:
+def bound_failure(part: MigrationPart) -> str | None:
     """The verdict's reason when the corpus edit left out more than ``max_set_aside`` of
     the questions (None within the bound)."""
-    if not part["over_bound"]:
+    if not part.over_bound:
         return None
-    left = part["set_aside"] + part["dropped"]
-    return (f"the corpus edit left {left} of {part['questions']} questions out of the gate "
-            f"({part['left_out_share']:.1%}: {part['set_aside']} set aside, "
-            f"{part['dropped']} dropped), past {setting('max-set-aside')} "
-            f"{part['max_set_aside']:.1%}: the verdict would rest on the questions the edit "
+    left = part.set_aside + part.dropped
+    return (f"the corpus edit left {left} of {part.questions} questions out of the gate "
+            f"({part.left_out_share:.1%}: {part.set_aside} set aside, "
+            f"{part.dropped} dropped), past {setting('max-set-aside')} "
+            f"{part.max_set_aside:.1%}: the verdict would rest on the questions the edit "
             "chose; review the spans the migration lists (or raise the bound)")
 
 
-def left_out_warning(part: dict[str, Any]) -> str | None:
+def left_out_warning(part: MigrationPart) -> str | None:
     """One line saying what happened to the questions the edit left out."""
-    left = part["set_aside"] + part["dropped"]
+    left = part.set_aside + part.dropped
     if not left:
         return None
-    grounded = part["left_out_grounded_by_baseline"]
+    grounded = part.left_out_grounded_by_baseline
     said = ", ".join(f"{n} at @{k}" for k, n in grounded.items())
-    head = (f"{left} of {part['questions']} questions were left out by the corpus edit "
-            f"({part['set_aside']} set aside for review, {part['dropped']} dropped; the "
+    head = (f"{left} of {part.questions} questions were left out by the corpus edit "
+            f"({part.set_aside} set aside for review, {part.dropped} dropped; the "
             f"baseline grounded {said or 'none'})")
-    if part["trusted"]:
+    if part.trusted:
         return (head + ": the migrated eval set is trusted, so the verdict is about the "
                 "rest; review the spans the migration lists")
     return (head + ": each is counted as lost by the candidate (the migrated eval set is not "

@@ -8,13 +8,13 @@ change: the front end that runs the job (the Action, the recipes) reads ``applie
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ragspan.gate.decision import GateDecision
+from ragspan.records.compare import Override, Overrode
 
 
 def override_of(setting: str | None, labels: Sequence[str], actor: str | None,
-                decision: GateDecision) -> tuple[dict[str, Any] | None, list[str]]:
+                decision: GateDecision) -> tuple[Override | None, list[str]]:
     """The override record for the compare report's summary (or None) and the notes it adds.
     ``setting``: the configured label (None: no override exists); ``labels``: the pull
     request's labels, as the caller read them; ``actor``: who set the label, when known.
@@ -29,11 +29,10 @@ def override_of(setting: str | None, labels: Sequence[str], actor: str | None,
     if found is None:
         return None, []
     failing = int(decision.exit_code) != 0
-    record: dict[str, Any] = {
-        "label": found, "actor": actor, "applied": failing,
-        "overrode": {"verdict": decision.verdict, "exit_code": int(decision.exit_code),
-                     "reasons": list(decision.reasons)} if failing else None,
-    }
+    record = Override(label=found, actor=actor, applied=failing,
+                      overrode=Overrode(verdict=decision.verdict,
+                                        exit_code=int(decision.exit_code),
+                                        reasons=list(decision.reasons)) if failing else None)
     who = f" by {actor}" if actor else " (who set it is not known)"
     if failing:
         return record, [f"OVERRIDDEN: the label '{found}' was set{who}; the verdict stays "

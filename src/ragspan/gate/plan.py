@@ -21,9 +21,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.voice import setting
@@ -32,6 +32,7 @@ from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.inputs import ScoreReport
 from ragspan.gate.options import GateOptions
 from ragspan.gate.percent_budgets import onto_doc_columns
+from ragspan.records.compare import EqualBudgetCutoff, GatedMetric, GatedSlice, Plan
 from ragspan.scoring.metrics.registry import format_name, is_budget, parse_cutoff, parse_name
 
 DEFAULT = "default"
@@ -79,12 +80,10 @@ class PlannedMetric:
     origin: str
     equal_budget_at: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"metric": self.name, "budget": str(self.budget),
-                               "from": self.origin}
-        if self.equal_budget_at is not None:
-            out["at_equal_budget"] = self.equal_budget_at
-        return out
+    def record(self) -> GatedMetric:
+        return GatedMetric(metric=self.name, budget=str(self.budget), from_=self.origin,
+                           at_equal_budget=UNSET if self.equal_budget_at is None
+                           else self.equal_budget_at)
 
 
 @dataclass(frozen=True)
@@ -116,15 +115,14 @@ class GatePlan:
         """Count cutoff -> the character cutoff that decides it at equal budget."""
         return {e.k: e.at for e in self.equal_budget}
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "from": "the baseline report and the settings (never the candidate's report)",
-            "cutoffs": list(self.cutoffs),
-            "gated": [m.as_json() for m in self.metrics],
-            "slices": [{"tag": tag, "from": origin} for tag, origin in self.slices],
-            "equal_budget": {e.k: {"baseline_median_chars": round(e.chars, 1), "at": e.at}
-                             for e in self.equal_budget},
-        }
+    def record(self) -> Plan:
+        """``summary.plan``."""
+        return Plan(
+            from_="the baseline report and the settings (never the candidate's report)",
+            cutoffs=list(self.cutoffs), gated=[m.record() for m in self.metrics],
+            slices=[GatedSlice(tag, origin) for tag, origin in self.slices],
+            equal_budget={e.k: EqualBudgetCutoff(round(e.chars, 1), e.at)
+                          for e in self.equal_budget})
 
 
 def derive_plan(base: ScoreReport, opts: GateOptions, defaults: dict[str, Budget],

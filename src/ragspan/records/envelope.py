@@ -83,12 +83,22 @@ class Statement(Struct, Generic[P], frozen=True, forbid_unknown_fields=True,
     predicate: P
 
 
+def _plain(value: Any) -> Any:
+    """A numpy value in a record (a count summed by numpy) as the plain value it is, an int
+    subclass (``registry.Chars``, a cutoff) as the int it is."""
+    if isinstance(value, int):
+        return int(value)
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
+
+
 def encode(record: Any) -> Any:
     """A record (or a structure of them) as JSON values: fields in the record's order, maps
     in theirs (the canonical encoder sorts every key when the report is written; a renderer
     of the values in memory sees the order they were built in); a field left unset is left
-    out."""
-    return msgspec.to_builtins(record)
+    out; a numpy value becomes the plain value it is."""
+    return msgspec.to_builtins(record, enc_hook=_plain)
 
 
 def decode(value: Any, kind: type[R]) -> R:

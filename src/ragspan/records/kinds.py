@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragspan.records.compare import ComparePredicate
 from ragspan.records.contamination import LeakagePredicate, OverlapPredicate
 from ragspan.records.envelope import Predicate
 from ragspan.records.error import ErrorPredicate
@@ -19,6 +20,7 @@ from ragspan.records.validate import ValidatePredicate
 TYPED_KINDS: dict[str, type[Predicate[Any, Any, Any]]] = {
     "score.span": SpanPredicate,
     "score.doc": DocPredicate,
+    "compare": ComparePredicate,
     "validate": ValidatePredicate,
     "leakage": LeakagePredicate,
     "overlap": OverlapPredicate,

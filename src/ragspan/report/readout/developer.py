@@ -67,8 +67,8 @@ def _budget_cell(e: Effect, k: int) -> str:
     if b is None:
         return DASH
     at = b.per_k[str(k)]
-    text = f"×{at['ratio']:.2f}"
-    return text + " (budget changed)" if at["changed"] else text
+    text = f"×{at.ratio:.2f}"
+    return text + " (budget changed)" if at.changed else text
 
 
 TEST_WORDS = {
