@@ -106,15 +106,22 @@ def test_annotations_are_capped_ordered_and_escaped():
     """GitHub keeps 10 annotations of a kind per step: at most 10 errors and 10 warnings,
     largest drops first, then one notice naming how many more the report holds; data and
     properties escaped as GitHub's toolkit escapes them."""
+    from msgspec.structs import replace
+
+    from ragspan.records.compare import ComparePredicate
+    from ragspan.records.envelope import decode
     from ragspan.report.render.annotations import escape_property, github_annotations
 
-    metrics = {f"complete_grounding@{k}": {"delta": -k / 100, "baseline": 0.9}
+    golden = ROOT / "tests" / "golden" / "files" / "compare-fail.json--compare-fail.json"
+    pred = decode(json.loads(golden.read_text(encoding="utf-8"))["predicate"], ComparePredicate)
+    one = next(iter(pred.summary.metrics.values()))
+    metrics = {f"complete_grounding@{k}": replace(one, name=f"complete_grounding@{k}",
+                                                  delta=-k / 100, baseline=0.9)
                for k in range(1, 14)}
     reasons = [f"complete_grounding@{k} dropped {k}pt: query 'a%b\nc'" for k in range(1, 14)]
     unsure = [f"complete_grounding@{k} rose 1pt" for k in range(1, 4)]
-    doc = {"predicate": {"summary": {"metrics": metrics, "reasons": reasons,
-                                     "inconclusive": unsure}}}
-    lines = github_annotations(doc)
+    lines = github_annotations(replace(pred, summary=replace(
+        pred.summary, metrics=metrics, reasons=reasons, inconclusive=unsure)))
     errors = [x for x in lines if x.startswith("::error ")]
     assert len(errors) == 10 and len([x for x in lines if x.startswith("::warning ")]) == 3
     assert errors[0].startswith("::error title=ragspan FAIL%3A complete_grounding@13::")

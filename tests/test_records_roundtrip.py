@@ -33,15 +33,15 @@ def goldens(kind: str) -> list[Path]:
 
 
 def test_every_typed_kind_is_rendered_from_its_record():
+    from ragspan.records.compare import ComparePredicate
     from ragspan.records.sweep import SweepPredicate
-
     from ragspan.report.render.score import DocView, SpanView
 
     # error and sweep have no golden: their round trips are in this file and test_sweep.py;
     # a score report's renderer reads its parameters and summary (its rows left as read)
     assert {kind: record for kind, (record, _) in TYPED.items()} == {
         **KINDS, "error": ErrorPredicate, "sweep": SweepPredicate,
-        "score.span": SpanView, "score.doc": DocView}
+        "score.span": SpanView, "score.doc": DocView, "compare": ComparePredicate}
 
 
 def test_an_error_report_reads_into_records_and_writes_back(tmp_path):

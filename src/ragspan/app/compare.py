@@ -31,7 +31,7 @@ from ragspan.gate.options import GateOptions
 from ragspan.gate.override import override_of
 from ragspan.gate.plan import Origins
 from ragspan.gate.result import GateResult
-from ragspan.records.compare import CompareParameters
+from ragspan.records.compare import CompareParameters, ComparePredicate
 from ragspan.records.envelope import decode, encode
 from ragspan.records.score import Provenance
 from ragspan.report.envelope import created_at, statement
@@ -105,8 +105,10 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
     )
     said = annotations or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "none")
-    return CommandResult(doc, {junit: junit_xml(doc)} if junit else {},
-                         annotations=tuple(github_annotations(doc)) if said == "github" else ())
+    pred = decode(doc["predicate"], ComparePredicate)
+    return CommandResult(doc, {junit: junit_xml(pred)} if junit else {},
+                         annotations=tuple(github_annotations(pred)) if said == "github"
+                         else ())
 
 
 def _where_and_who(result: GateResult, base: ScoreReport, cand: ScoreReport,

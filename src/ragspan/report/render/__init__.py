@@ -3,8 +3,8 @@
 ``render(doc, fmt)`` dispatches on ``(kind, format)``. A kind typed in ``records``
 (``records.kinds.TYPED_KINDS``) is decoded into its predicate record (or the part of it its
 renderer reads, ``VIEWS``) and rendered from it by its module's ``table(pred)`` /
-``markdown(pred)`` (``RENDERERS``); the others (``compare``, ``report``, and ``generic`` for
-every other kind) take the envelope, a dict read back from canonical JSON. All are built on
+``markdown(pred)`` (``RENDERERS``); the others (``report``, and ``generic`` for every other
+kind) take the envelope, a dict read back from canonical JSON. All are built on
 the text primitives of ``render.text``; ``json`` is the canonical JSON itself. Every
 renderer returns text ending in a newline.
 """
@@ -19,6 +19,7 @@ from ragspan.base.canonical import canonical_dumps
 from ragspan.records.envelope import decode
 from ragspan.records.kinds import TYPED_KINDS
 from ragspan.report.render import (
+    compare,
     contamination,
     migrate,
     plan,
@@ -42,6 +43,7 @@ RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
     "adapt": {"table": summary_only.table, "markdown": summary_only.markdown},
     "score.span": {"table": score.table, "markdown": score.markdown},
     "score.doc": {"table": score.table, "markdown": score.markdown},
+    "compare": {"table": compare.table, "markdown": compare.markdown},
 }
 # what a renderer is handed, where it reads less than the whole record: a score report's
 # parameters and summary (its rows are left as read)
@@ -50,7 +52,7 @@ TYPED = {kind: (VIEWS.get(kind, TYPED_KINDS[kind]), by_format)
          for kind, by_format in RENDERERS.items()}
 
 FORMATS = ("json", "table", "markdown")
-MODULE_OF_KIND = {"compare": "compare", "report": "report"}
+MODULE_OF_KIND = {"report": "report"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:

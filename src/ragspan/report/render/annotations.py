@@ -10,8 +10,8 @@ text from the reports can end a command or start another."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ragspan.records.compare import ComparePredicate
+from ragspan.records.compare_details import Outcome
 from ragspan.report.render.provenance import override_line
 from ragspan.scoring.metrics.registry import parse_name
 
@@ -28,26 +28,26 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _drop(metrics: dict[str, Any], name: str) -> float:
+def _drop(metrics: dict[str, Outcome], name: str) -> float:
     """A metric's drop, for the order (a 0-1 metric's in points; else relative)."""
-    m = metrics.get(name) or {}
+    m = metrics.get(name)
     try:
         spec = parse_name(name).spec
     except ValueError:
         return 0.0
-    delta, base = float(m.get("delta", 0.0)), float(m.get("baseline", 0.0))
+    delta, base = (0.0, 0.0) if m is None else (m.delta, m.baseline)
     down = -delta if spec.higher_is_better else delta
     return down if spec.bounded else down / max(abs(base), 1e-12)
 
 
-def _metric_of(reason: str, metrics: dict[str, Any]) -> str | None:
+def _metric_of(reason: str, metrics: dict[str, Outcome]) -> str | None:
     body = reason.split("): ", 1)[1] if reason.startswith("slice ") and "): " in reason \
         else reason
     name = body.split(" ", 1)[0]
     return name if name in metrics else None
 
 
-def _lines(kind: str, reasons: list[str], metrics: dict[str, Any]) -> list[str]:
+def _lines(kind: str, reasons: list[str], metrics: dict[str, Outcome]) -> list[str]:
     ranked = sorted(reasons, key=lambda r: -_drop(metrics, _metric_of(r, metrics) or ""))
     out = []
     for reason in ranked:
@@ -58,12 +58,12 @@ def _lines(kind: str, reasons: list[str], metrics: dict[str, Any]) -> list[str]:
     return out
 
 
-def github_annotations(doc: dict[str, Any], limit: int = LIMIT) -> list[str]:
-    """The workflow command lines of a compare report (module docstring)."""
-    summary = doc["predicate"]["summary"]
-    metrics = summary.get("metrics", {})
-    errors = _lines("error", list(summary.get("reasons", [])), metrics)
-    warnings = _lines("warning", list(summary.get("inconclusive", [])), metrics)
+def github_annotations(pred: ComparePredicate, limit: int = LIMIT) -> list[str]:
+    """The workflow command lines of a compare report's predicate (module docstring)."""
+    summary = pred.summary
+    metrics = summary.metrics
+    errors = _lines("error", list(summary.reasons), metrics)
+    warnings = _lines("warning", list(summary.inconclusive or []), metrics)
     more = max(0, len(errors) - limit) + max(0, len(warnings) - limit)
     lines = errors[:limit] + warnings[:limit]
     if more:

@@ -32,6 +32,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from msgspec import UNSET
+
+from ragspan.records.compare import ComparePredicate, CompareSummary
 from ragspan.report.render.provenance import override_line, override_mark, provenance_lines
 from ragspan.scoring.metrics.registry import parse_name
 
@@ -56,57 +59,57 @@ def _outcome(case: ET.Element, tag: str, message: str, kind: str, body: str = ""
     element.text = _text(body or message)
 
 
-def _regressed(doc: dict[str, Any]) -> str:
+def _regressed(pred: ComparePredicate) -> str:
     """The most-regressed queries of the primary metric, one a line."""
-    pred = doc["predicate"]
-    rows = pred["details"].get("most_regressed") or []
-    primary = pred["summary"].get("primary_metric", "")
+    rows = pred.details.most_regressed
+    primary = pred.summary.primary_metric
     lines = [f"most regressed queries ({primary}):"] if rows else []
     for q in rows[:SHOWN_QUERIES]:
-        label = f" [{q['label']}]" if q.get("label") else ""
-        lines.append(f"  {q['id']}: {q['baseline']:.2f} -> {q['candidate']:.2f}{label}  "
-                     f"{str(q.get('query', ''))[:100]}")
+        label = f" [{q.label}]" if q.label else ""
+        lines.append(f"  {q.id}: {q.baseline:.2f} -> {q.candidate:.2f}{label}  "
+                     f"{(q.query or '')[:100]}")
     if len(rows) > SHOWN_QUERIES:
         lines.append(f"  ... {len(rows) - SHOWN_QUERIES} more in the JSON report")
     return "\n".join(lines)
 
 
-def _decided_at(summary: dict[str, Any], name: str) -> str:
+def _decided_at(summary: CompareSummary, name: str) -> str:
     """Where a metric at a character cutoff was decided from (``k = 5 at equal budget``)."""
-    decided = (summary.get("retrieval_budget") or {}).get("decided_at") or {}
+    budget = summary.retrieval_budget
+    decided = (budget.decided_at or {}) if budget is not UNSET else {}
     at = str(parse_name(name).k)
     ks = [k for k, cut in decided.items() if cut == at]
     return f" (k = {', '.join(ks)} decided at equal budget, {at})" if ks else ""
 
 
-def _detectable(summary: dict[str, Any], name: str) -> str:
-    power = (summary.get("power") or {}).get(name) or {}
-    drop = power.get("minimum_detectable_drop")
-    if drop is None:
+def _detectable(summary: CompareSummary, name: str) -> str:
+    power = (summary.power or {}).get(name)
+    if power is None or power.minimum_detectable_drop is None:
         return ""
-    return (f"; with {power.get('queries')} queries this n detects a true drop of "
-            f"{100 * drop:.2f}pt or more with probability {power.get('power', 0.8):g}")
+    return (f"; with {power.queries} queries this n detects a true drop of "
+            f"{100 * power.minimum_detectable_drop:.2f}pt or more with probability "
+            f"{power.power:g}")
 
 
 def _reason_of(reasons: list[str], name: str) -> str | None:
     return next((r for r in reasons if r.startswith(f"{name} ")), None)
 
 
-def _metric_cases(suite: ET.Element, doc: dict[str, Any], strict: bool) -> None:
-    summary = doc["predicate"]["summary"]
-    reasons, unsure = summary.get("reasons", []), summary.get("inconclusive", [])
-    primary = summary.get("primary_metric")
-    for name, m in summary["metrics"].items():
-        if not m.get("gated"):
+def _metric_cases(suite: ET.Element, pred: ComparePredicate, strict: bool) -> None:
+    summary = pred.summary
+    reasons, unsure = summary.reasons, summary.inconclusive or []
+    primary = summary.primary_metric
+    for name, m in summary.metrics.items():
+        if not m.gated:
             continue
         case = _case(suite, CLASS, name)
         where = _decided_at(summary, name)
-        if m.get("failed"):
-            said = _reason_of(reasons, name) or f"{name} failed (budget {m.get('budget')})"
+        if m.failed:
+            said = _reason_of(reasons, name) or f"{name} failed (budget {m.budget})"
             _outcome(case, "failure", said + where, "regression")
-            if name == primary and doc["predicate"]["details"].get("most_regressed"):
-                ET.SubElement(case, "system-out").text = _text(_regressed(doc))
-        elif m.get("decision") == "inconclusive":
+            if name == primary and pred.details.most_regressed:
+                ET.SubElement(case, "system-out").text = _text(_regressed(pred))
+        elif m.decision == "inconclusive":
             said = (_reason_of(unsure, name) or f"{name} inconclusive") + where + \
                 _detectable(summary, name)
             if strict:
@@ -115,21 +118,21 @@ def _metric_cases(suite: ET.Element, doc: dict[str, Any], strict: bool) -> None:
                 ET.SubElement(case, "skipped", {"message": _text("inconclusive: " + said)})
 
 
-def _slice_cases(suite: ET.Element, doc: dict[str, Any], strict: bool) -> None:
-    summary = doc["predicate"]["summary"]
-    reasons, unsure = summary.get("reasons", []), summary.get("inconclusive", [])
-    for key, values in (doc["predicate"]["details"].get("slices") or {}).items():
+def _slice_cases(suite: ET.Element, pred: ComparePredicate, strict: bool) -> None:
+    summary = pred.summary
+    reasons, unsure = summary.reasons, summary.inconclusive or []
+    for key, values in pred.details.slices.items():
         for value, part in values.items():
-            if not part.get("gated"):
+            if not part.gated:
                 continue
-            where = f"slice {key}={value} ({part.get('count')} queries): "
-            for name, m in part.get("metrics", {}).items():
+            where = f"slice {key}={value} ({part.count} queries): "
+            for name, m in part.metrics.items():
                 case = _case(suite, f"{CLASS}.slices.{key}", f"{name} [{key}={value}]")
-                if m.get("failed"):
+                if m.failed:
                     said = _reason_of([r.removeprefix(where) for r in reasons
                                        if r.startswith(where)], name) or f"{name} failed"
                     _outcome(case, "failure", where + said, "regression")
-                elif m.get("decision") == "inconclusive":
+                elif m.decision == "inconclusive":
                     said = _reason_of([r.removeprefix(where) for r in unsure
                                        if r.startswith(where)], name) or f"{name} inconclusive"
                     if strict:
@@ -145,11 +148,11 @@ OTHER = (("retrieval budget trap", "retrieval budget trap"),
          ("against the anchor", "anchor"))
 
 
-def _other_cases(suite: ET.Element, doc: dict[str, Any]) -> None:
+def _other_cases(suite: ET.Element, pred: ComparePredicate) -> None:
     """A case per failing reason that belongs to no metric or slice case."""
-    summary = doc["predicate"]["summary"]
-    gated = [n for n, m in summary["metrics"].items() if m.get("gated")]
-    for reason in summary.get("reasons", []):
+    summary = pred.summary
+    gated = [n for n, m in summary.metrics.items() if m.gated]
+    for reason in summary.reasons:
         if reason.startswith("slice ") or any(reason.startswith(f"{n} ") for n in gated):
             continue
         name = next((case for prefix, case in OTHER if reason.startswith(prefix)), "verdict")
@@ -174,26 +177,26 @@ def _written(suites: ET.Element) -> str:
         ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def junit_xml(doc: dict[str, Any]) -> str:
-    """The compare report ``doc`` as JUnit XML (module docstring)."""
-    pred = doc["predicate"]
-    summary = pred["summary"]
+def junit_xml(pred: ComparePredicate) -> str:
+    """The compare report's predicate ``pred`` as JUnit XML (module docstring)."""
+    summary = pred.summary
     suites = ET.Element("testsuites", {"name": "ragspan"})
     suite = ET.SubElement(suites, "testsuite", {"name": SUITE,
-                                                "timestamp": pred["created_at"].rstrip("Z")})
+                                                "timestamp": pred.created_at.rstrip("Z")})
     props = ET.SubElement(suite, "properties")
-    said = {"verdict": summary["verdict"], "exit_code": pred["exit_code"],
-            "queries": summary.get("queries"), "primary_metric": summary.get("primary_metric"),
-            "verification": (summary.get("verification") or {}).get("statement")}
+    said = {"verdict": summary.verdict, "exit_code": pred.exit_code,
+            "queries": summary.queries, "primary_metric": summary.primary_metric,
+            "verification": None if summary.verification is UNSET
+            else summary.verification.statement}
     for key, value in said.items():
         if value is not None:
             ET.SubElement(props, "property", {"name": key, "value": _text(value)})
     for key, value in _said_too(summary).items():
         ET.SubElement(props, "property", {"name": key, "value": _text(value)})
-    strict = pred["parameters"].get("on_inconclusive") == "fail"
-    _metric_cases(suite, doc, strict)
-    _slice_cases(suite, doc, strict)
-    _other_cases(suite, doc)
+    strict = pred.parameters.on_inconclusive == "fail"
+    _metric_cases(suite, pred, strict)
+    _slice_cases(suite, pred, strict)
+    _other_cases(suite, pred)
     if not suite.findall("testcase"):  # nothing gated (--no-gate): the run itself
         _case(suite, CLASS, "compare")
     overridden, mark = override_line(summary), override_mark(summary)
@@ -207,23 +210,30 @@ def junit_xml(doc: dict[str, Any]) -> str:
     return _written(suites)
 
 
-def _said_too(summary: dict[str, Any]) -> dict[str, Any]:
+def _said_too(summary: CompareSummary) -> dict[str, str | float]:
     """The provenance and the override as suite properties (what a reporter lists)."""
-    out: dict[str, Any] = {}
-    p = summary.get("provenance") or {}
-    for role in ("baseline", "candidate"):
-        where = p.get(role) or {}
-        for key in ("commit", "ref", "committed_at", "dirty"):
-            if where.get(key) is not None:
-                out[f"{role}_{key}"] = str(where[key]).lower() if key == "dirty" else where[key]
-    for key in ("baseline_is", "baseline_age_days", "max_baseline_age_days"):
-        if p.get(key) is not None:
-            out[key] = p[key]
-    o = summary.get("override") or {}
-    if o:
-        out.update(override_label=o["label"], override_applied=str(o["applied"]).lower())
-        if o.get("actor"):
-            out["override_actor"] = o["actor"]
+    out: dict[str, str | float] = {}
+    p = summary.provenance
+    if p is not UNSET:
+        for role, where in (("baseline", p.baseline), ("candidate", p.candidate)):
+            if where is None:
+                continue
+            out[f"{role}_commit"] = where.commit
+            if where.ref is not None:
+                out[f"{role}_ref"] = where.ref
+            if where.committed_at is not UNSET:
+                out[f"{role}_committed_at"] = where.committed_at
+            out[f"{role}_dirty"] = str(where.dirty).lower()
+        for key, value in (("baseline_is", p.baseline_is),
+                           ("baseline_age_days", p.baseline_age_days),
+                           ("max_baseline_age_days", p.max_baseline_age_days)):
+            if value is not UNSET:
+                out[key] = value
+    o = summary.override
+    if o is not UNSET:
+        out.update(override_label=o.label, override_applied=str(o.applied).lower())
+        if o.actor:
+            out["override_actor"] = o.actor
     return out
 
 
