@@ -34,6 +34,7 @@ def goldens(kind: str) -> list[Path]:
 
 def test_every_typed_kind_is_rendered_from_its_record():
     from ragspan.records.compare import ComparePredicate
+    from ragspan.records.readout import ReadoutPredicate
     from ragspan.records.sweep import SweepPredicate
     from ragspan.report.render.score import DocView, SpanView
 
@@ -41,7 +42,8 @@ def test_every_typed_kind_is_rendered_from_its_record():
     # a score report's renderer reads its parameters and summary (its rows left as read)
     assert {kind: record for kind, (record, _) in TYPED.items()} == {
         **KINDS, "error": ErrorPredicate, "sweep": SweepPredicate,
-        "score.span": SpanView, "score.doc": DocView, "compare": ComparePredicate}
+        "score.span": SpanView, "score.doc": DocView, "compare": ComparePredicate,
+        "report": Statement[ReadoutPredicate]}
 
 
 def test_an_error_report_reads_into_records_and_writes_back(tmp_path):
@@ -120,3 +122,33 @@ def test_a_compare_report_reads_into_records_and_writes_back_byte_for_byte():
         record = decode(json.loads(text), Statement[ComparePredicate])
         assert record.predicate.summary.verdict in ("pass", "fail", "inconclusive")
         assert canonical_dumps(encode(record)) == text, path.name
+
+
+def test_a_readout_report_reads_into_records_and_writes_back_byte_for_byte():
+    from ragspan.records.readout import ReadoutPredicate
+
+    paths = goldens("report")
+    assert paths
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        record = decode(json.loads(text), Statement[ReadoutPredicate])
+        assert record.predicate.summary.configurations
+        assert canonical_dumps(encode(record)) == text, path.name
+
+
+def test_every_golden_report_reads_into_its_kinds_records_byte_for_byte():
+    """Every report kind has a record (records.kinds), and every golden report, whatever its
+    kind, reads into it and writes back byte for byte."""
+    from ragspan.records.kinds import TYPED_KINDS
+    from ragspan.report.envelope import schema
+
+    assert set(TYPED_KINDS) == set(
+        schema()["properties"]["predicate"]["properties"]["kind"]["enum"])
+    seen = set()
+    for path, doc in golden_reports():
+        kind = doc["predicate"]["kind"]
+        text = path.read_text(encoding="utf-8")
+        record = decode(json.loads(text), Statement[TYPED_KINDS[kind]])
+        assert canonical_dumps(encode(record)) == text, path.name
+        seen.add(kind)
+    assert {"score.span", "compare", "report", "run-retriever", "validate"} <= seen

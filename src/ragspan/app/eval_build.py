@@ -11,6 +11,7 @@ from ragspan.evalsets.build import build_files, sha256_of
 from ragspan.io.files import read_bytes, sha256_hex
 from ragspan.records.envelope import encode
 from ragspan.records.evalbuild import AdaptParameters
+from ragspan.records.imported import importing
 from ragspan.report.envelope import statement
 
 log = logging.getLogger("ragspan")
@@ -35,9 +36,12 @@ def build_result(kind: str, build: Any, *, out: str, corpus_out: str | None,
         subject.append(InputRef(role, path, digests[path]))
     summary = {"queries": len(build.rows), "documents": len(build.documents),
                **encode(build.counts)}
-    doc = statement(kind=kind, subject=subject, inputs=inputs,
-                    parameters={k: v for k, v in encode(parameters).items() if v is not None},
-                    summary=summary, details=encode(build.details))
+    given = {k: v for k, v in encode(parameters).items() if v is not None}
+    details = encode(build.details)
+    if kind == "import":  # the importer's tally as the report's records
+        given, summary, details = map(encode, importing(given, summary, details))
+    doc = statement(kind=kind, subject=subject, inputs=inputs, parameters=given,
+                    summary=summary, details=details)
     return CommandResult(doc, files)
 
 

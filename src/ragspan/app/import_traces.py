@@ -19,6 +19,8 @@ from ragspan.io.files import sha256_hex
 from ragspan.io.runs.trace_files import read_trace_file
 from ragspan.io.runs.trace_steps import TraceOptions, trace_run
 from ragspan.io.serialize import jsonl
+from ragspan.records.envelope import encode
+from ragspan.records.imported import importing
 from ragspan.report.envelope import statement
 
 log = logging.getLogger("ragspan")
@@ -75,10 +77,12 @@ def run(*, otlp: str, eval_set: str, corpus: str, out: str,
     parameters = {"source": "traces", "on_ambiguous": on_ambiguous,
                   "threshold": fuzzy_threshold, "query_id_attribute": query_id_attribute,
                   "doc_key": doc_key, "offset_key": offset_key}
+    given, summary, details = importing(
+        {k: v for k, v in parameters.items() if v is not None},
+        {"queries": len(evalset.queries), "shape": traces.shape, "notes": traces.notes, **c},
+        got.details)
     doc = statement(
         kind="import", subject=[InputRef("run", out, sha256_hex(text.encode("utf-8")))],
-        inputs=inputs, parameters={k: v for k, v in parameters.items() if v is not None},
-        summary={"queries": len(evalset.queries), "shape": traces.shape,
-                 "notes": traces.notes, **c},
-        details=got.details)
+        inputs=inputs, parameters=encode(given), summary=encode(summary),
+        details=encode(details))
     return CommandResult(doc, {out: text})

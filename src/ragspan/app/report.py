@@ -12,6 +12,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError
 from ragspan.base.records import InputRef
@@ -19,6 +21,17 @@ from ragspan.base.voice import setting
 from ragspan.gate.inputs import score_report_of
 from ragspan.io.corpus import read_corpus
 from ragspan.io.files import sha256_hex
+from ragspan.records.envelope import encode
+from ragspan.records.readout import (
+    Family,
+    FamilyPair,
+    Lever,
+    Measured,
+    ReadoutConfiguration,
+    ReadoutDetails,
+    ReadoutParameters,
+    ReadoutSummary,
+)
 from ragspan.report.envelope import load_report, statement
 from ragspan.report.readout import client, developer
 from ragspan.report.readout.build import build, config_of
@@ -72,30 +85,29 @@ def render(readout: Any, fmt: str, audience: str, corpus: Any = None) -> str:
     return html_page(doc) if fmt == "html" else markdown(doc)
 
 
-def summary_of(readout: Any) -> dict[str, Any]:
+def summary_of(readout: Any) -> ReadoutSummary:
     """What the command's JSON report states of the readout: per configuration its complete
     grounding with the interval, and each lever's measured deltas."""
     cg = readout.cg
-    return {
-        "configurations": [
-            {"name": c.name, cg: c.metric(cg), "ci95": list(readout.intervals[i]),
-             "config_digest": c.digest, "score_sha256": c.report.sha256}
+    names = [c.name for c in readout.configs]
+    family = readout.family
+    return ReadoutSummary(
+        configurations=[
+            ReadoutConfiguration(name=c.name, complete_grounding=c.metric(cg),
+                                 ci95=list(readout.intervals[i]), config_digest=c.digest,
+                                 score_sha256=c.report.sha256)
             for i, c in enumerate(readout.configs)],
-        "baseline": readout.base.name,
-        "backlog": [{"lever": row.lever, "accounts_for": row.accounts_for,
-                     "measured": [{"from": readout.configs[e.pair.a].name,
-                                   "to": readout.configs[e.pair.b].name,
-                                   "delta": e.outcome(cg).delta,
-                                   "p_value": e.outcome(cg).p_value} for e in row.effects]}
-                    for row in readout.backlog],
-        **({"family": {
-            "alpha": readout.family.alpha, "bound_alpha": readout.family.bound_alpha,
-            "size": readout.family.size, "unit": readout.family.unit,
-            "pairs": [{"from": readout.configs[a].name, "to": readout.configs[b].name,
-                       "drop_low": low, "drop_high": high, "survives": survives}
-                      for a, b, low, high, survives in readout.family.pairs]}}
-           if readout.family is not None else {}),
-    }
+        baseline=readout.base.name,
+        backlog=[Lever(lever=row.lever, accounts_for=row.accounts_for, measured=[
+            Measured(from_=names[e.pair.a], to=names[e.pair.b],
+                     delta=e.outcome(cg).delta, p_value=e.outcome(cg).p_value)
+            for e in row.effects]) for row in readout.backlog],
+        family=UNSET if family is None else Family(
+            alpha=family.alpha, bound_alpha=family.bound_alpha, size=family.size,
+            unit=family.unit,
+            pairs=[FamilyPair(from_=names[a], to=names[b], drop_low=low, drop_high=high,
+                              survives=survives)
+                   for a, b, low, high, survives in family.pairs]))
 
 
 def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int | None = None,
@@ -132,11 +144,10 @@ def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int
         inputs.append(InputRef("corpus", corp.path, corp.sha256))
     doc = statement(
         kind="report", subject=subject,
-        inputs=inputs, parameters={"k": readout.k, "audience": audience, "format": fmt,
-                                   "baseline": readout.base.name,
-                                   **({"all_pairs": True} if all_pairs else {}),
-                                   **({"client_format": client_fmt} if client_fmt else {})},
-        summary=summary_of(readout), details={})
+        inputs=inputs, parameters=encode(ReadoutParameters(
+            k=readout.k, audience=audience, format=fmt, baseline=readout.base.name,
+            all_pairs=True if all_pairs else UNSET, client_format=client_fmt or UNSET)),
+        summary=encode(summary_of(readout)), details=encode(ReadoutDetails()))
     if csv_out is not None:
         files[csv_out] = query_csv(readout.configs)
     return CommandResult(doc, files)

@@ -25,6 +25,7 @@ from ragspan.io.qrels import read_qrels
 from ragspan.io.runs.docs import write_doc_rows
 from ragspan.io.serialize import jsonl
 from ragspan.records.envelope import encode
+from ragspan.records.retrieval import retrieving
 from ragspan.records.score_facts import Latency, Percentiles
 from ragspan.report.envelope import statement
 from ragspan.retrieval.agents import is_agent, run_agent
@@ -200,9 +201,9 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
     subject = [InputRef("run", out, sha256_hex(outputs[out].encode("utf-8")))]
     if chunks_out:
         subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
+    given, said, listed = retrieving(got.parameters, summary, {"chunker_notes": got.notes})
     doc = statement(kind="run-retriever", subject=subject, inputs=inputs,
-                    parameters=got.parameters, summary=summary,
-                    details={"chunker_notes": got.notes})
+                    parameters=encode(given), summary=encode(said), details=encode(listed))
     return CommandResult(doc, outputs)
 
 

@@ -2,27 +2,29 @@
 
 ``render(doc, fmt)`` dispatches on ``(kind, format)``. A kind typed in ``records``
 (``records.kinds.TYPED_KINDS``) is decoded into its predicate record (or the part of it its
-renderer reads, ``VIEWS``) and rendered from it by its module's ``table(pred)`` /
-``markdown(pred)`` (``RENDERERS``); the others (``report``, and ``generic`` for every other
-kind) take the envelope, a dict read back from canonical JSON. All are built on
-the text primitives of ``render.text``; ``json`` is the canonical JSON itself. Every
-renderer returns text ending in a newline.
+renderer reads, ``VIEWS``, or the whole statement, ``STATEMENTS``) and rendered from it by
+its module's ``table`` / ``markdown`` (``RENDERERS``); a kind not yet typed is shown by
+``generic`` from the envelope as read. All are built on the text primitives of
+``render.text``; ``json`` is the canonical JSON itself. Every renderer returns text ending
+in a newline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any
 
 from ragspan.base.canonical import canonical_dumps
-from ragspan.records.envelope import decode
+from ragspan.records.envelope import Statement, decode
 from ragspan.records.kinds import TYPED_KINDS
+from ragspan.records.readout import ReadoutPredicate
 from ragspan.report.render import (
     compare,
     contamination,
+    generic,
     migrate,
     plan,
+    report,
     score,
     summary_only,
     sweep,
@@ -44,15 +46,18 @@ RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
     "score.span": {"table": score.table, "markdown": score.markdown},
     "score.doc": {"table": score.table, "markdown": score.markdown},
     "compare": {"table": compare.table, "markdown": compare.markdown},
+    "report": {"table": report.table, "markdown": report.markdown},
 }
 # what a renderer is handed, where it reads less than the whole record: a score report's
 # parameters and summary (its rows are left as read)
 VIEWS: dict[str, Any] = {"score.span": score.SpanView, "score.doc": score.DocView}
-TYPED = {kind: (VIEWS.get(kind, TYPED_KINDS[kind]), by_format)
+# a renderer that reads the whole statement: the readout names the file it wrote (its
+# subject)
+STATEMENTS: dict[str, Any] = {"report": Statement[ReadoutPredicate]}
+TYPED = {kind: (STATEMENTS.get(kind) or VIEWS.get(kind, TYPED_KINDS[kind]), by_format)
          for kind, by_format in RENDERERS.items()}
 
 FORMATS = ("json", "table", "markdown")
-MODULE_OF_KIND = {"report": "report"}
 
 
 def render(doc: dict[str, Any], fmt: str) -> str:
@@ -63,7 +68,5 @@ def render(doc: dict[str, Any], fmt: str) -> str:
     kind = doc["predicate"]["kind"]
     if kind in TYPED:
         record, by_format = TYPED[kind]
-        return by_format[fmt](decode(doc["predicate"], record))
-    module = MODULE_OF_KIND.get(kind, "generic")
-    text: str = getattr(import_module(f"ragspan.report.render.{module}"), fmt)(doc)
-    return text
+        return by_format[fmt](decode(doc if kind in STATEMENTS else doc["predicate"], record))
+    return generic.table(doc) if fmt == "table" else generic.markdown(doc)
