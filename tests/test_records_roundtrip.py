@@ -34,7 +34,9 @@ def goldens(kind: str) -> list[Path]:
 
 def test_every_typed_kind_is_rendered_from_its_record():
     from ragspan.records.compare import ComparePredicate
+    from ragspan.records.imported import ImportPredicate
     from ragspan.records.readout import ReadoutPredicate
+    from ragspan.records.retrieval import RetrievalPredicate
     from ragspan.records.sweep import SweepPredicate
     from ragspan.report.render.score import DocView, SpanView
 
@@ -43,7 +45,8 @@ def test_every_typed_kind_is_rendered_from_its_record():
     assert {kind: record for kind, (record, _) in TYPED.items()} == {
         **KINDS, "error": ErrorPredicate, "sweep": SweepPredicate,
         "score.span": SpanView, "score.doc": DocView, "compare": ComparePredicate,
-        "report": Statement[ReadoutPredicate]}
+        "report": Statement[ReadoutPredicate], "import": ImportPredicate,
+        "run-retriever": RetrievalPredicate}
 
 
 def test_an_error_report_reads_into_records_and_writes_back(tmp_path):

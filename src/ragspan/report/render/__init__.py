@@ -1,12 +1,12 @@
 """Renderers: report envelope -> text for people.
 
-``render(doc, fmt)`` dispatches on ``(kind, format)``. A kind typed in ``records``
-(``records.kinds.TYPED_KINDS``) is decoded into its predicate record (or the part of it its
-renderer reads, ``VIEWS``, or the whole statement, ``STATEMENTS``) and rendered from it by
-its module's ``table`` / ``markdown`` (``RENDERERS``); a kind not yet typed is shown by
-``generic`` from the envelope as read. All are built on the text primitives of
-``render.text``; ``json`` is the canonical JSON itself. Every renderer returns text ending
-in a newline.
+``render(doc, fmt)`` dispatches on ``(kind, format)``. Every kind has a record
+(``records.kinds.TYPED_KINDS``): the report is decoded into its predicate record (or the
+part of it its renderer reads, ``VIEWS``, or the whole statement, ``STATEMENTS``) and
+rendered from it by its module's ``table`` / ``markdown`` (``RENDERERS``; a kind with
+nothing to show but its summary by ``summary_only``). All are built on the text primitives
+of ``render.text``; ``json`` is the canonical JSON itself. Every renderer returns text
+ending in a newline.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from ragspan.records.readout import ReadoutPredicate
 from ragspan.report.render import (
     compare,
     contamination,
-    generic,
     migrate,
     plan,
     report,
@@ -43,6 +42,8 @@ RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
     "sweep": {"table": sweep.table, "markdown": sweep.markdown},
     "error": {"table": summary_only.table, "markdown": summary_only.markdown},
     "adapt": {"table": summary_only.table, "markdown": summary_only.markdown},
+    "import": {"table": summary_only.table, "markdown": summary_only.markdown},
+    "run-retriever": {"table": summary_only.table, "markdown": summary_only.markdown},
     "score.span": {"table": score.table, "markdown": score.markdown},
     "score.doc": {"table": score.table, "markdown": score.markdown},
     "compare": {"table": compare.table, "markdown": compare.markdown},
@@ -66,7 +67,5 @@ def render(doc: dict[str, Any], fmt: str) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
     kind = doc["predicate"]["kind"]
-    if kind in TYPED:
-        record, by_format = TYPED[kind]
-        return by_format[fmt](decode(doc if kind in STATEMENTS else doc["predicate"], record))
-    return generic.table(doc) if fmt == "table" else generic.markdown(doc)
+    record, by_format = TYPED[kind]  # every kind has a record (records.kinds)
+    return by_format[fmt](decode(doc if kind in STATEMENTS else doc["predicate"], record))

@@ -1,6 +1,5 @@
-"""Every report kind without a renderer of its own (adapt, import, run-retriever, error): its
-summary as key/value rows; and the pieces the typed renderers share (the verdict line over a
-table, ``headed``; a listing of what was found, ``listed``; ``clip``)."""
+"""The pieces the renderers share: a summary as key/value rows (``summary_rows``), the
+verdict line over a table (``headed``), a listing of what was found (``listed``), ``clip``."""
 
 from __future__ import annotations
 
@@ -22,13 +21,6 @@ def summary_rows(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def two_columns(doc: dict[str, Any], fmt: str, header: list[str], rows: list[list[str]],
-                right_from: int = 2) -> str:
-    """The verdict line, then ``rows`` under ``header`` as a table or markdown."""
-    pred = doc["predicate"]
-    return headed(pred["kind"], pred["verdict"], fmt, header, rows, right_from)
-
-
 def headed(kind: str, verdict: str, fmt: str, header: list[str], rows: list[list[str]],
            right_from: int = 2) -> str:
     """The verdict line, then ``rows`` under ``header`` as a table or markdown."""
@@ -36,14 +28,6 @@ def headed(kind: str, verdict: str, fmt: str, header: list[str], rows: list[list
         return f"ragspan {kind}: verdict {verdict}\n\n" + aligned(header, rows)
     return (f"### ragspan {kind}: **{verdict}**\n\n"
             + md_table(header, rows, right_from=right_from))
-
-
-def table(doc: dict[str, Any]) -> str:
-    return two_columns(doc, "table", ["field", "value"], summary_rows(doc["predicate"]["summary"]))
-
-
-def markdown(doc: dict[str, Any]) -> str:
-    return two_columns(doc, "markdown", ["field", "value"], summary_rows(doc["predicate"]["summary"]))
 
 
 LISTED = 20

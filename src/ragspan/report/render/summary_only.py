@@ -1,6 +1,6 @@
 """A typed report with nothing to show but its summary (``error``: a command that failed;
-``adapt``: an eval set built) as a table and as markdown: the verdict line over the
-summary's fields, one row each."""
+``adapt`` and ``import``: an eval set built; ``run-retriever``: a run made) as a table and
+as markdown: the verdict line over the summary's fields, one row each."""
 
 from __future__ import annotations
 
