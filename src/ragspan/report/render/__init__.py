@@ -51,12 +51,14 @@ RENDERERS: dict[str, dict[str, Callable[[Any], str]]] = {
 }
 # what a renderer is handed, where it reads less than the whole record: a score report's
 # parameters and summary (its rows are left as read)
-VIEWS: dict[str, Any] = {"score.span": score.SpanView, "score.doc": score.DocView}
+VIEWS: dict[str, object] = {"score.span": score.SpanView, "score.doc": score.DocView}
 # a renderer that reads the whole statement: the readout names the file it wrote (its
 # subject)
-STATEMENTS: dict[str, Any] = {"report": Statement[ReadoutPredicate]}
-TYPED = {kind: (STATEMENTS.get(kind) or VIEWS.get(kind, TYPED_KINDS[kind]), by_format)
-         for kind, by_format in RENDERERS.items()}
+STATEMENTS: dict[str, object] = {"report": Statement[ReadoutPredicate]}
+# per kind: the record a report is decoded into, and its renderers by format
+TYPED: dict[str, tuple[Any, dict[str, Callable[[Any], str]]]] = {
+    kind: (STATEMENTS.get(kind) or VIEWS.get(kind, TYPED_KINDS[kind]), by_format)
+    for kind, by_format in RENDERERS.items()}
 
 FORMATS = ("json", "table", "markdown")
 

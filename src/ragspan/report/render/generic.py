@@ -3,16 +3,16 @@ verdict line over a table (``headed``), a listing of what was found (``listed``)
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.shown import shown_models
 from ragspan.report.render.text import aligned, md_table
 
 
-def summary_rows(summary: dict[str, Any]) -> list[list[str]]:
-    """The summary's fields, one ``[key, value]`` row each (nested values as JSON, cut at
-    100 characters; a local model path shown by its name)."""
+def summary_rows(summary: Mapping[str, object]) -> list[list[str]]:
+    """A summary's fields as encoded (JSON values), one ``[key, value]`` row each (nested
+    values as JSON, cut at 100 characters; a local model path shown by its name)."""
     rows = []
     for key in sorted(summary):
         value = shown_models({key: summary[key]})[key]
