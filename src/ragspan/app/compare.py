@@ -32,7 +32,7 @@ from ragspan.gate.override import override_of
 from ragspan.gate.plan import Origins
 from ragspan.gate.result import GateResult
 from ragspan.records.compare import CompareParameters, ComparePredicate
-from ragspan.records.envelope import decode, encode
+from ragspan.records.envelope import decode
 from ragspan.records.score import Provenance
 from ragspan.report.envelope import created_at, statement
 from ragspan.report.render.annotations import github_annotations
@@ -100,8 +100,8 @@ def run(*, baseline: str, candidate: str, budgets: Sequence[str] = (), config: s
         refs += _source_refs(sources, base, cand)
     doc = statement(
         kind="compare", subject=[refs[1]], inputs=refs,
-        parameters=encode(parameters),
-        summary=result.summary(), details=result.details(),
+        parameters=parameters,
+        summary=result.summary_record(), details=result.details_record(),
         verdict=result.decision.verdict, exit_code=result.decision.exit_code,
     )
     said = annotations or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "none")

@@ -19,7 +19,6 @@ from ragspan.io.files import sha256_hex
 from ragspan.io.runs.trace_files import read_trace_file
 from ragspan.io.runs.trace_steps import TraceOptions, trace_run
 from ragspan.io.serialize import jsonl
-from ragspan.records.envelope import encode
 from ragspan.records.imported import importing
 from ragspan.report.envelope import statement
 
@@ -83,6 +82,6 @@ def run(*, otlp: str, eval_set: str, corpus: str, out: str,
         got.details)
     doc = statement(
         kind="import", subject=[InputRef("run", out, sha256_hex(text.encode("utf-8")))],
-        inputs=inputs, parameters=encode(given), summary=encode(summary),
-        details=encode(details))
+        inputs=inputs, parameters=given, summary=summary,
+        details=details)
     return CommandResult(doc, {out: text})

@@ -16,7 +16,6 @@ from ragspan.contamination.items import FIELDS, read_items
 from ragspan.contamination.leakage import embedding_leaks, exact_leaks
 from ragspan.io.corpus import read_corpus
 from ragspan.records.contamination import LeakageDetails, LeakageParameters, LeakageSummary
-from ragspan.records.envelope import encode
 from ragspan.report.envelope import statement
 
 log = logging.getLogger("ragspan")
@@ -66,7 +65,7 @@ def run(*, eval_set: str, corpus: str, fields: tuple[str, ...] = (), ngram: int 
         subject=[InputRef("eval_set", eval_set, items_sha)],
         inputs=[InputRef("eval_set", eval_set, items_sha),
                 InputRef("corpus", corpus, corp.sha256)],
-        parameters=encode(params), summary=encode(summary),
-        details=encode(LeakageDetails(leaks)),
+        parameters=params, summary=summary,
+        details=LeakageDetails(leaks),
         verdict=verdict.verdict, exit_code=verdict.exit_code,
     ))

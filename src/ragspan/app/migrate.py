@@ -37,7 +37,6 @@ from ragspan.io.evalset import EvalQuery, EvalSet, corpus_drift, read_eval_set
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 from ragspan.io.rows import HEADER_KEY, content_sha256
 from ragspan.io.serialize import eval_set_text, span_json
-from ragspan.records.envelope import encode
 from ragspan.records.migrate import (
     DocumentChanges,
     DocumentCounts,
@@ -174,9 +173,9 @@ def run(*, eval_set: str, corpus: str, to_corpus: str, out: str,
         kind="migrate", subject=[InputRef("eval_set", out, digest)],
         inputs=[input_ref("eval_set", eval_set), InputRef("corpus", corpus, old.sha256),
                 InputRef("to_corpus", to_corpus, new.sha256)],
-        parameters=encode(MigrateParameters(keep_edited=keep_edited, threshold=threshold)),
-        summary=encode(summary),
-        details=encode(MigrateDetails(spans=listed,
+        parameters=MigrateParameters(keep_edited=keep_edited, threshold=threshold),
+        summary=summary,
+        details=MigrateDetails(spans=listed,
                                       questions=[f for f in fates if f.fate != "kept"],
-                                      documents=documents)))
+                                      documents=documents))
     return CommandResult(doc, {out: text})

@@ -116,8 +116,8 @@ def error_report(command: str, exc: BaseException, argv: Sequence[str]) -> dict[
                            file=path, line=exc.line if isinstance(exc, InputError) else None,
                            message=message)
     return statement(kind="error", subject=[subject], inputs=[],
-                     parameters=encode(ErrorParameters(command=command, argv=redacted(argv))),
-                     summary=encode(summary), details=encode(ErrorDetails()),
+                     parameters=ErrorParameters(command=command, argv=redacted(argv)),
+                     summary=summary, details=ErrorDetails(),
                      verdict="error", exit_code=int(code))
 
 

@@ -12,7 +12,6 @@ from ragspan.base.voice import setting
 from ragspan.contamination.overlap import SHINGLE, exact_pairs, minhash_pairs
 from ragspan.io.corpus import read_corpus
 from ragspan.records.contamination import OverlapDetails, OverlapParameters, OverlapSummary
-from ragspan.records.envelope import encode
 from ragspan.report.envelope import statement
 
 
@@ -48,7 +47,7 @@ def run(*, a: str, b: str, method: str = "exact", threshold: float = 0.8,
     return CommandResult(statement(
         kind="overlap", subject=[InputRef("b", b, cb.sha256)],
         inputs=[InputRef("a", a, ca.sha256), InputRef("b", b, cb.sha256)],
-        parameters=encode(params), summary=encode(summary),
-        details=encode(OverlapDetails(pairs)),
+        parameters=params, summary=summary,
+        details=OverlapDetails(pairs),
         verdict=verdict.verdict, exit_code=verdict.exit_code,
     ))

@@ -60,4 +60,4 @@ def run(*, flip_rate: float, budget: str, drop: str | None = None, alpha: float 
     digest = sha256_hex(canonical_dumps(encode(parameters)).encode("utf-8"))
     return CommandResult(statement(
         kind="plan", subject=[InputRef("plan", "parameters", digest)], inputs=[],
-        parameters=encode(parameters), summary=encode(summary), details=encode(PlanDetails())))
+        parameters=parameters, summary=summary, details=PlanDetails()))

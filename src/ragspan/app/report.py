@@ -21,7 +21,6 @@ from ragspan.base.voice import setting
 from ragspan.gate.inputs import score_report_of
 from ragspan.io.corpus import read_corpus
 from ragspan.io.files import sha256_hex
-from ragspan.records.envelope import encode
 from ragspan.records.readout import (
     Family,
     FamilyPair,
@@ -144,10 +143,10 @@ def run(*, reports: Sequence[str], out: str, baseline: str | None = None, k: int
         inputs.append(InputRef("corpus", corp.path, corp.sha256))
     doc = statement(
         kind="report", subject=subject,
-        inputs=inputs, parameters=encode(ReadoutParameters(
+        inputs=inputs, parameters=ReadoutParameters(
             k=readout.k, audience=audience, format=fmt, baseline=readout.base.name,
-            all_pairs=True if all_pairs else UNSET, client_format=client_fmt or UNSET)),
-        summary=encode(summary_of(readout)), details=encode(ReadoutDetails()))
+            all_pairs=True if all_pairs else UNSET, client_format=client_fmt or UNSET),
+        summary=summary_of(readout), details=ReadoutDetails())
     if csv_out is not None:
         files[csv_out] = query_csv(readout.configs)
     return CommandResult(doc, files)

@@ -203,7 +203,7 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
         subject.append(InputRef("chunks", chunks_out, sha256_hex(outputs[chunks_out].encode("utf-8"))))
     given, said, listed = retrieving(got.parameters, summary, {"chunker_notes": got.notes})
     doc = statement(kind="run-retriever", subject=subject, inputs=inputs,
-                    parameters=encode(given), summary=encode(said), details=encode(listed))
+                    parameters=given, summary=said, details=listed)
     return CommandResult(doc, outputs)
 
 

@@ -24,8 +24,7 @@ from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.docs import detect_run_format, read_doc_run
 from ragspan.io.runs.spans import read_span_run, run_header
-from ragspan.records.envelope import decode
-from ragspan.records.score import SpanSummary
+from ragspan.records.score import SkippedRows, SpanSummary
 from ragspan.records.score_facts import Saturation
 from ragspan.records.score_settings import (
     DEFAULT_MIN_COVERAGE,
@@ -33,6 +32,7 @@ from ragspan.records.score_settings import (
     Anchoring,
     ScoreSettings,
 )
+from ragspan.records.score_summary import ReportWarning
 from ragspan.report.envelope import statement_of
 from ragspan.report.render.score import repairs
 from ragspan.retrieval.tokens import load_tokenizer
@@ -150,7 +150,8 @@ def with_warnings(build: Callable[[], ReportBody]) -> ReportBody:
     warned = got.as_json()
     if not warned:
         return body
-    return replace(body, summary={**body.summary, "warnings": warned})
+    return replace(body, summary=msgspec.structs.replace(
+        body.summary, warnings=msgspec.convert(warned, list[ReportWarning])))
 
 
 def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
@@ -169,9 +170,12 @@ def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],
                         "row's id, %d without id; the first row of each id kept)",
                         role.replace("_", " "), tally.total, tally.repeated, tally.without_id,
                         extra=said("rows_skipped", tally.total))
-    return replace(body, parameters={**body.parameters, "on_duplicate": "first"},
-                   summary={**body.summary,
-                            "skipped_rows": {r: t.as_json() for r, t in files.items()}})
+    return replace(body, parameters=msgspec.structs.replace(body.parameters,
+                                                            on_duplicate="first"),
+                   summary=msgspec.structs.replace(body.summary, skipped_rows={
+                       r: SkippedRows(repeated=t.repeated, without_id=t.without_id,
+                                      repeated_docs=t.repeated_docs, lines=list(t.lines))
+                       for r, t in files.items()}))
 
 
 def qrels_body(qrels: str, run: str, settings: ScoreSettings,
@@ -316,7 +320,9 @@ def _span_run_body(evalset: EvalSet, run: str, corp: Corpus | None, chunks: str 
     if corp is not None:
         warn_whole_documents(*budgets_over_documents(evalset, corp, ks))
     body = span_body(report, doc_view)
-    for code, count, line in repairs(decode(body.summary, SpanSummary)):
+    summary = body.summary
+    assert isinstance(summary, SpanSummary)  # span_body's
+    for code, count, line in repairs(summary):
         log.warning("%s", line, extra=said(code, count))
     log.info(
         "scored %d queries (%d without a run row, %d run rows without a query)",

@@ -35,7 +35,6 @@ from ragspan.io.corpus import read_corpus
 from ragspan.io.evalset import read_eval_set
 from ragspan.io.files import sha256_hex
 from ragspan.io.outputs import check_outputs, write_files
-from ragspan.records.envelope import encode
 from ragspan.records.sweep import (
     Configuration,
     Execution,
@@ -125,10 +124,10 @@ def run(*, configs: Sequence[str], eval_set: str, corpus: str, out_dir: str,
                                  cache=not no_cache,
                                  record_latency=True if record_latency else UNSET)
     doc = statement(
-        kind="sweep", subject=subject, inputs=inputs, parameters=encode(parameters),
+        kind="sweep", subject=subject, inputs=inputs, parameters=parameters,
         # no wall time: the same inputs give the same sweep report
-        summary=encode(_totals(rows, len(planned), failed)),
-        details=encode(SweepDetails(configurations=rows, reports=written_reports)),
+        summary=_totals(rows, len(planned), failed),
+        details=SweepDetails(configurations=rows, reports=written_reports),
         verdict="error" if failed else "pass", exit_code=code)
     return CommandResult(doc)
 

@@ -16,7 +16,6 @@ from ragspan.io.chunks import ChunkManifest, read_chunks
 from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.evalset import EvalSet, read_eval_set
 from ragspan.io.runs.spans import read_span_run
-from ragspan.records.envelope import encode
 from ragspan.records.validate import (
     ChunkingDiagnostics,
     Finding,
@@ -80,9 +79,9 @@ def run(*, eval_set: str, corpus: str, chunks: str | None = None, tau: float = 0
         k=list(ks) if chunks else UNSET)
     doc = statement(
         kind="validate", subject=[inputs[0]], inputs=inputs,
-        parameters=encode(parameters), summary=encode(summary),
-        details=encode(ValidateDetails(findings=findings[:MAX_LISTED],
-                                       findings_listed=min(len(findings), MAX_LISTED))),
+        parameters=parameters, summary=summary,
+        details=ValidateDetails(findings=findings[:MAX_LISTED],
+                                       findings_listed=min(len(findings), MAX_LISTED)),
         verdict=verdict.verdict, exit_code=verdict.exit_code,
     )
     return CommandResult(doc, notice=_notice(findings) if verdict.exit_code else None)

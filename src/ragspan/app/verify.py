@@ -24,6 +24,7 @@ from ragspan.base.records import ReportBody
 from ragspan.base.voice import setting, surface
 from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.records.compare import Verification
+from ragspan.records.envelope import encode
 from ragspan.records.score_settings import recorded_parameters
 from ragspan.scoring.metrics.registry import parse_cutoff
 
@@ -185,12 +186,15 @@ def _refuse_differences(body: ReportBody, pred: dict[str, Any], params: dict[str
     """An InputError naming the first parameter (``params``: the report's scoring
     parameters), query row or summary key where the report differs from ``body``, its
     re-scoring."""
-    if not _same(body.parameters, params):
-        keys = sorted(set(body.parameters) | set(params))
-        key = next(k for k in keys if not _same(body.parameters.get(k), params.get(k)))
+    # the re-scoring's records as the JSON values the report holds
+    fresh_params, fresh_details, fresh_summary = (
+        encode(body.parameters), encode(body.details), encode(body.summary))
+    if not _same(fresh_params, params):
+        keys = sorted(set(fresh_params) | set(params))
+        key = next(k for k in keys if not _same(fresh_params.get(k), params.get(k)))
         raise InputError(f"the {role} report's parameter '{key}' is not what its inputs score "
                          "with", path)
-    rows = {r["id"]: r for r in body.details.get("queries", [])}
+    rows = {r["id"]: r for r in fresh_details.get("queries", [])}
     for row in pred["details"].get("queries", []):
         fresh = rows.get(row.get("id"))
         if fresh is None or not _same(fresh, row):
@@ -204,12 +208,12 @@ def _refuse_differences(body: ReportBody, pred: dict[str, Any], params: dict[str
                             f"{fresh['metrics'][moved[0]]!r} re-scored)")
             raise InputError(f"the {role} report's row of query '{row.get('id')}' is not what "
                              f"its inputs score to{diff}", path)
-    if not _same(body.details, pred["details"]):
+    if not _same(fresh_details, pred["details"]):
         raise InputError(f"the {role} report's per-query rows are not what its inputs score "
                          "to (rows added, removed or reordered)", path)
-    if not _same(body.summary, pred["summary"]):
-        keys = sorted(set(body.summary) | set(pred["summary"]))
-        key = next(k for k in keys if not _same(body.summary.get(k), pred["summary"].get(k)))
+    if not _same(fresh_summary, pred["summary"]):
+        keys = sorted(set(fresh_summary) | set(pred["summary"]))
+        key = next(k for k in keys if not _same(fresh_summary.get(k), pred["summary"].get(k)))
         raise InputError(f"the {role} report's summary '{key}' is not what its inputs score "
                          "to", path)
 

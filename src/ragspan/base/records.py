@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from msgspec import Struct
+
 from ragspan.base.errors import ExitCode
 
 
@@ -34,8 +36,8 @@ class ReportBody:
     kind: str
     subject: Sequence[InputRef]
     inputs: Sequence[InputRef]
-    parameters: dict[str, Any]
-    summary: dict[str, Any]
-    details: dict[str, Any]
+    parameters: Struct  # the kind's records (``ragspan.records``)
+    summary: Struct
+    details: Struct
     verdict: str = "pass"
     exit_code: int = ExitCode.OK

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -26,7 +27,7 @@ from ragspan.base.errors import ExitCode, InputError
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.files import decode_records, loads_json, read_bytes
 from ragspan.io.rows import kind_of, refuse_other_kind
-from ragspan.records.envelope import decode
+from ragspan.records.envelope import decode, encode
 from ragspan.records.kinds import TYPED_KINDS
 
 __all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_of"]
@@ -34,6 +35,8 @@ __all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://ragspan.dev/report/v1"
 VERDICTS = ("pass", "fail", "inconclusive", "error")
+# a report's parameters, summary or details: the kind's record, or JSON values already
+Part = msgspec.Struct | Mapping[str, object]
 SCHEMA_FILE = "report-envelope.v1.json"
 
 
@@ -64,13 +67,15 @@ def statement(
     kind: str,
     subject: list[InputRef],
     inputs: list[InputRef],
-    parameters: dict[str, Any],
-    summary: dict[str, Any],
-    details: dict[str, Any],
+    parameters: Part,
+    summary: Part,
+    details: Part,
     verdict: str = "pass",
     exit_code: int = ExitCode.OK,
 ) -> dict[str, Any]:
-    """Build the Statement; ``verdict`` and ``exit_code`` must agree (pass<->0)."""
+    """Build the Statement, the kind's records (``records``) encoded as JSON values: the
+    envelope is JSON from here to the file. ``verdict`` and ``exit_code`` must agree
+    (pass<->0)."""
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}")
     return {
@@ -83,10 +88,10 @@ def statement(
             "created_at": created_at(),
             "verdict": verdict,
             "exit_code": int(exit_code),
-            "parameters": parameters,
+            "parameters": encode(parameters),
             "inputs": [i.as_json() for i in inputs],
-            "summary": summary,
-            "details": details,
+            "summary": encode(summary),
+            "details": encode(details),
         },
     }
 

@@ -14,7 +14,6 @@ from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.evalset import EvalSet
-from ragspan.records.envelope import encode
 from ragspan.records.score import (
     Anchoring,
     CharsSpread,
@@ -157,9 +156,9 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     return ReportBody(kind="score.span",
                       subject=(InputRef("run", report.run.path, report.run.sha256),),
                       inputs=tuple(inputs_of(report)),
-                      parameters=encode(_parameters(report, doc)),
-                      summary=encode(_summary(report, values, metrics, cut)),
-                      details=encode(details))
+                      parameters=_parameters(report, doc),
+                      summary=_summary(report, values, metrics, cut),
+                      details=details)
 
 
 def _summary(report: SpanReport, values: dict[str, np.ndarray], metrics: dict[str, float],
@@ -287,8 +286,8 @@ def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
         judged_only=scores.judged_only, qrels_format=qrels_format, run_format=run_format,
         trec_eval_equivalents=TREC_EVAL_EQUIVALENTS)
     return ReportBody(kind="score.doc", subject=(subject,), inputs=tuple(inputs),
-                      parameters=encode(parameters), summary=encode(summary),
-                      details=encode(DocDetails(queries=rows)))
+                      parameters=parameters, summary=summary,
+                      details=DocDetails(queries=rows))
 
 
 TREC_EVAL_EQUIVALENTS = {
