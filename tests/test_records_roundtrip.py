@@ -155,3 +155,40 @@ def test_every_golden_report_reads_into_its_kinds_records_byte_for_byte():
         assert canonical_dumps(encode(record)) == text, path.name
         seen.add(kind)
     assert {"score.span", "compare", "report", "run-retriever", "validate"} <= seen
+
+
+def test_an_import_report_reads_into_records_and_writes_back_byte_for_byte(tmp_path):
+    """No golden is an import report: one made here from CUAD's own CSV (its tallies, its
+    ambiguous pieces and missing contracts listed)."""
+    from conftest import run_cli, shared
+    from ragspan.records.imported import ImportPredicate
+
+    base = shared("cuad_dev")
+    out = tmp_path / "r.json"
+    res = run_cli("import", "cuad", "--csv", base / "master_clauses_subset.csv",
+                  "--contracts", base / "contracts",
+                  "--categories", base / "category_descriptions.csv",
+                  "--out", tmp_path / "e.jsonl", "--corpus-out", tmp_path / "c.jsonl",
+                  "--report", out)
+    assert res.exit_code == 0, res.stderr
+    text = out.read_text(encoding="utf-8")
+    record = decode(json.loads(text), Statement[ImportPredicate])
+    assert record.predicate.parameters.source == "cuad" and record.predicate.summary.queries
+    assert canonical_dumps(encode(record)) == text
+
+
+def test_a_metric_that_is_not_finite_is_refused_on_the_matrix():
+    """The rows are built from one matrix of every metric; a NaN in it (a metric's bug) is an
+    internal error naming the metric and the query, before any row is built."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from ragspan.scoring.query_rows import row_columns
+
+    report = SimpleNamespace(evalset=SimpleNamespace(queries=[SimpleNamespace(id="q0"),
+                                                              SimpleNamespace(id="q1")]))
+    values = {"complete_grounding@1": np.array([1.0, 0.0]),
+              "char_recall@1": np.array([0.5, float("nan")])}
+    with pytest.raises(RuntimeError, match="char_recall@1 of query 'q1' is nan, not finite"):
+        row_columns(report, values)  # type: ignore[arg-type]

@@ -336,7 +336,7 @@ def test_langchain_retriever(small):
     rows, placement = res.rows, res.placement
     assert offsets(rows[0]["retrieved"][:2]) == [{"doc_id": "d5", "start": 10, "end": 40},
                                         {"doc_id": "d1", "start": 0, "end": 15}]
-    assert placement["checked"] == 4 and "placed" not in rows[0]  # texts checked, all match
+    assert placement.checked == 4 and "placed" not in rows[0]  # texts checked, all match
 
     class NoStart(BaseRetriever):
         def _get_relevant_documents(self, query, *, run_manager=None):
@@ -386,7 +386,7 @@ def test_langchain_page_relative_start_index_is_placed_by_text(tmp_path):
     assert rows[0]["placed"][0] | {"similarity": 1.0} == {
         "field": "retrieved", "rank": 1, "method": "exact", "similarity": 1.0,
         "doc_id": "contract.pdf", "start": 5100, "end": 5600, "realigned": True}
-    assert placement["realigned"] == 3 and placement["checked"] == 0  # the third: no doc id
+    assert placement.realigned == 3 and placement.checked == 0  # the third: no doc id
     rows = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
                               read_corpus(corpus)).rows
     assert [s["start"] for s in rows[0]["retrieved"]] == [5100, 0]  # first occurrence wins
@@ -413,7 +413,7 @@ def test_llamaindex_retriever(small):
     rows, placement = res.rows, res.placement
     assert offsets(rows[0]["retrieved"]) == [{"doc_id": "d3", "start": 4, "end": 20,
                                               "score": 0.5}]
-    assert placement["checked"] == 2  # one per query, its text checked
+    assert placement.checked == 2  # one per query, its text checked
 
 
 @pytest.mark.slow

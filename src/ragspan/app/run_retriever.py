@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ def read_config(path: str) -> tuple[PipelineConfig, str]:
     return config_of_bytes(data, path), sha256_hex(data)
 
 
-def cache_line(execution: dict[str, Any]) -> str:
+def cache_line(execution: Mapping[str, object]) -> str:
     """The embedding cache's use, for the log line: ``; embedded 12, 190 from the cache``."""
     if "embedded" not in execution:
         return ""
@@ -97,11 +98,11 @@ class Retrieved:
     parameters: dict[str, Any]
     inputs: list[InputRef] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, dict[str, str | int]] = field(default_factory=dict)
     doc_latency: list[float] = field(default_factory=list)
     # how this execution went, not what the inputs give: timings and the embedding cache's
     # use (``--record-latency`` writes them into the report's summary.execution)
-    execution: dict[str, Any] = field(default_factory=dict)
+    execution: dict[str, int | float] = field(default_factory=dict)
 
 
 def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
@@ -299,7 +300,7 @@ def _by_pipeline(cfg: PipelineConfig, queries: list[EvalQuery], corp: Corpus, ev
         "config": cfg.name, "config_digest": cfg.digest, "chunks": len(pipe.table.chunks),
         "chunker_fallback_documents": len(fallback), "invisible_chunks_dropped": dropped,
     })
-    execution: dict[str, Any] = {"queries_per_second": round(len(queries) / max(query_s, 1e-9),
+    execution: dict[str, int | float] = {"queries_per_second": round(len(queries) / max(query_s, 1e-9),
                                                              2)}
     if pipe.embedder is not None:
         summary.update(pipe.embedder.describe())
@@ -330,7 +331,7 @@ def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_
     summary["collection"] = live
     return Retrieved(rows, {"collection": described}, summary,
                      {"collection": described, **embedder.describe()},
-                     execution=embedder.cache_use())
+                     execution=dict(embedder.cache_use()))
 
 
 def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
@@ -349,7 +350,7 @@ def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
     described = {k: info[k] for k in ("source", "kind", "points", "sha256", "search")}
     return Retrieved(rows, {"edge_shard": described}, summary,
                      {"edge_shard": described, **embedder.describe()},
-                     execution=embedder.cache_use())
+                     execution=dict(embedder.cache_use()))
 
 
 def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progress, *,
@@ -362,8 +363,8 @@ def _by_user(retriever: str, queries: list[EvalQuery], corp: Corpus, bar: Progre
     result = run_agent(obj, queries, corp, bar, depth, id_key) if is_agent(obj, framework) \
         else run_user_retriever(obj, queries, corp, bar, depth, id_key, framework)
     summary: dict[str, Any] = {}
-    if result.placement:
-        summary["placement"] = result.placement
+    if result.placement is not None:
+        summary["placement"] = encode(result.placement)
     if result.steps is not None:
         summary["agent_steps"] = result.steps
     parameters: dict[str, Any] = {"retriever": retriever}

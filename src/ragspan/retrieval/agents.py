@@ -33,6 +33,7 @@ from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.runs.anchoring import Anchor
+from ragspan.records.envelope import encode
 from ragspan.retrieval.user import Raw, UserRun, langchain_raw, llamaindex_raw, span_items
 
 Call = tuple[str | None, list[Raw]]  # (the step's query, its results)
@@ -223,10 +224,10 @@ def run_agent(obj: Any, queries: list[EvalQuery], corpus: Corpus, progress: Any 
         row: dict[str, Any] = {"id": q.id, "steps": steps or [{"retrieved": []}],
                                "latency_ms": round(latency, 3)}
         if q.id in anchor.records:
-            row["placed"] = anchor.records[q.id]
+            row["placed"] = encode(anchor.records[q.id])
         rows.append(row)
         latencies.append(latency)
         if progress:
             progress("querying", n, len(queries))
-    return UserRun("span", rows, [], anchor.summary() or {}, latencies,
+    return UserRun("span", rows, [], anchor.summary(), latencies,
                    {"nested_calls_folded": folded.nested, "reranked_steps": folded.reranked})

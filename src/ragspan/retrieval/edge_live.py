@@ -38,6 +38,8 @@ from ragspan.io.evalset import EvalQuery
 from ragspan.io.files import file_sha256, tree_sha256
 from ragspan.io.readonly import check_archive, copy_tree
 from ragspan.io.runs.anchoring import Anchor
+from ragspan.records.envelope import encode
+from ragspan.records.retrieval import TextPlacement
 from ragspan.retrieval.edge_index import (
     FULL_SCAN_KB,
     edge_module,
@@ -184,6 +186,11 @@ def _recall(spec: LiveSpec, found: list[list[Any]], truth: list[list[Any]],
     return out
 
 
+def _placed(summary: TextPlacement | None) -> object:
+    """The texts' placement as the report records it (empty when no result gave one)."""
+    return {} if summary is None else encode(summary)
+
+
 def searched_with(spec: LiveSpec) -> dict[str, Any]:
     """How the shard was searched, as the run's header records it: exact or the graph's
     beam, the depth, the scope, the vector and the payload keys."""
@@ -246,7 +253,7 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
         row.pop("latency_ms", None)
     info: dict[str, Any] = {
         "source": source, "kind": "snapshot" if snapshot else "edge shard", "points": points,
-        "sha256": identity, "search": searched_with(spec), "placement": anchor.summary() or {}}
+        "sha256": identity, "search": searched_with(spec), "placement": _placed(anchor.summary())}
     if recall is not None:
         info["ann_recall"] = recall
     return rows, info

@@ -26,6 +26,7 @@ from ragspan.base.errors import InputError, MissingExtraError, RagspanError, Usa
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.runs.anchoring import Anchor
+from ragspan.records.envelope import encode
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter, search_params
 from ragspan.retrieval.user import span_row
@@ -194,6 +195,7 @@ def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder:
             for q, raw in zip(queries, results)]
     for row in rows:
         row.pop("latency_ms", None)
-    info["placement"] = anchor.summary() or {}
+    placed = anchor.summary()
+    info["placement"] = {} if placed is None else encode(placed)
     info["calls"] = sorted(set(client.calls))
     return rows, info

@@ -38,6 +38,8 @@ from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.runs.anchoring import Anchor
+from ragspan.records.envelope import encode
+from ragspan.records.retrieval import TextPlacement
 
 DOC_KEYS = ("doc_id", "source", "id")
 
@@ -177,7 +179,7 @@ class UserRun:
     level: str  # "span" or "doc"
     rows: list[dict[str, Any]]
     doc_rows: list[tuple[str, list[str], Any]]
-    placement: dict[str, Any]
+    placement: TextPlacement | None  # None: no result gave a text
     latency_ms: list[float]  # per query, the retriever's wall time
     # an agent's: nested retriever calls folded into the outermost, steps reranked
     steps: dict[str, int] | None = None
@@ -213,13 +215,13 @@ def run_user_retriever(obj: Any, queries: list[EvalQuery], corpus: Corpus,
             progress("querying", n, len(queries))
     every = [r for _, raw, _ in results for r in raw]
     if every and all(_id_only(r) for r in every):
-        return UserRun("doc", [], _doc_rows(results, corpus, depth, id_key), {},
+        return UserRun("doc", [], _doc_rows(results, corpus, depth, id_key), None,
                        [lat for _, _, lat in results])
     anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, align=True,
                     suggest_flags=False)
     rows = [span_row(q, raw, latency, corpus, anchor, depth, id_key, bool(every))
             for q, raw, latency in results]
-    return UserRun("span", rows, [], anchor.summary() or {}, [lat for _, _, lat in results])
+    return UserRun("span", rows, [], anchor.summary(), [lat for _, _, lat in results])
 
 
 def _doc_rows(results: list[tuple[EvalQuery, list[Raw], float]], corpus: Corpus,
@@ -265,7 +267,7 @@ def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, ancho
     spans = span_items(q, raw, corpus, anchor, depth, id_key, mixed_possible)
     row: dict[str, Any] = {"id": q.id, "retrieved": spans, "latency_ms": round(latency, 3)}
     if q.id in anchor.records:
-        row["placed"] = anchor.records[q.id]
+        row["placed"] = encode(anchor.records[q.id])
     return row
 
 

@@ -102,16 +102,29 @@ def row_columns(report: SpanReport, values: dict[str, np.ndarray]) -> tuple[Any,
     """What ``query_rows`` reads per query, as plain Python values made in one numpy pass each
     (no numpy scalar per query): the metric names and one row of floats per query (as
     ``float(arr[i])``), ``in_run``, and per k whether the query is grounded, its label
-    code and its gold spans' covered fractions."""
+    code and its gold spans' covered fractions. A value that is not finite is refused on the
+    matrix, before any row is built (a metric that computes NaN is a bug, named here)."""
     names = list(values)
-    matrix = (np.column_stack([np.asarray(values[n], dtype=np.float64) for n in names]).tolist()
-              if names else [[] for _ in report.evalset.queries])
+    if not names:
+        return names, [[] for _ in report.evalset.queries], *_flags(report, values)
+    stacked = np.column_stack([np.asarray(values[n], dtype=np.float64) for n in names])
+    bad = np.argwhere(~np.isfinite(stacked))
+    if bad.size:
+        i, j = bad[0].tolist()
+        raise RuntimeError(f"internal error: {names[j]} of query "
+                           f"'{report.evalset.queries[i].id}' is {stacked[i, j]}, not finite")
+    return names, stacked.tolist(), *_flags(report, values)
+
+
+def _flags(report: SpanReport, values: dict[str, np.ndarray]) -> tuple[Any, ...]:
+    """``in_run``, and per k whether each query is grounded, its label code and its gold
+    spans' covered fractions, as plain lists."""
     in_run = np.asarray(report.in_run, dtype=bool).tolist()
     grounded = {k: (values[format_name("complete_grounding", k)] >= 1.0).tolist()
                 for k in report.ks}
     label_of = {k: np.asarray(report.labels.query[k]).tolist() for k in report.ks}
     fractions = {k: np.asarray(report.scores.gold_fraction[k]).tolist() for k in report.ks}
-    return names, matrix, in_run, grounded, label_of, fractions
+    return in_run, grounded, label_of, fractions
 
 
 def query_rows(report: SpanReport, values: dict[str, np.ndarray]) -> list[Row]:

@@ -14,6 +14,7 @@ from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.evalset import EvalSet
+from ragspan.records.envelope import encode
 from ragspan.records.score import (
     Anchoring,
     CharsSpread,
@@ -179,7 +180,7 @@ def _summary(report: SpanReport, values: dict[str, np.ndarray], metrics: dict[st
         retrieved_chars={str(k): distribution(values[format_name("retrieved_chars", k)])
                          for k in report.ks},
         placement=UNSET if placement is None
-        else {k: v for k, v in placement.items() if k not in ANCHOR_SETTINGS},
+        else {k: v for k, v in encode(placement).items() if k not in ANCHOR_SETTINGS},
         # taken as given: nothing checked them against the corpus
         results_without_text=report.run.untexted or UNSET,
         saturation=report.saturation or UNSET, off_scope=report.off_scope or UNSET,
@@ -229,8 +230,8 @@ def _parameters(report: SpanReport, doc: DocScores | None) -> ScoreParameters:
         chroma_metrics=True if report.chroma else UNSET,
         tokenizer=UNSET if report.tokenizer is None else report.tokenizer,
         relevance_level=UNSET if doc is None else doc.level,
-        anchoring=UNSET if placement is None
-        else Anchoring(**{k: placement[k] for k in ANCHOR_SETTINGS}),
+        anchoring=UNSET if placement is None else msgspec.convert(
+            {k: getattr(placement, k) for k in ANCHOR_SETTINGS}, Anchoring),
         chunks=True if report.manifest is not None else UNSET)
 
 

@@ -19,11 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.base.errors import InputError, UsageError, present
 from ragspan.base.placement import PLACEMENT_DEFAULTS, PLACEMENT_OPTIONS
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
 from ragspan.io.rows import is_offset
+from ragspan.records.retrieval import TextPlacement
+from ragspan.records.score_rows import Placed as PlacedItem
 
 ON_AMBIGUOUS = next(o.choices for o in PLACEMENT_OPTIONS if o.key == "on-ambiguous")
 ON_UNPLACED = next(o.choices for o in PLACEMENT_OPTIONS if o.key == "unplaced")
@@ -48,7 +52,7 @@ class Anchor:
     # ``--unplaced``); False for a command without them (run-retriever)
     suggest_flags: bool = True
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
-    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    records: dict[str, list[PlacedItem]] = field(default_factory=dict)
     _placer: Placer | None = None
     _all_docs: list[str] = field(default_factory=list)  # document order for corpus-wide search
     _unplaced: list[str] = field(default_factory=list)  # the dropped texts, in turn
@@ -162,21 +166,23 @@ class Anchor:
 
     def _record(self, qid: str, key: str, rank: int, placed: Placed | None,
                 realign: bool) -> None:
-        rec: dict[str, Any] = {"field": key, "rank": rank + 1}
+        realigned = True if realign else UNSET
         if placed is None:
-            rec["method"] = "dropped"
+            rec = PlacedItem(field=key, rank=rank + 1, method="dropped", realigned=realigned)
         else:
-            rec.update(method=placed.method, similarity=placed.similarity,
-                       doc_id=placed.doc_id, start=placed.start, end=placed.end)
-            if placed.ambiguous:
-                rec["ambiguous_places"] = placed.ambiguous
-        if realign:
-            rec["realigned"] = True
+            rec = PlacedItem(field=key, rank=rank + 1, method=placed.method,
+                             similarity=placed.similarity, doc_id=placed.doc_id,
+                             start=placed.start, end=placed.end,
+                             ambiguous_places=placed.ambiguous or UNSET, realigned=realigned)
         self.records.setdefault(qid, []).append(rec)
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> TextPlacement | None:
         """The counts, with the settings that decided them; None when no item had a text."""
-        if not any(self.counts.values()):
+        c = self.counts
+        if not any(c.values()):
             return None
-        return {**self.counts, "align": self.align, "on_ambiguous": self.on_ambiguous,
-                "unplaced": self.unplaced, "threshold": self.threshold}
+        return TextPlacement(
+            checked=c["checked"], unchecked=c["unchecked"], exact=c["exact"],
+            normalized=c["normalized"], fuzzy=c["fuzzy"], realigned=c["realigned"],
+            ambiguous_first=c["ambiguous_first"], dropped=c["dropped"], align=self.align,
+            on_ambiguous=self.on_ambiguous, unplaced=self.unplaced, threshold=self.threshold)

@@ -1,8 +1,6 @@
 """Span runs: per query, the retrieved spans ranked best first (DESIGN.md, "Run (span level)").
-
 Runs are held column-wise (one numpy array per field, rows delimited by ``offsets``) so that a
-run of millions of spans is scored without a Python object per span.
-"""
+run of millions of spans is scored without a Python object per span."""
 
 from __future__ import annotations
 
@@ -31,6 +29,8 @@ from ragspan.io.runs import fast_docs
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.io.runs.fast_spans import FUSED_SOURCES, read_arrow_spans
 from ragspan.io.runs.steps import StepLayout, StepRows, parse_steps
+from ragspan.records.retrieval import TextPlacement
+from ragspan.records.score_rows import Placed
 
 
 @dataclass
@@ -80,8 +80,8 @@ class SpanRun:
     # gave none); None when no row gave ``stage_ms``
     stage_ms: dict[str, np.ndarray] | None = None
     # items that carried their text: how each was checked or placed (None: none carried one)
-    placement: dict[str, Any] | None = None
-    placement_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    placement: TextPlacement | None = None
+    placement_records: dict[str, list[Placed]] = field(default_factory=dict)
     # the texts of results that could not be placed and were kept as off-corpus results
     # (``io.runs.anchoring.UNPLACED_DOC``'s text); "" when none was
     unplaced: str = ""
