@@ -6,8 +6,10 @@ the same maps the run's header carries); the command turns them into these recor
 (``retrieving``), which name every field any of them writes and refuse one they do not
 name, so a new field is added here, typed, or the command fails in the tests that run it.
 
-One value stays a user's JSON: the pipeline configuration (``parameters.config``), as its
-file gave it (its own schema is the config's, ``retrieval.config``)."""
+The pipeline configuration (``parameters.config``) is ``PipelineJson``: the configuration
+as ``retrieval.config.PipelineConfig.as_json`` writes it (every default filled in; a
+character chunker's tokenizer and exact search's HNSW settings left out, so the digests of
+earlier releases hold)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,67 @@ from msgspec import UNSET, Struct, UnsetType
 from ragspan.records.envelope import Finite, Predicate
 from ragspan.records.score_facts import Count, Latency
 
-# a pipeline configuration as its file gave it
-ConfigJson = dict[str, object]
+
+class ChunkerJson(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """The chunker: its kind, size and overlap (characters, or tokens of ``tokenizer``) and
+    whether chunks snap to word boundaries."""
+
+    kind: str
+    size: int
+    overlap: int
+    snap: bool
+    tokenizer: str | UnsetType = UNSET
+
+
+class DenseJson(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """Dense retrieval: the model, the backend (and its Qdrant path or URL), the depth, the
+    batch size, and the HNSW settings of a graph search."""
+
+    model: str
+    backend: str
+    depth: int
+    batch_size: int
+    qdrant_path: str | None
+    qdrant_url: str | None
+    search: str | UnsetType = UNSET
+    hnsw_m: int | UnsetType = UNSET
+    hnsw_ef_construct: int | UnsetType = UNSET
+    hnsw_ef: int | UnsetType = UNSET
+
+
+class SparseJson(Struct, kw_only=True, forbid_unknown_fields=True):
+    """Sparse retrieval (BM25): the backend, ``k1``, ``b`` and the depth."""
+
+    backend: str
+    k1: Finite
+    b: Finite
+    depth: int
+
+
+class RerankJson(Struct, kw_only=True, forbid_unknown_fields=True):
+    """The cross-encoder rerank: the model, the depth, the batch size, and what it keeps
+    (the top k, a least score, a least count)."""
+
+    model: str
+    depth: int
+    batch_size: int
+    top_k: int | None
+    min_score: Finite | None
+    min_keep: int
+
+
+class PipelineJson(Struct, kw_only=True, forbid_unknown_fields=True):
+    """ragspan's retrieval pipeline as its configuration reads in full: the name, the
+    depth, the chunker, dense and sparse retrieval, the fusion's k, the rerank, the scope."""
+
+    name: str
+    depth: int
+    chunker: ChunkerJson
+    dense: DenseJson | None
+    sparse: SparseJson | None
+    fusion_k: int
+    rerank: RerankJson | None
+    scope: str
 
 
 class Recall(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -146,7 +207,7 @@ class RetrievalParameters(Struct, kw_only=True, omit_defaults=True,
     framework, and for a doc-level one the run's level, format and tag); the embedding
     model, its identity, cache key and dimension."""
 
-    config: ConfigJson | UnsetType = UNSET
+    config: PipelineJson | UnsetType = UNSET
     config_digest: str | UnsetType = UNSET
     collection: Collection | UnsetType = UNSET
     edge_shard: EdgeShard | UnsetType = UNSET
