@@ -93,14 +93,18 @@ SCORE_KINDS = {"score.span": SpanPredicate, "score.doc": DocPredicate}
 
 
 def _score_reports(tmp_path: Path) -> list[Path]:
-    """The span score goldens, and a doc score (trec_eval's own test files) with the
-    duplicate rule stated, which no golden holds."""
+    """The span score goldens, and a doc score with the duplicate rule stated (its skipped
+    rows counted), which no golden holds, made from TREC files written here."""
     from conftest import run_cli
 
-    trec = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec_eval_test"
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.trec"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq3 0 d9 1\n", encoding="utf-8")
+    run.write_text("q1 Q0 d2 1 0.9 r\nq1 Q0 d1 2 0.8 r\nq1 Q0 d7 3 0.7 r\n"
+                   "q2 Q0 d3 1 0.5 r\nq4 Q0 d4 1 0.5 r\n", encoding="utf-8")
     doc = tmp_path / "doc.json"
-    assert run_cli("score", "--qrels", trec / "qrels.test", "--run", trec / "results.test",
-                   "--on-duplicate", "first", "--out", doc).exit_code == 0
+    res = run_cli("score", "--qrels", qrels, "--run", run, "--on-duplicate", "first",
+                  "--out", doc)
+    assert res.exit_code == 0, res.stderr
     return [*(path for kind in SCORE_KINDS for path in goldens(kind)), doc]
 
 
