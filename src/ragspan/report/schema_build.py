@@ -32,11 +32,13 @@ def _typed_clause(clause: Any) -> bool:
 
 
 def _any_json(kind: type) -> dict[str, Any]:
-    """The schema of a record field holding a user's JSON as given (``object``): any
-    value (msgspec needs a keyword to write, so it says so)."""
+    """The schema of a record field holding a user's JSON as given (``object``, a run's
+    header's values): any value (msgspec needs a keyword to write, so it says so). A record
+    field of any other type msgspec cannot describe is a record to type, not to let through:
+    TypeError."""
     if kind is object:
         return {"description": "any JSON value, kept as given"}
-    raise NotImplementedError
+    raise TypeError(f"no JSON Schema for {kind!r}: type the record's field")
 
 
 def generated(schema: dict[str, Any]) -> dict[str, Any]:
