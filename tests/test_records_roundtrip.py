@@ -196,3 +196,46 @@ def test_a_metric_that_is_not_finite_is_refused_on_the_matrix():
               "char_recall@1": np.array([0.5, float("nan")])}
     with pytest.raises(RuntimeError, match="char_recall@1 of query 'q1' is nan, not finite"):
         row_columns(report, values)  # type: ignore[arg-type]
+
+
+def _leaves(value, path=()):
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _leaves(inner, (*path, key))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value[:3]):
+            yield from _leaves(inner, (*path, i))
+    else:
+        yield path, value
+
+
+@pytest.mark.slow
+def test_a_value_of_the_wrong_type_anywhere_in_a_golden_is_an_input_error_by_its_path():
+    """Drawn leaves of every golden report (a fixed seed, 40 a report) replaced by an object:
+    each is refused as an input error naming the report given, never a crash; the one place
+    a report may hold any value is a run's header (``parameters.run_config``), the user's
+    JSON as given."""
+    import copy
+    import random
+
+    from ragspan.base.errors import InputError
+    from ragspan.report.envelope import report_of_mapping
+
+    rng = random.Random(1)
+    refused = 0
+    for path, doc in golden_reports():
+        leaves = list(_leaves(doc))
+        for where, _ in rng.sample(leaves, min(40, len(leaves))):
+            bad = copy.deepcopy(doc)
+            node = bad
+            for key in where[:-1]:
+                node = node[key]
+            node[where[-1]] = {"wrong": 1}
+            try:
+                report_of_mapping(bad)
+            except InputError as exc:
+                assert "the report given" in str(exc) and "$" in str(exc), (path.name, where)
+                refused += 1
+            else:
+                assert where[:3] == ("predicate", "parameters", "run_config"), (path.name, where)
+    assert refused > 500
