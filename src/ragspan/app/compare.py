@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from ragspan.app.across import migration_of_file, trusted_eval_set
 from ragspan.app.output import CommandResult
@@ -32,13 +32,12 @@ from ragspan.gate.override import override_of
 from ragspan.gate.plan import Origins
 from ragspan.gate.result import GateResult
 from ragspan.records.compare import CompareParameters, ComparePredicate
-from ragspan.records.envelope import decode
+from ragspan.records.envelope import decode, given
 from ragspan.records.score import Provenance
 from ragspan.report.envelope import created_at, statement
 from ragspan.report.render.annotations import github_annotations
 from ragspan.report.render.junit import junit_xml
 
-T = TypeVar("T")
 __all__ = ["GATE_OPTIONS", "SOURCE_KEYS", "GateResult", "Sources", "compare_reports", "gate_options",
            "merge_budgets", "run", "verify_scored"]
 
@@ -177,25 +176,21 @@ def _parameters(opts: GateOptions, result: GateResult, config_path: str | None,
                 across: bool, baseline_is: str | None) -> CompareParameters:
     """The compare report's parameters: every setting in force (None ones left out)."""
     return CompareParameters(
-        alpha=_given(opts.alpha), mode=opts.mode, on_inconclusive=opts.on_inconclusive,
-        anchor_budget=_given(opts.anchor_budget), test=opts.test,
+        alpha=given(opts.alpha), mode=opts.mode, on_inconclusive=opts.on_inconclusive,
+        anchor_budget=given(opts.anchor_budget), test=opts.test,
         permutations=opts.permutations, bootstrap=opts.bootstrap, seed=opts.seed,
         correction=opts.family_correction, budget_tolerance=opts.budget_tolerance,
         allow_budget_change=opts.allow_budget_change,
         allow_parameter_change=list(opts.allow_parameter_change) or UNSET,
         budgets={n: str(b) for n, b in result.budgets.items()},
         gate_slices=list(opts.gate_slices), min_slice_size=opts.min_slice_size,
-        cluster_by=opts.cluster_by, k=list(result.ks), config_file=_given(config_path),
-        config_origin=_given(config_origin), no_config=True if no_config else UNSET,
+        cluster_by=opts.cluster_by, k=list(result.ks), config_file=given(config_path),
+        config_origin=given(config_origin), no_config=True if no_config else UNSET,
         verified=True if verified else UNSET,
         max_set_aside=opts.max_set_aside if across else UNSET, profile=opts.profile,
-        max_baseline_age=_given(opts.max_baseline_age),
-        override_label=_given(opts.override_label), baseline_is=_given(baseline_is))
+        max_baseline_age=given(opts.max_baseline_age),
+        override_label=given(opts.override_label), baseline_is=given(baseline_is))
 
-
-def _given(value: T | None) -> T | UnsetType:
-    """A setting not in force (None) as a field left out."""
-    return UNSET if value is None else value
 
 
 def gate_options(budgets: Sequence[str], table: dict[str, Any], config_path: str | None,

@@ -7,14 +7,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from ragspan.base.errors import ExitCode
 from ragspan.base.voice import setting
 from ragspan.records.compare import BudgetAt
 from ragspan.records.compare_details import Outcome
+from ragspan.records.envelope import given
 from ragspan.scoring.metrics.registry import (
     parse_name,
 )
@@ -64,23 +65,16 @@ class MetricOutcome:
             delta=self.delta, ci95=[self.ci_low, self.ci_high], p_value=self.p_value,
             test=self.test, budget=self.budget, gated=self.gated,
             over_budget=self.over_budget, failed=self.failed, worse=self.worse,
-            better=self.better, same=self.same, p_adjusted=_given(self.p_adjusted),
+            better=self.better, same=self.same, p_adjusted=given(self.p_adjusted),
             allowed_drop=UNSET if math.isinf(self.allowed_drop) else self.allowed_drop,
-            significant=_given(self.significant), upper_drop=_given(self.upper_drop),
-            fixed=_given(self.fixed), broken=_given(self.broken),
-            decision=_given(self.decision),
+            significant=given(self.significant), upper_drop=given(self.upper_drop),
+            fixed=given(self.fixed), broken=given(self.broken),
+            decision=given(self.decision),
             drop_bounds=UNSET if self.drop_low is None or self.drop_high is None
             else [self.drop_low, self.drop_high],
-            bound_alpha=_given(self.bound_alpha), interval=_given(self.interval),
-            p_drop=_given(self.p_drop))
+            bound_alpha=given(self.bound_alpha), interval=given(self.interval),
+            p_drop=given(self.p_drop))
 
-
-T = TypeVar("T")
-
-
-def _given(value: T | None) -> T | UnsetType:
-    """None as a field left out of the report."""
-    return UNSET if value is None else value
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ragspan.records.compare_details import (
     Regressed,
     SliceOutcome,
 )
-from ragspan.records.envelope import encode
+from ragspan.records.envelope import encode, given
 
 __all__ = ["GateResult", "Verification"]
 
@@ -93,14 +93,14 @@ class GateResult:
             gated_metrics=list(self.gated),
             metrics={o.name: o.record() for o in self.outcomes},
             inconclusive=list(self.decision.uncertain) or UNSET,
-            interval=_given(self.interval), power=_given(self.power),
-            warnings=list(self.warnings) or UNSET, anchor=_given(self.anchor),
-            noise=_given(self.noise), clusters=_given(self.clusters),
-            migration=_given(self.migration), placement=_given(self.placement),
-            verification=_given(self.verification), provenance=_given(self.provenance),
-            override=_given(self.override), no_gate=True if self.no_gate else UNSET,
+            interval=given(self.interval), power=given(self.power),
+            warnings=list(self.warnings) or UNSET, anchor=given(self.anchor),
+            noise=given(self.noise), clusters=given(self.clusters),
+            migration=given(self.migration), placement=given(self.placement),
+            verification=given(self.verification), provenance=given(self.provenance),
+            override=given(self.override), no_gate=True if self.no_gate else UNSET,
             grounding_changes=self.changes or UNSET, why=self.why or UNSET,
-            per_query=_given(self.per_query_counts),
+            per_query=given(self.per_query_counts),
             plan=UNSET if self.plan is None else self.plan.record(),
             retrieval_budget=UNSET if self.budget is None else _budget(self.budget))
 
@@ -108,7 +108,7 @@ class GateResult:
         """The compare report's details."""
         return CompareDetails(most_regressed=list(self.most_regressed), slices=self.slices,
                               grounding_changes=self.changed_queries or UNSET,
-                              per_query_diff=_given(self.per_query))
+                              per_query_diff=given(self.per_query))
 
     def summary(self) -> dict[str, Any]:
         """The summary as JSON values (the Python API's view; the report's own)."""
@@ -120,10 +120,6 @@ class GateResult:
         out: dict[str, Any] = encode(self.details_record())
         return out
 
-
-def _given(value: Any) -> Any:
-    """None as a field left out of the report."""
-    return UNSET if value is None else value
 
 
 def _budget(check: BudgetCheck) -> RetrievalBudget:

@@ -16,7 +16,7 @@ import sys
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
-from msgspec import Meta, Struct
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 # a JSON number that is a finite double (a text like 1e400 reads as infinity: refused)
 Finite = Annotated[float, Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
@@ -81,6 +81,15 @@ class Statement(Struct, Generic[P], frozen=True, forbid_unknown_fields=True,
     subject: list[Subject]
     predicate_type: str
     predicate: P
+
+
+T = TypeVar("T")
+
+
+def given(value: T | None) -> T | UnsetType:
+    """None as a field left out of the report (``UNSET``): a record's optional field built
+    from a value that may be missing."""
+    return UNSET if value is None else value
 
 
 def _plain(value: Any) -> Any:
