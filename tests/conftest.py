@@ -121,6 +121,32 @@ def golden_reports() -> list[tuple[Path, dict]]:
     return found
 
 
+def report_rows(doc: dict) -> list[dict]:
+    """A score report's rows in its order, as format v1 spelled them, whatever its format
+    (what the API's ``query_rows`` reads); ``doc`` a report or its predicate."""
+    from ragspan.app.score_reports import rows_by_id
+    from ragspan.records.envelope import PREDICATE_TYPE, PREDICATE_TYPE_V1
+
+    if "predicate" not in doc:  # a predicate: its details say its format
+        doc = {"predicateType": PREDICATE_TYPE_V1 if "queries" in doc["details"]
+               else PREDICATE_TYPE, "predicate": doc}
+    return list(rows_by_id(doc).values())
+
+
+def as_v1(doc: dict) -> dict:
+    """A v2 score report as format v1 wrote it (its rows as ``details.queries``): what a stored
+    baseline of an earlier release holds, and what a test tampers with row by row."""
+    from ragspan.records.envelope import PREDICATE_TYPE_V1
+
+    pred = doc["predicate"]
+    details = {"queries": report_rows(doc)}
+    if pred["kind"] == "score.span":
+        details.update({k: pred["details"][k] for k in ("slices", "run_rows_without_query")
+                        if k in pred["details"]})
+    return {**doc, "predicateType": PREDICATE_TYPE_V1,
+            "predicate": {**pred, "details": details}}
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

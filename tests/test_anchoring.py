@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_input_error, assert_valid_report, run_cli, shared, write_jsonl
+from conftest import assert_input_error, assert_valid_report, report_rows, run_cli, shared, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "cuad"
@@ -125,7 +125,7 @@ def test_text_only_scores_as_the_offsets(example):
         assert placement["exact"] == n and placement["normalized"] == placement["fuzzy"] == 0
         assert pred["parameters"]["anchoring"] == {"align": False, "on_ambiguous": "error",
                                                    "unplaced": "error", "threshold": 0.9}
-        row = pred["details"]["queries"][0]
+        row = report_rows(pred)[0]
         assert [p["rank"] for p in row["placed"]] == list(range(1, len(rows[0]["retrieved"]) + 1))
         assert {p["method"] for p in row["placed"]} == {"exact"}
 
@@ -161,7 +161,7 @@ def test_offsets_that_disagree_with_their_text_are_refused_unless_align(example)
     assert res.exit_code == 0, res.stderr
     pred = res.json()["predicate"]
     assert pred["summary"]["placement"]["realigned"] == 1
-    placed = [p for p in pred["details"]["queries"][1]["placed"] if p.get("realigned")]
+    placed = [p for p in report_rows(pred)[1]["placed"] if p.get("realigned")]
     assert placed[0]["start"] == item["start"] - 100 and placed[0]["end"] == item["end"] - 100
 
 
@@ -177,7 +177,7 @@ def test_unplaced_and_ambiguous_texts(example, tmp_path):
     pred = res.json()["predicate"]
     assert pred["summary"]["placement"]["dropped"] == 1
     assert {"field": "retrieved", "rank": 2, "method": "dropped"} in \
-        pred["details"]["queries"][0]["placed"]
+        report_rows(pred)[0]["placed"]
     run = as_text(rows[:2], texts)
     run[1]["retrieved"][0]["text"] = "the"  # everywhere
     res = score(tmp_path, evalset, corpus, run, "a.jsonl")

@@ -119,9 +119,8 @@ def test_import_ragspan_loads_nothing_heavy():
 
 
 @pytest.mark.parametrize("mutate, where", [
-    (lambda d: d["predicate"]["details"]["queries"][0]["metrics"].update(
-        {"complete_grounding@1": "x"}),
-     "$.predicate.details.queries[0].metrics['complete_grounding@1']: 'x' is not of type"),
+    (lambda d: d["predicate"]["details"]["metrics"]["complete_grounding@1"].__setitem__(0, "x"),
+     "$.predicate.details.metrics['complete_grounding@1'][0]: 'x' is not of type"),
     (lambda d: d["predicate"].pop("summary"), "$.predicate: 'summary' is a required property"),
     (lambda d: d["predicate"]["summary"].update({"queries": float("nan")}), "not a JSON value"),
     (lambda d: d.pop("_type"), "$: '_type' is a required property"),

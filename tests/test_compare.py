@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_input_error, assert_valid_report, run_cli, write_jsonl
+from conftest import as_v1, assert_input_error, assert_valid_report, run_cli, write_jsonl
 
 N = 20
 
@@ -153,8 +153,23 @@ def test_different_corpus_is_an_input_error(tmp_path):
 
 def test_query_set_mismatch_with_same_digest_is_named(tmp_path):
     b, c = make_reports(tmp_path, [1] * N, [1] * N)
-    doc = json.loads(c.read_text())
+    doc = as_v1(json.loads(c.read_text()))
     doc["predicate"]["details"]["queries"].pop()
+    c.write_text(json.dumps(doc))
+    assert_input_error(compare(b, c), "query sets differ", "1 only in the baseline")
+    doc = json.loads(b.read_text())  # format v2: the question left out of every column
+    details = doc["predicate"]["details"]
+    for table in (details["questions"], details["metrics"], details["failure"]):
+        for column in table.values():
+            column.pop()
+    gold = details["gold"]
+    keep = sum(g < N - 1 for g in gold["question"])
+    for name, column in list(gold.items()):
+        gold[name] = ({k: v[:keep] for k, v in column.items()} if isinstance(column, dict)
+                      else column[:keep])
+    evidence = details["evidence"]
+    kept = [i for i, g in enumerate(evidence["gold"]) if g < keep]
+    details["evidence"] = {k: [v[i] for i in kept] for k, v in evidence.items()}
     c.write_text(json.dumps(doc))
     assert_input_error(compare(b, c), "query sets differ", "1 only in the baseline")
 
@@ -284,11 +299,16 @@ def test_metric_fails_truth_table():
 def test_report_with_broken_query_rows_is_refused(tmp_path):
     """A hand-edited report whose rows lack metrics fails the schema: exit 3, not a crash."""
     b, c = make_reports(tmp_path, [1] * N, [1] * N)
-    doc = json.loads(c.read_text())
+    doc = as_v1(json.loads(c.read_text()))
     del doc["predicate"]["details"]["queries"][0]["metrics"]
     c.write_text(json.dumps(doc))
     assert_input_error(compare(b, c), "not a valid ragspan report",
                        "$.predicate.details.queries[0]")
+    doc = json.loads(b.read_text())  # format v2: a metric column of another length
+    next(iter(doc["predicate"]["details"]["metrics"].values())).pop()
+    c.write_text(json.dumps(doc))
+    assert_input_error(compare(b, c), "not a valid ragspan report", "$.predicate.details",
+                       f"has {N - 1} entries for {N} questions")
 
 
 def test_compare_records_report_digests(tmp_path):

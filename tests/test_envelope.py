@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragspan.base.errors import InputError
+from ragspan.records.envelope import PREDICATE_TYPE_V1
 from ragspan.report.envelope import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -40,13 +41,27 @@ def test_created_at_honours_source_date_epoch(monkeypatch):
         created_at()
 
 
+def columns(n=0, metric="span_coverage@5"):
+    """A span score's details in format v2: ``n`` questions, one metric column."""
+    return {"questions": {"id": [f"q{i}" for i in range(n)], "in_run": [True] * n},
+            "metrics": {metric: [i / 10 for i in range(n)]},
+            "failure": {"5": [None] * n},
+            "gold": {"question": list(range(n)), "doc_id": ["d"] * n, "start": [0] * n,
+                     "end": [5] * n, "covered": {"5": [1.0] * n}, "first_rank": [1] * n},
+            "evidence": {"gold": [], "start": [], "end": [], "chunk_id": [], "rank": []}}
+
+
 def _doc(**kw):
+    """A score report; one whose details hold rows (``queries``) says it is in format v1."""
     ref = InputRef("run", "run.jsonl", "a" * 64)
     args = dict(kind="score.span", subject=[ref], inputs=[ref], parameters={"k": [5]},
                 summary={"queries": 1, "metrics": {"span_coverage@5": 0.5}},
-                details={"queries": []})
+                details=columns())
     args.update(kw)
-    return json.loads(canonical_dumps(statement(**args)))
+    doc = json.loads(canonical_dumps(statement(**args)))
+    if "queries" in doc["predicate"]["details"]:
+        doc["predicateType"] = PREDICATE_TYPE_V1
+    return doc
 
 
 def test_statement_shape_validates():
@@ -120,6 +135,59 @@ def test_a_typed_kind_is_checked_by_its_records_with_the_full_answer(mutate):
     assert validation_error(doc) == _full_validation_error(doc)
 
 
+COLUMNS = ["predicate", "details"]
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: None,
+    _set([*COLUMNS, "questions", "id", 7], 7),
+    _set([*COLUMNS, "metrics", "span_coverage@5", 3], "x"),
+    _set([*COLUMNS, "metrics", "span_coverage@5", 3], True),
+    _set([*COLUMNS, "metrics", "it's a\\b"], [0.5]),
+    _set([*COLUMNS, "metrics", "span_coverage@5"], {"q0": 0.5}),
+    lambda d: d["predicate"]["details"].pop("gold"),
+    _set([*COLUMNS, "gold", "start", 2], -1),
+    _set([*COLUMNS, "gold", "first_rank", 2], 0),
+    _set([*COLUMNS, "failure", "5", 1], 4),
+    _set([*COLUMNS, "evidence"], []),
+    _set([*COLUMNS, "questions"], [["q0", True]]),
+    _set(["predicateType"], "https://ragspan.dev/report/v3"),
+])
+def test_a_v2_score_report_is_checked_by_its_records_with_the_full_answer(mutate):
+    """Format v2's columns, as v1's rows: decoded into their records in one pass, the
+    envelope checked with each array cut to its first entry, the answer the one a full
+    validation against the published schema gives."""
+    doc = _doc(details=columns(12))
+    mutate(doc)
+    assert validation_error(doc) == _full_validation_error(doc)
+
+
+@pytest.mark.parametrize("mutate,said", [
+    (lambda d: d["questions"]["in_run"].pop(), "questions.in_run has 11 entries for 12"),
+    (lambda d: d["metrics"]["span_coverage@5"].append(0.5),
+     "metrics.span_coverage@5 has 13 entries for 12"),
+    (lambda d: d["failure"]["5"].pop(), "failure.5 has 11 entries"),
+    (lambda d: d["gold"]["covered"]["5"].pop(), "gold.covered.5 has 11 entries for 12"),
+    (lambda d: d["gold"].update(question=[0] * 11 + [12]), "gold.question"),
+    (lambda d: d["gold"].update(question=list(range(12))[::-1]), "gold.question"),
+    (lambda d: d["gold"].update(end=[0] * 11 + [5], start=[0] * 11 + [6]),
+     "a span ends before it starts"),
+    (lambda d: d["evidence"].update(gold=[12], start=[0], end=[1], chunk_id=[None], rank=[1]),
+     "evidence.gold names a gold span beyond"),
+    (lambda d: d["evidence"].update(gold=[0], start=[0, 1], end=[1], chunk_id=[None],
+                                    rank=[1]), "evidence.start has 2 entries for 1"),
+])
+def test_v2_columns_of_other_lengths_than_their_table_are_refused(mutate, said):
+    """What no schema can say (an array's length, an index in range) is the reader's
+    check: a report whose columns disagree is invalid, naming the array."""
+    doc = _doc(details=columns(12))
+    mutate(doc["predicate"]["details"])
+    assert _full_validation_error(doc) is None
+    problem = validation_error(doc)
+    assert problem is not None and problem.startswith("$.predicate.details: ") and said in \
+        problem, problem
+
+
 def test_an_integral_float_where_an_integer_belongs_is_refused_by_the_records():
     """The one place the published schema is looser than the reader: JSON Schema's
     ``integer`` admits 1.0; the records, as ragspan writes, want an integer (the decode
@@ -136,8 +204,8 @@ def test_schema_file_at_repository_root_is_the_packaged_one():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    assert (root / "schemas" / "report-envelope.v1.json").read_bytes() == (
-        root / "src" / "ragspan" / "schemas" / "report-envelope.v1.json").read_bytes()
+    assert (root / "schemas" / "report-envelope.v2.json").read_bytes() == (
+        root / "src" / "ragspan" / "schemas" / "report-envelope.v2.json").read_bytes()
 
 
 def test_canonical_dumps_is_one_text_whatever_the_path():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, assert_error_envelope, assert_input_error, run_cli, write_jsonl
+from conftest import ROOT, as_v1, assert_error_envelope, assert_input_error, run_cli, write_jsonl
 
 GATE = ROOT / "tests" / "fixtures" / "gate"
 METRIC = "complete_grounding@1"
@@ -25,8 +25,15 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
     return base, cand
 
 
-def edit(path: Path, change) -> Path:
+def edit(path: Path, change, v1: bool = False) -> Path:
+    """``path`` rewritten with ``change`` made to its predicate; ``v1``: a copy of the same
+    name in a folder ``v1`` beside it, in format v1 (its rows, as a stored baseline of an
+    earlier release holds them), ``path`` left as it was."""
     doc = json.loads(path.read_text(encoding="utf-8"))
+    if v1:
+        doc = as_v1(doc)
+        (path.parent / "v1").mkdir(exist_ok=True)
+        path = path.parent / "v1" / path.name
     change(doc["predicate"])
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
@@ -47,8 +54,14 @@ def test_a_row_missing_a_metric_is_refused(pair):
     def drop(pred):
         del pred["details"]["queries"][3]["metrics"][METRIC]
 
-    assert_input_error(compare(base, edit(cand, drop)), "candidate.json",
+    assert_input_error(compare(base, edit(cand, drop, v1=True)), "candidate.json",
                        f"query 'q03' lacks metric '{METRIC}'")
+
+    def shorten(pred):  # format v2: the column one value short
+        del pred["details"]["metrics"][METRIC][3]
+
+    assert_input_error(compare(base, edit(cand, shorten)), "candidate.json",
+                       f"metrics.{METRIC} has 29 entries for 30 questions")
 
 
 def test_a_gated_metric_missing_from_one_report_is_refused(pair):
@@ -60,8 +73,22 @@ def test_a_gated_metric_missing_from_one_report_is_refused(pair):
         for row in pred["details"]["queries"]:
             del row["metrics"][METRIC]
 
-    assert_input_error(compare(base, edit(cand, drop)), "candidate.json",
+    assert_input_error(compare(base, edit(cand, drop, v1=True)), "candidate.json",
                        f"lacks the gated metric '{METRIC}'")
+
+    def drop_column(pred):
+        del pred["summary"]["metrics"][METRIC]
+        del pred["details"]["metrics"][METRIC]
+
+    assert_input_error(compare(base, edit(cand, drop_column)), "candidate.json",
+                       f"lacks the gated metric '{METRIC}'")
+
+    def keep_column(pred):  # the summary without it, the column left: refused too
+        del pred["summary"]["metrics"][METRIC]
+
+    shutil.copy(GATE / "candidate-pass.json", cand)
+    assert_input_error(compare(base, edit(cand, keep_column)), "candidate.json",
+                       f"details.metrics has a column '{METRIC}' that the summary lacks")
 
 
 def test_a_budget_naming_no_column_is_refused(pair, tmp_path, monkeypatch):
@@ -102,8 +129,14 @@ def test_a_query_listed_twice_is_refused(pair):
         rows = pred["details"]["queries"]
         rows[1] = dict(rows[0])
 
-    assert_input_error(compare(base, edit(cand, repeat)), "candidate.json",
+    assert_input_error(compare(base, edit(cand, repeat, v1=True)), "candidate.json",
                        "query 'q00' is listed twice")
+
+    def repeat_id(pred):  # format v2: the id column names q00 twice
+        pred["details"]["questions"]["id"][1] = "q00"
+
+    assert_input_error(compare(base, edit(cand, repeat_id)), "candidate.json",
+                       "query 'q00' is listed twice (questions 0 and 1)")
 
 
 def test_a_summary_disagreeing_with_its_rows_is_refused(pair):
@@ -194,8 +227,8 @@ def test_reasons_say_rose_and_name_the_bound(tmp_path, pair):
     base, cand = pair
 
     def grow(pred):
-        for row in pred["details"]["queries"]:
-            row["metrics"]["retrieved_chars@1"] *= 2
+        column = pred["details"]["metrics"]["retrieved_chars@1"]
+        column[:] = [2 * v for v in column]
         pred["summary"]["metrics"]["retrieved_chars@1"] *= 2
 
     res = compare(base, edit(cand, grow), "--budget", "retrieved_chars=10%",
@@ -212,11 +245,12 @@ def test_reasons_say_rose_and_name_the_bound(tmp_path, pair):
 def test_non_finite_and_out_of_range_values_in_a_report(pair):
     base, cand = pair
     text = cand.read_text(encoding="utf-8")
-    cand.write_text(text.replace('"complete_grounding@1":1.0', '"complete_grounding@1":NaN', 1),
+    assert '"complete_grounding@1":[1.0,' in text
+    cand.write_text(text.replace('"complete_grounding@1":[1.0', '"complete_grounding@1":[NaN', 1),
                     encoding="utf-8")
     assert_input_error(compare(base, cand), "candidate.json", "non-finite number NaN")
-    cand.write_text(text.replace('"complete_grounding@1":1.0', '"complete_grounding@1":1e400', 1),
-                    encoding="utf-8")
+    cand.write_text(text.replace('"complete_grounding@1":[1.0', '"complete_grounding@1":[1e400',
+                                 1), encoding="utf-8")
     assert_input_error(compare(base, cand), "candidate.json", "out of range")
     res = run_cli("validate-report", "--report", cand)
     assert_input_error(res, "candidate.json", "out of range")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import ROOT, assert_input_error, run_cli, shared, write_jsonl
+from conftest import ROOT, assert_input_error, report_rows, run_cli, shared, write_jsonl
 
 TEXT = "".join(chr(ord("a") + i % 26) for i in range(1000))
 # chunks of 100 characters over [0, 900): the chunker dropped [900, 1000)
@@ -66,7 +66,7 @@ def _score(ws, *extra):
 
 def test_each_label_on_a_hand_built_case(labelled):
     pred = _score(labelled, "--chunks", labelled["chunks"])
-    rows = {r["id"]: r for r in pred["details"]["queries"]}
+    rows = {r["id"]: r for r in report_rows(pred)}
     for q, (_, _, label) in CASES.items():
         assert rows[q].get("failure", {}).get("1") == label, q
     # at k = 2 the low-ranked chunk is in: grounded
@@ -82,7 +82,7 @@ def test_each_label_on_a_hand_built_case(labelled):
 
 def test_each_failing_span_carries_its_label_and_evidence(labelled):
     pred = _score(labelled, "--chunks", labelled["chunks"])
-    rows = {r["id"]: r for r in pred["details"]["queries"]}
+    rows = {r["id"]: r for r in report_rows(pred)}
     (span,) = rows["severed"]["missing_spans"]["1"]
     assert span["covered"] == pytest.approx(50 / 130)
     (facts,) = rows["severed"]["failure_evidence"]
@@ -109,7 +109,7 @@ def test_each_failing_span_carries_its_label_and_evidence(labelled):
 
 def test_without_a_manifest_the_chunking_labels_are_undecided(labelled):
     pred = _score(labelled)
-    rows = {r["id"]: r for r in pred["details"]["queries"]}
+    rows = {r["id"]: r for r in report_rows(pred)}
     assert pred["summary"]["failure_labels"]["undecided"] == ["ceiling-bound",
                                                                "chunk-severance"]
     assert rows["ceiling"]["failure"]["1"] == "retrieval-miss"
@@ -222,7 +222,7 @@ def _brute_labels(report: dict, run_rows: dict, chunks: list[dict], tau: float, 
     for c in chunks:
         by_doc.setdefault(c["doc_id"], []).append(c)
     out = {}
-    for row in report["details"]["queries"]:
+    for row in report_rows(report):
         if row["metrics"][f"complete_grounding@{k}"] >= 1.0:
             continue
         codes = []
@@ -286,7 +286,7 @@ def test_labels_equal_a_brute_force_derivation_on_cuad(tmp_path):
         n = report["summary"]["queries"]
         for k in ks:
             want = _brute_labels(report, run_rows, manifest, 0.5, k)
-            got = {r["id"]: r["failure"][str(k)] for r in report["details"]["queries"]
+            got = {r["id"]: r["failure"][str(k)] for r in report_rows(report)
                    if str(k) in r.get("failure", {})}
             assert got == want, (config, k)
             grounded = report["summary"]["metrics"][f"complete_grounding@{k}"] * n

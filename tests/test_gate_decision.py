@@ -171,8 +171,7 @@ def test_a_metric_name_outside_the_grammar_is_refused(tmp_path):
         return {("bogus_metric@1" if k == "mrr@1" else k): v for k, v in metrics.items()}
 
     pred["summary"]["metrics"] = rename(pred["summary"]["metrics"])
-    for row in pred["details"]["queries"]:
-        row["metrics"] = rename(row["metrics"])
+    pred["details"]["metrics"] = rename(pred["details"]["metrics"])
     bad = tmp_path / "candidate.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
     res = run_cli("compare", "--baseline", FIX / "baseline.json", "--candidate", bad)

@@ -138,15 +138,14 @@ def test_the_candidate_must_answer_every_item(data):
     def drop(pred):
         name = "complete_grounding@500c"
         del pred["summary"]["metrics"][name]
-        for row in pred["details"]["queries"]:
-            del row["metrics"][name]
+        del pred["details"]["metrics"][name]
 
     assert_input_error(_compare(base, _edit(cand, drop), "--no-config"), "candidate",
                        "lacks the gated metric 'complete_grounding@500c'", "the gate's plan")
     cand = _score(tmp, corpus, evalset, "c2", lambda i: [_ten(i)[1], _ten(i)[0], *_ten(i)[2:]])
 
     def retag(pred):
-        pred["details"]["queries"][0]["tags"]["part"] = "z"
+        pred["details"]["questions"]["tags"]["part"][0] = "z"
 
     assert_input_error(_compare(base, _edit(cand, retag), "--no-config", "--gate-slices",
                                 "part"),

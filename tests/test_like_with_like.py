@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from conftest import assert_input_error, run_cli, write_jsonl
+from conftest import as_v1, assert_input_error, report_rows, run_cli, write_jsonl
 
 N = 30
 
@@ -61,8 +61,7 @@ def test_doc_metrics_at_a_character_cutoff_are_trec_eval_at_each_questions_k(dat
     for i in range(0, N, 3):
         runs[i].insert(rng.randrange(4), (f"d{i}", 600, 760))
     out = _score(tmp, corpus, evalset, "x", lambda i: runs[i])
-    rows = {r["id"]: r["metrics"] for r in json.loads(out.read_text())["predicate"]["details"]
-            ["queries"]}
+    rows = {r["id"]: r["metrics"] for r in report_rows(json.loads(out.read_text()))}
     measures = {"P", "recall", "ndcg_cut", "map_cut", "success"}
     for i in range(N):
         ranking, before, reached = [], 0, {}
@@ -121,7 +120,7 @@ def test_a_metric_that_cannot_be_decided_is_an_error_unless_allowed(data):
     base = _score(tmp, corpus, evalset, "b", lambda i: [(f"d{i}", 0, 300), (f"d{i}", 600, 900)])
     cand = _score(tmp, corpus, evalset, "c", lambda i: [(f"d{i}", 600, 750), (f"d{i}", 0, 300)])
     for path in (base, cand):  # as an older ragspan wrote them
-        doc = json.loads(path.read_text())
+        doc = as_v1(json.loads(path.read_text()))
         pred = doc["predicate"]
         keep = {n for n in pred["summary"]["metrics"]
                 if not (n.startswith("doc_") and n.endswith("c"))}

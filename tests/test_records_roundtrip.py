@@ -182,20 +182,20 @@ def test_an_import_report_reads_into_records_and_writes_back_byte_for_byte(tmp_p
 
 
 def test_a_metric_that_is_not_finite_is_refused_on_the_matrix():
-    """The rows are built from one matrix of every metric; a NaN in it (a metric's bug) is an
-    internal error naming the metric and the query, before any row is built."""
+    """The metric columns are checked before any is written; a NaN in one (a metric's bug)
+    is an internal error naming the metric and the query."""
     from types import SimpleNamespace
 
     import numpy as np
 
-    from ragspan.scoring.query_rows import row_columns
+    from ragspan.scoring.report_columns import metric_columns
 
     report = SimpleNamespace(evalset=SimpleNamespace(queries=[SimpleNamespace(id="q0"),
                                                               SimpleNamespace(id="q1")]))
     values = {"complete_grounding@1": np.array([1.0, 0.0]),
               "char_recall@1": np.array([0.5, float("nan")])}
     with pytest.raises(RuntimeError, match="char_recall@1 of query 'q1' is nan, not finite"):
-        row_columns(report, values)  # type: ignore[arg-type]
+        metric_columns(report, values)  # type: ignore[arg-type]
 
 
 def _leaves(value, path=()):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import report_fixture as fx
-from conftest import assert_input_error, run_cli
+from conftest import assert_input_error, report_rows, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -420,7 +420,7 @@ def test_the_csv_has_one_row_per_query_and_configuration(tmp_path):
         (c, q) for c in ("a", "b") for q in ("q1", "'=HYPERLINK(1)")]
     for path, part in zip(scores, (table[:2], table[2:])):
         doc = json.loads(path.read_text(encoding="utf-8"))
-        for qrow, crow in zip(doc["predicate"]["details"]["queries"], part):
+        for qrow, crow in zip(report_rows(doc), part):
             assert {m: float(crow[m]) for m in qrow["metrics"]} == qrow["metrics"]
     assert {r["failure@1"] for r in table[2:]} == {"partial-grounding"}
     assert {r["failure@1"] for r in table[:2]} == {""}

@@ -3,7 +3,7 @@ placed and dropped, a chunk manifest, latency, a pipeline configuration, tags an
 a candidate that searched in steps)
 replaced by a value of the wrong type is exit 3 naming the file and the field, for
 ``compare`` (also verified) and ``report``; each field removed is a verdict or exit 3, never
-a traceback. The one reader is the schema (``schemas/report-envelope.v1.json``) checked by
+a traceback. The one reader is the schema (``schemas/report-envelope.v2.json``) checked by
 ``envelope.load_report``."""
 
 from __future__ import annotations
@@ -73,8 +73,11 @@ def paths(obj: Any, prefix: tuple = ()) -> list[tuple]:
 
 
 def wrong(value: Any) -> Any:
-    """A value of another JSON type than ``value``'s."""
-    if isinstance(value, bool) or value is None:
+    """A value of another JSON type than ``value``'s (of a null, an object: a null stands
+    for a nullable text or number, and no such field takes an object)."""
+    if value is None:
+        return {"a": 1}
+    if isinstance(value, bool):
         return "x"
     if isinstance(value, (int, float)):
         return "x"

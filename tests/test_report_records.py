@@ -1,8 +1,8 @@
-"""A score report read in one pass (``records.score_rows``): its rows decoded and checked as
-typed records, the rest of the envelope against the report schema. The one-pass reader and
-the general one (``report.envelope.load_report`` then ``gate.inputs.score_report_of``) give
-the same report; what the one pass cannot read goes to the general reader, whose error
-names the file and the JSON path."""
+"""A score report read in one pass (``records.score_read``): its details (v2's columns, v1's
+rows) decoded and checked as typed records, the rest of the envelope against the report
+schema. The one-pass reader and the general one (``report.envelope.load_report`` then
+``gate.inputs.score_report_of``) give the same report; what the one pass cannot read goes
+to the general reader, whose error names the file and the JSON path."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import ROOT, assert_input_error, patch_everywhere, run_cli
+from conftest import ROOT, as_v1, assert_input_error, patch_everywhere, run_cli
 
 FIX = ROOT / "tests" / "fixtures" / "gate"
 
@@ -27,9 +27,10 @@ def _both(path):
     return fast, slow
 
 
-@pytest.mark.parametrize("name", ["baseline.json", "candidate-fail.json"])
-def test_one_pass_and_the_general_reader_give_the_same_report(name, tmp_path):
-    fast, slow = _both(FIX / name)
+@pytest.mark.parametrize("path", [FIX / "baseline.json", FIX / "candidate-fail.json",
+                                  ROOT / "tests" / "golden" / "v1" / "fixture-baseline.json"])
+def test_one_pass_and_the_general_reader_give_the_same_report(path, tmp_path):
+    fast, slow = _both(path)
     assert (fast.ids, fast.names, fast.kind, fast.sha256) == (slow.ids, slow.names, slow.kind,
                                                               slow.sha256)
     assert np.array_equal(fast.values, slow.values)
@@ -64,8 +65,31 @@ def test_ragspans_own_report_takes_the_one_pass(monkeypatch):
      "missing_spans"),
 ])
 def test_a_malformed_row_is_one_line_naming_the_file_and_path(tmp_path, edit, fragment):
-    doc = json.loads((FIX / "baseline.json").read_text())
+    doc = as_v1(json.loads((FIX / "baseline.json").read_text()))
     edit(doc["predicate"]["details"]["queries"][0])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", bad, "--candidate", FIX / "candidate-pass.json",
+                  "--no-config")
+    assert_input_error(res, "bad.json", fragment)
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda d: d["metrics"]["complete_grounding@1"].__setitem__(0, "1"),
+     "$.predicate.details.metrics['complete_grounding@1'][0]: '1' is not of type"),
+    (lambda d: d["metrics"]["complete_grounding@1"].__setitem__(0, True),
+     "is not of type 'number'"),
+    (lambda d: d["questions"]["tags"]["part"].__setitem__(0, 3),
+     "$.predicate.details.questions.tags.part[0]"),
+    (lambda d: d["failure"]["1"].__setitem__(0, "a-new-label"), "one of ceiling-bound"),
+    (lambda d: d["gold"]["start"].__setitem__(0, 1.5), "details.gold.start[0]"),
+    (lambda d: d["gold"]["question"].pop(), "gold.doc_id has 30 entries for 29 gold spans"),
+])
+def test_a_malformed_column_is_one_line_naming_the_file_and_path(tmp_path, edit, fragment):
+    """Format v2: a value of the wrong type in a column, or a column of another length,
+    named by its path."""
+    doc = json.loads((FIX / "baseline.json").read_text())
+    edit(doc["predicate"]["details"])
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
     res = run_cli("compare", "--baseline", bad, "--candidate", FIX / "candidate-pass.json",
@@ -76,7 +100,7 @@ def test_a_malformed_row_is_one_line_naming_the_file_and_path(tmp_path, edit, fr
 def test_an_integral_float_where_an_integer_belongs_is_refused(tmp_path):
     """The schema's ``integer`` takes 2.0; ragspan writes integers as integers, and the
     typed rows hold them to it: a report whose offsets became floats was edited."""
-    doc = json.loads((FIX / "baseline.json").read_text())
+    doc = as_v1(json.loads((FIX / "baseline.json").read_text()))
     rows = doc["predicate"]["details"]["queries"]
     row = next(r for r in rows if r.get("missing_spans"))
     k = next(iter(row["missing_spans"]))
@@ -87,3 +111,11 @@ def test_an_integral_float_where_an_integer_belongs_is_refused(tmp_path):
                   "--no-config")
     assert_input_error(res, "bad.json", "Expected `int`, got `float`",
                        "$.predicate.details.queries[")
+    doc = json.loads((FIX / "baseline.json").read_text())  # format v2: in the gold table
+    doc["predicate"]["details"]["gold"]["end"][0] = float(doc["predicate"]["details"]["gold"]
+                                                         ["end"][0])
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", bad, "--candidate", FIX / "candidate-pass.json",
+                  "--no-config")
+    assert_input_error(res, "bad.json", "Expected `int`, got `float`",
+                       "$.predicate.details.gold.end[0]")

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_error_envelope, assert_input_error, assert_valid_report, run_cli, write_jsonl
+from conftest import (
+    assert_error_envelope,
+    assert_input_error,
+    assert_valid_report,
+    report_rows,
+    run_cli,
+    write_jsonl,
+)
 
 CORPUS = [{"id": "a", "text": "x" * 100}, {"id": "b", "text": "y" * 50}]
 EVAL = [
@@ -61,7 +68,7 @@ def test_score_json_summary_and_counts(files):
 
 def test_missing_spans_carry_offsets_and_text(files):
     doc = score(files).json()
-    rows = {r["id"]: r for r in doc["predicate"]["details"]["queries"]}
+    rows = {r["id"]: r for r in report_rows(doc)}
     # q1 at k=1 misses [30,40) entirely
     assert rows["q1"]["missing_spans"]["1"] == [
         {"doc_id": "a", "start": 30, "end": 40, "covered": 0.0, "text": "x" * 10}]

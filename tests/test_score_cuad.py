@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import assert_valid_report, cuad_questions, run_cli, write_jsonl
+from conftest import assert_valid_report, cuad_questions, report_rows, run_cli, write_jsonl
 
 CHUNK = 1000
 FIRST = "2ThemartComInc_19990826_10-12G_EX-10.10_6700288_EX-10.10_Co-Branding Agreement_ Agency Agreement.txt"
@@ -38,7 +38,7 @@ def cuad(tmp_path_factory):
     doc = res.json()
     assert_valid_report(doc)
     by_key = {(r["tags"]["category"], ids_doc): r
-              for r, ids_doc in zip(doc["predicate"]["details"]["queries"],
+              for r, ids_doc in zip(report_rows(doc),
                                     [row["doc_id"] for row in rows])}
     return doc, by_key, texts
 

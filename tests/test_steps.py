@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_valid_report, cuad_questions, run_cli, write_jsonl
+from conftest import assert_valid_report, cuad_questions, report_rows, run_cli, write_jsonl
 
 WINDOW = 150  # characters of context a retrieved window keeps around its gold span
 
@@ -73,7 +73,7 @@ def test_two_hops_ground_at_one_per_step_and_not_flattened(hops):
     flat = _score(hops, hops["flat"])
     assert steps["summary"]["metrics"]["complete_grounding@1"] == 1.0
     assert flat["summary"]["metrics"]["complete_grounding@1"] == 0.0
-    for row in steps["details"]["queries"]:
+    for row in report_rows(steps):
         assert row["gold_steps"] == [1, 2]
         assert len(row["step_chars"]) == 2 and all(c > 0 for c in row["step_chars"])
     s = steps["summary"]["steps"]
@@ -133,8 +133,8 @@ def test_traces_read_back_score_as_the_steps_run(hops, genai):
     assert summary["placed_exact"] == 48
     direct, traced = _score(hops, hops["steps"]), _score(hops, out)
     assert traced["summary"]["metrics"] == direct["summary"]["metrics"]
-    assert [r["metrics"] for r in traced["details"]["queries"]] == \
-        [r["metrics"] for r in direct["details"]["queries"]]
+    assert [r["metrics"] for r in report_rows(traced)] == \
+        [r["metrics"] for r in report_rows(direct)]
     assert traced["summary"]["steps"] == direct["summary"]["steps"]
 
 
@@ -262,7 +262,7 @@ def test_cutoffs_over_steps_equal_the_context_built_by_hand(seed, tmp_path_facto
         res = run_cli("score", "--eval-set", ev, "--run", path, "--corpus", corpus, *args,
                       "--no-budget-grid", "--min-coverage", "0", "--format", "json")
         assert res.exit_code == 0, res.stderr
-        return [r["metrics"] for r in res.json()["predicate"]["details"]["queries"]]
+        return [r["metrics"] for r in report_rows(res.json())]
 
     flat = write_jsonl(tmp / "f.jsonl", _context_at(step_rows, 10_000))
     assert metrics(run, "120c") == metrics(flat, "120c")
@@ -359,7 +359,7 @@ def test_an_agent_s_retriever_calls_are_its_steps(tmp_path, monkeypatch, spec, f
     assert scored.exit_code == 0, scored.stderr
     pred = scored.json()["predicate"]
     assert pred["summary"]["metrics"]["complete_grounding@1"] == 1.0
-    assert pred["details"]["queries"][0]["gold_steps"] in ([1, 2], [2, 1])
+    assert report_rows(pred)[0]["gold_steps"] in ([1, 2], [2, 1])
 
 
 def _attrs_of_step(doc):

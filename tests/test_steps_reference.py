@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from conftest import run_cli, write_jsonl
+from conftest import report_rows, run_cli, write_jsonl
 
 TAU = 0.5
 METRICS = ("complete_grounding", "span_coverage", "span_recall", "retrieved_chars",
@@ -128,7 +128,7 @@ def _scored(docs, questions, cutoffs):
         res = run_cli("score", "--eval-set", ev, "--run", run, "--corpus", corpus, *args,
                       "--no-budget-grid", "--min-coverage", "0", "--format", "json")
         assert res.exit_code == 0, res.stderr
-        return [r["metrics"] for r in json.loads(res.stdout)["predicate"]["details"]["queries"]]
+        return [r["metrics"] for r in report_rows(json.loads(res.stdout))]
 
 
 @pytest.mark.parametrize("seed", range(12))

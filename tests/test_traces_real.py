@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_cli, write_jsonl
+from conftest import ROOT, report_rows, run_cli, write_jsonl
 
 pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
@@ -166,7 +166,7 @@ def _score(t, run):
 
 
 def _metrics(pred):
-    return {r["id"]: r["metrics"] for r in pred["details"]["queries"]}
+    return {r["id"]: r["metrics"] for r in report_rows(pred)}
 
 
 SHAPES = {"console": "console", "console-lines": "console", "otlp-protobuf": "otlp-protobuf",

@@ -17,7 +17,7 @@ logging.getLogger("ragspan").addHandler(logging.NullHandler())
 
 _API = {
     "score": "ragspan.api", "compare": "ragspan.api", "read_report": "ragspan.api",
-    "read_score_report": "ragspan.api", "Scored": "ragspan.api",
+    "read_score_report": "ragspan.api", "query_rows": "ragspan.api", "Scored": "ragspan.api",
     "RagspanWarning": "ragspan.api",
     "read_eval_set": "ragspan.io.evalset", "read_corpus": "ragspan.io.corpus",
     "read_span_run": "ragspan.io.runs.spans", "read_qrels": "ragspan.io.qrels",

@@ -22,7 +22,13 @@ from typing import Any, Union
 from ragspan.app import score as command
 from ragspan.app.compare import GateResult, compare_reports, gate_options
 from ragspan.app.score import parse_k
-from ragspan.app.score_reports import ScoreReport, given_report, load_score_report, typed_report
+from ragspan.app.score_reports import (
+    ScoreReport,
+    given_report,
+    load_score_report,
+    rows_by_id,
+    typed_report,
+)
 from ragspan.app.settings import load_tool_config
 from ragspan.base.collector import pausing
 from ragspan.base.errors import UsageError
@@ -34,8 +40,8 @@ from ragspan.report.envelope import load_report, report_text
 Rows = Sequence[Mapping[str, Any]]
 Source = Union[str, "os.PathLike[str]", Rows]
 
-__all__ = ["RagspanWarning", "Scored", "compare", "cutoffs", "read_report", "read_score_report",
-           "score"]
+__all__ = ["RagspanWarning", "Scored", "compare", "cutoffs", "query_rows", "read_report",
+           "read_score_report", "score"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,11 @@ class Scored:
     def metrics(self) -> dict[str, float]:
         """The summary metrics (``complete_grounding@5`` -> its mean)."""
         return dict(self.report["predicate"]["summary"]["metrics"])
+
+    @property
+    def rows(self) -> dict[str, dict[str, Any]]:
+        """Each question's row by question id (``query_rows``)."""
+        return rows_by_id(self.report)
 
     def text(self) -> str:
         """The report's canonical JSON, as ``--out`` writes it."""
@@ -154,6 +165,21 @@ def read_score_report(source: str | os.PathLike[str] | Mapping[str, Any] | Score
     if isinstance(source, (str, os.PathLike)):
         return load_score_report(source, "score")
     return given_report(source)[1]  # a dict, checked as a file is (else an InputError)
+
+
+@pausing
+@python_terms
+def query_rows(source: str | os.PathLike[str] | Mapping[str, Any] | Scored
+               ) -> dict[str, dict[str, Any]]:
+    """A score report's rows by question id, each as ``details.queries[]`` of format v1
+    spelled it (``id``, ``metrics``, ``missing_spans``, ``failure``, ``failure_evidence``...),
+    whether the report holds v1's rows or v2's columns: from a file, an envelope dict (checked
+    as a file is) or ``Scored``."""
+    if isinstance(source, Scored):
+        return source.rows
+    doc = load_report(source)[0] if isinstance(source, (str, os.PathLike)) \
+        else given_report(source)[0]
+    return rows_by_id(doc)
 
 
 @pausing

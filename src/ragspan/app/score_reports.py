@@ -1,8 +1,9 @@
 """Score reports as the gate reads them (``ScoreReport``), from a file or from an envelope
 held in memory, for ``compare`` and the Python API alike.
 
-A report from a file is read in one pass (``records.score_rows.decode_score_envelope``): its
-rows decoded and checked as typed records (the row schema's types, every number finite), the
+A report from a file is read in one pass (``records.score_read.decode_score_envelope``): its
+details decoded and checked as typed records in the format it names (v2's columns, v1's rows;
+the schema's types, every number finite), the
 rest of the envelope checked against the report schema, then verified by the gate
 (``gate.inputs.score_report_of``); it is identified by the sha256 of its bytes. A file that
 is not that (another kind of report, a malformed one) is read by the general reader
@@ -24,17 +25,20 @@ from msgspec import UNSET
 from ragspan.base.errors import InputError
 from ragspan.gate.inputs import ScoreReport, score_report_of
 from ragspan.io.files import loads_json, read_bytes, sha256_hex
-from ragspan.records.score_rows import as_plain, decode_score_envelope
+from ragspan.records.score_columns import check_columns, rows_of
+from ragspan.records.score_read import RowsDetails, convert_details, decode_score_envelope
+from ragspan.records.score_rows import as_plain
 from ragspan.report.envelope import (
     GIVEN,
+    first_entries,
     load_report,
     report_of_mapping,
     report_text,
     validation_error,
 )
 
-__all__ = ["ScoreReport", "given_report", "load_score_report", "score_report_doc",
-           "typed_report"]
+__all__ = ["ScoreReport", "given_report", "load_score_report", "rows_by_id",
+           "score_report_doc", "typed_report"]
 
 
 def load_score_report(path: str | os.PathLike[str], role: str) -> ScoreReport:
@@ -57,11 +61,12 @@ def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | N
     if data[:3] == b"\xef\xbb\xbf" or b"\\ud" in data or b"\\uD" in data:
         return None
     try:
-        envelope = decode_score_envelope(data)
+        envelope, details = decode_score_envelope(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
     pred = envelope.predicate
-    if pred is UNSET:
+    if pred is UNSET or (not isinstance(details, RowsDetails)
+                         and check_columns(details) is not None):
         return None
     try:
         head = {key: loads_json(bytes(getattr(envelope, attr)), name, finite=True)
@@ -71,19 +76,15 @@ def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | N
         fields = {key: loads_json(bytes(getattr(pred, key)), name, finite=True)
                   for key in ("tool", "kind", "created_at", "verdict", "exit_code",
                               "parameters", "inputs", "summary")}
-        details = {key: loads_json(bytes(getattr(pred.details, key)), name, finite=True)
-                   for key in ("slices", "run_rows_without_query")
-                   if getattr(pred.details, key) is not UNSET}
     except InputError:
         return None
-    rows = pred.details.queries
-    # the schema checks the envelope; one row stands for the rows, whose types the decode
-    # checked (every row of the schema's types passes it as that one does)
-    doc = {**head, "predicate": {**fields, "details": {
-        **details, "queries": [as_plain(rows[0])] if rows else []}}}
+    # the schema checks the envelope; the first entry of each array stands for the details,
+    # whose types the decode checked (every entry of the schema's types passes it as that
+    # one does)
+    doc = {**head, "predicate": {**fields, "details": first_entries(details)}}
     if validation_error(doc) is not None:
         return None
-    return score_report_of(doc, sha, name, role, rows=rows)
+    return score_report_of(doc, sha, name, role, details=details)
 
 
 def score_report_doc(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -106,3 +107,25 @@ def given_report(report: Any) -> tuple[dict[str, Any], ScoreReport]:
     InputError naming "the report given" and the JSON path (``envelope.report_of_mapping``)."""
     doc, text = report_of_mapping(report)
     return doc, score_report_of(doc, sha256_hex(text.encode("utf-8")), GIVEN, "score")
+
+
+def rows_by_id(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each question's row of a score report (JSON values, checked against the schema), by
+    question id in the report's order, as format v1 spelled a row (``details.queries[]``:
+    ``id``, ``metrics``, ``missing_spans``, ``failure``...) whatever the format it was
+    written in: v1's rows as they are, v2's columns read back (``records.score_columns``)."""
+    pred = doc["predicate"]
+    if pred["kind"] not in ("score.span", "score.doc"):
+        raise InputError(f"a '{pred['kind']}' report has no per-query rows", GIVEN)
+    try:
+        details = convert_details(pred["kind"], doc.get("predicateType"), pred["details"])
+    except msgspec.ValidationError as exc:
+        raise InputError(str(exc), GIVEN) from None
+    if isinstance(details, RowsDetails):
+        rows = details.queries
+    else:
+        problem = check_columns(details)
+        if problem is not None:
+            raise InputError(problem, GIVEN)
+        rows = rows_of(details, pred["parameters"].get("grounding_threshold"))
+    return {row.id: as_plain(row) for row in rows}

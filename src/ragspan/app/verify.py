@@ -25,6 +25,9 @@ from ragspan.base.voice import setting, surface
 from ragspan.io.rows import ON_DUPLICATE, Skipped
 from ragspan.records.compare import Verification
 from ragspan.records.envelope import encode
+from ragspan.records.score_columns import DocColumns, SpanColumns, check_columns, rows_of
+from ragspan.records.score_read import RowsDetails, convert_details, is_v1
+from ragspan.records.score_rows import as_plain
 from ragspan.records.score_settings import recorded_parameters
 from ragspan.scoring.metrics.registry import parse_cutoff
 
@@ -117,7 +120,7 @@ def verify_scored(doc: dict[str, Any], path: str, role: str, sources: Sources) -
     if body.kind != pred["kind"]:
         raise InputError(f"the {role} report is a {pred['kind']} report, but its inputs score "
                          f"to a {body.kind} report", path)
-    _refuse_differences(body, pred, params, role, path)
+    _refuse_differences(body, doc, params, role, path)
 
 
 def _scoring_parameters(pred: dict[str, Any]) -> dict[str, Any]:
@@ -181,22 +184,55 @@ def _same(a: Any, b: Any) -> bool:
     return canonical_dumps(a) == canonical_dumps(b)
 
 
-def _refuse_differences(body: ReportBody, pred: dict[str, Any], params: dict[str, Any],
+def _refuse_differences(body: ReportBody, doc: dict[str, Any], params: dict[str, Any],
                         role: str, path: str) -> None:
     """An InputError naming the first parameter (``params``: the report's scoring
     parameters), query row or summary key where the report differs from ``body``, its
-    re-scoring."""
+    re-scoring. A report of format v1 is compared row for row with the rows the re-scoring's
+    columns read back as (``records.score_columns.rows_of``), the rest of its details key for
+    key."""
+    pred = doc["predicate"]
     # the re-scoring's records as the JSON values the report holds
-    fresh_params, fresh_details, fresh_summary = (
-        encode(body.parameters), encode(body.details), encode(body.summary))
+    fresh_params, fresh_summary = encode(body.parameters), encode(body.summary)
     if not _same(fresh_params, params):
         keys = sorted(set(fresh_params) | set(params))
         key = next(k for k in keys if not _same(fresh_params.get(k), params.get(k)))
         raise InputError(f"the {role} report's parameter '{key}' is not what its inputs score "
-                         "with", path)
-    rows = {r["id"]: r for r in fresh_details.get("queries", [])}
-    for row in pred["details"].get("queries", []):
-        fresh = rows.get(row.get("id"))
+                         "to", path)
+    v1 = is_v1(doc.get("predicateType"))
+    fresh_details = encode(body.details)
+    assert isinstance(body.details, (SpanColumns, DocColumns))
+    tau = params.get("grounding_threshold")
+    fresh_rows = as_plain(rows_of(body.details, tau))
+    try:
+        given = convert_details(pred["kind"], doc.get("predicateType"), pred["details"])
+    except msgspec.ValidationError:
+        given = None
+    if isinstance(given, (SpanColumns, DocColumns)) and check_columns(given) is not None:
+        given = None
+    rows = (as_plain(given.queries) if isinstance(given, RowsDetails)
+            else as_plain(rows_of(given, tau)) if given is not None else [])
+    _refuse_rows(fresh_rows, rows, role, path)
+    if v1:
+        fresh_details = {key: value for key, value in fresh_details.items()
+                         if key in ("slices", "run_rows_without_query")}
+        fresh_details["queries"] = fresh_rows
+    if not _same(fresh_details, pred["details"]):
+        raise InputError(f"the {role} report's per-query rows are not what its inputs score "
+                         "to (rows added, removed or reordered)", path)
+    if not _same(fresh_summary, pred["summary"]):
+        keys = sorted(set(fresh_summary) | set(pred["summary"]))
+        key = next(k for k in keys if not _same(fresh_summary.get(k), pred["summary"].get(k)))
+        raise InputError(f"the {role} report's summary '{key}' is not what its inputs score "
+                         "to", path)
+
+
+def _refuse_rows(fresh_rows: list[Any], rows: list[Any], role: str, path: str) -> None:
+    """An InputError naming the first query whose row (as v1 spelled it) differs from its
+    re-scoring, and the first metric that moved."""
+    by_id = {r["id"]: r for r in fresh_rows}
+    for row in rows:
+        fresh = by_id.get(row.get("id"))
         if fresh is None or not _same(fresh, row):
             diff = ""
             if fresh is not None:
@@ -208,14 +244,6 @@ def _refuse_differences(body: ReportBody, pred: dict[str, Any], params: dict[str
                             f"{fresh['metrics'][moved[0]]!r} re-scored)")
             raise InputError(f"the {role} report's row of query '{row.get('id')}' is not what "
                              f"its inputs score to{diff}", path)
-    if not _same(fresh_details, pred["details"]):
-        raise InputError(f"the {role} report's per-query rows are not what its inputs score "
-                         "to (rows added, removed or reordered)", path)
-    if not _same(fresh_summary, pred["summary"]):
-        keys = sorted(set(fresh_summary) | set(pred["summary"]))
-        key = next(k for k in keys if not _same(fresh_summary.get(k), pred["summary"].get(k)))
-        raise InputError(f"the {role} report's summary '{key}' is not what its inputs score "
-                         "to", path)
 
 
 def verification(sources: Sources) -> Verification:

@@ -185,12 +185,21 @@ def report_warnings(base: ScoreReport, cand: ScoreReport,
 
 
 def version_warnings(base: ScoreReport, cand: ScoreReport) -> list[str]:
-    """A report written by another ragspan major or minor version is named in the verdict
-    (the report format itself is checked by the schema's ``predicateType``)."""
-    return [f"the {role} report was written by ragspan {r.tool_version}, this is "
+    """A report written by another ragspan major or minor version is named in the verdict,
+    and one in report format v1 (its per-question detail as rows, read into the same records
+    as v2's columns): one note for both reports (the format itself is checked by the
+    schema's ``predicateType``)."""
+    said = [f"the {role} report was written by ragspan {r.tool_version}, this is "
             f"{__version__}: its metrics may be computed differently"
             for role, r in (("baseline", base), ("candidate", cand))
             if r.tool_version and _minor(r.tool_version) != _minor(__version__)]
+    older = [role for role, r in (("baseline", base), ("candidate", cand)) if r.format == 1]
+    if older:
+        said.append(f"the {' and the '.join(older)} report{'s are' if len(older) > 1 else ' is'}"
+                    " in report format v1 (rows per question), read into the same records as "
+                    "v2: the numbers compare as they are; rescore to write v2 "
+                    "(docs/report-envelope.md)")
+    return said
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 ``ScoreReport``, the values the read-only gate compares. Reading needs only the metric
 registry (names, cutoffs, failure labels): nothing that scores.
 
-``score_report_of`` (a loaded, schema-valid report) refuses (InputError naming the file, exit
-3) anything the gate could not verify: a report of another kind or with verdict ``error``; no
-eval-set (or qrels) digest; no per-query rows; a query listed twice; a row missing a metric of
-the summary (or carrying one the summary lacks); a metric value that is not a finite number;
+``score_report_of`` (a loaded, schema-valid report, format v2's columns or v1's rows) refuses
+(InputError naming the file, exit 3) anything the gate could not verify: a report of another
+kind or with verdict ``error``; no eval-set (or qrels) digest; no per-query rows; a query
+listed twice; a row (or the columns) missing a metric of the summary, or carrying one the
+summary lacks; columns of different lengths; a metric value that is not a finite number;
 a summary mean that differs from the mean of its rows by more than 1e-9 (relative to the
 mean's size when above 1); row fields of the wrong type (``query``, ``tags``,
 ``missing_spans``). The gate decides from the rows; the summary must agree with them.
@@ -23,8 +24,10 @@ import numpy as np
 from msgspec import UNSET
 
 from ragspan.base.errors import InputError
+from ragspan.records.score_columns import DocColumns, SpanColumns, check_columns, rows_of
 from ragspan.records.score_facts import Saturation, Steps
-from ragspan.records.score_rows import MissingSpan, Row, as_plain, convert_rows
+from ragspan.records.score_read import RowsDetails, ScoreDetails, convert_details
+from ragspan.records.score_rows import MissingSpan, Row, as_plain
 from ragspan.records.score_summary import (
     Documents,
     ReportWarning,
@@ -102,6 +105,7 @@ class ScoreReport:
     dropped: int | None = None
     # summary.warnings: what scoring said about the report's inputs (code, count, example)
     warnings: tuple[ReportWarning, ...] = ()
+    format: int = 2  # the report format it was written in (1: per-query rows, 2: columns)
 
     def input_sha256(self, role: str) -> str:
         """The sha256 the report records for its input ``role`` ("" when none)."""
@@ -124,20 +128,24 @@ def _digest(pred: dict[str, Any], *roles: str) -> str | None:
     return None
 
 
-def _rows(raw: Any, role: str, name: str) -> list[Row]:
-    """A report's rows held as plain values, checked into records (the row schema's types,
-    every number finite): anything else is an InputError naming the JSON path."""
-    if not isinstance(raw, list) or not raw:
+def _details(pred: dict[str, Any], predicate_type: Any, role: str, name: str
+             ) -> ScoreDetails:
+    """A report's details held as plain values, checked into the records of its format (v2's
+    columns, v1's rows; the schema's types, every number finite): anything else is an
+    InputError naming the JSON path."""
+    details = pred["details"]
+    if not isinstance(details, dict):
         raise InputError(f"the {role} report has no per-query rows", name)
     try:
-        return convert_rows(raw)
+        return convert_details(pred["kind"], predicate_type, details)
     except msgspec.ValidationError as exc:
         raise InputError(row_error(exc), name) from None
 
 
 def row_error(exc: msgspec.ValidationError) -> str:
-    """msgspec's message about a row, its JSON path from the report's root."""
-    return str(exc).replace("`$[", "`$.predicate.details.queries[")
+    """msgspec's message about a report's details, its JSON path from the report's root."""
+    return str(exc).replace("`$[", "`$.predicate.details.queries[").replace(
+        "`$.", "`$.predicate.details.")
 
 
 def _query_row(r: Row) -> QueryRow:
@@ -152,12 +160,12 @@ def _query_row(r: Row) -> QueryRow:
 
 
 def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
-                    rows: list[Row] | None = None) -> ScoreReport:
+                    details: ScoreDetails | None = None) -> ScoreReport:
     """Verify a loaded, schema-valid report (``envelope.load_report``) as a score report
-    (see the module docstring); ``name`` is its file, ``role`` (``baseline``, ``candidate``)
-    names it in messages, ``sha`` is the sha256 of its bytes. ``rows``: its rows already
-    decoded as records (``records.score_rows``); else those of ``doc`` are checked into
-    records here."""
+    (see the module docstring), in format v2 or v1; ``name`` is its file, ``role``
+    (``baseline``, ``candidate``) names it in messages, ``sha`` is the sha256 of its bytes.
+    ``details``: its details already decoded as records (``records.score_read``); else those
+    of ``doc`` are checked into records here."""
     pred = doc["predicate"]
     if pred["kind"] == "error":  # what --error-report writes when a command stopped
         said = pred["summary"].get("message") if isinstance(pred["summary"], dict) else None
@@ -172,16 +180,23 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
     if not eval_sha:
         raise InputError(f"the {role} report records no eval-set (or qrels) digest, so it "
                          "cannot be shown to score the same questions", name)
-    if rows is None:
-        rows = _rows(pred["details"].get("queries"), role, name)
-    if not rows:
-        raise InputError(f"the {role} report has no per-query rows", name)
+    if details is None:
+        details = _details(pred, doc.get("predicateType"), role, name)
     summary = _summary(pred["summary"], name)
+    if isinstance(details, RowsDetails):
+        if not details.queries:
+            raise InputError(f"the {role} report has no per-query rows", name)
+        rows = details.queries
+    else:
+        rows = _column_rows(details, pred, role, name)
     if not summary.metrics:
         raise InputError(f"the {role} report has no summary metrics", name)
     names = tuple(summary.metrics)
     _check_cutoffs(pred["parameters"].get("k"), names, role, name)
-    ids, values = _row_values(rows, names, name)
+    if isinstance(details, RowsDetails):
+        ids, values = _row_values(rows, names, name)
+    else:
+        ids, values = _column_values(details, names, name)
     _check_summary(summary.metrics, names, values, name)
     return ScoreReport(
         path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
@@ -192,7 +207,65 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
         documents=summary.documents, saturation=summary.saturation, steps=summary.steps,
         dropped=None if summary.placement is None else summary.placement.dropped,
         warnings=tuple(summary.warnings),
+        format=1 if isinstance(details, RowsDetails) else 2,
     )
+
+
+def _column_rows(details: SpanColumns | DocColumns, pred: dict[str, Any], role: str,
+                 name: str) -> list[Row]:
+    """A v2 report's rows as the gate reads them (no metrics: those are the columns), once
+    its columns are shown readable (``check_columns``)."""
+    problem = check_columns(details)
+    if problem is not None:
+        raise InputError(f"not a valid ragspan report: $.predicate.details: {problem}", name)
+    if not details.questions.id:
+        raise InputError(f"the {role} report has no per-query rows", name)
+    tau = None
+    if isinstance(details, SpanColumns):
+        tau = pred["parameters"].get("grounding_threshold")
+        if not isinstance(tau, (int, float)) or isinstance(tau, bool):
+            raise InputError(f"the {role} report's parameters.grounding_threshold is needed "
+                             "to read its gold spans", name)
+    return rows_of(details, tau, metrics=False)
+
+
+def _column_values(details: SpanColumns | DocColumns, names: tuple[str, ...], name: str
+                   ) -> tuple[list[str], np.ndarray]:
+    """The question ids and the (queries x metrics) values of a v2 report's columns. Each id
+    is listed once, a column holds each metric of the summary and no other, each failure
+    label is one of ``LABELS``; anything else is an InputError."""
+    ids = details.questions.id
+    _refuse_repeated(ids, "questions", name)
+    have = details.metrics
+    missing = [n for n in names if n not in have]
+    if missing:
+        raise InputError(f"details.metrics lacks the column of '{missing[0]}'"
+                         f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''} "
+                         "that the summary reports", name)
+    extra = sorted(set(have) - set(names))
+    if extra:
+        raise InputError(f"details.metrics has a column '{extra[0]}' that the summary lacks",
+                         name)
+    if isinstance(details, SpanColumns):
+        labels = {*LABELS, None}
+        for k, column in details.failure.items():
+            if not labels.issuperset(column):
+                raise InputError(f"details.failure.{k} must hold one of {', '.join(LABELS)} "
+                                 "(or null) per question", name)
+    values = np.array([have[n] for n in names], dtype=float).T
+    return list(ids), np.ascontiguousarray(values).reshape(len(ids), len(names))
+
+
+def _refuse_repeated(ids: list[str], what: str, name: str) -> None:
+    """An id listed twice is an InputError naming both places."""
+    if len(set(ids)) == len(ids):
+        return
+    first: dict[str, int] = {}
+    for i, qid in enumerate(ids):
+        if qid in first:
+            raise InputError(f"query '{qid}' is listed twice ({what} {first[qid]} and {i})",
+                             name)
+        first[qid] = i
 
 
 def _summary(value: Any, name: str) -> SummaryRead:
@@ -235,13 +308,7 @@ def _row_values(rows: list[Row], names: tuple[str, ...], name: str
     metrics, each failure label is one of ``LABELS``; anything else is an InputError naming
     the query."""
     ids = [r.id for r in rows]
-    if len(set(ids)) != len(ids):
-        first: dict[str, int] = {}
-        for i, qid in enumerate(ids):
-            if qid in first:
-                raise InputError(f"query '{qid}' is listed twice (rows {first[qid]} and {i})",
-                                 name)
-            first[qid] = i
+    _refuse_repeated(ids, "rows", name)
     expected = set(names)
     labels = set(LABELS)
     in_order = True

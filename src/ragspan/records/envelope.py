@@ -21,7 +21,9 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 # a JSON number that is a finite double (a text like 1e400 reads as infinity: refused)
 Finite = Annotated[float, Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://ragspan.dev/report/v1"
+PREDICATE_TYPE = "https://ragspan.dev/report/v2"
+# the format of reports of earlier releases: read, never written (``records.kinds.V1_KINDS``)
+PREDICATE_TYPE_V1 = "https://ragspan.dev/report/v1"
 
 P = TypeVar("P")
 R = TypeVar("R")

@@ -16,7 +16,7 @@ from ragspan.records.migrate import MigratePredicate
 from ragspan.records.plan import PlanPredicate
 from ragspan.records.readout import ReadoutPredicate
 from ragspan.records.retrieval import RetrievalPredicate
-from ragspan.records.score import DocPredicate, SpanPredicate
+from ragspan.records.score import DocPredicate, DocPredicateV1, SpanPredicate, SpanPredicateV1
 from ragspan.records.sweep import SweepPredicate
 from ragspan.records.validate import ValidatePredicate
 
@@ -35,4 +35,11 @@ TYPED_KINDS: dict[str, type[Predicate[Any, Any, Any]]] = {
     "sweep": SweepPredicate,
     "error": ErrorPredicate,
     "adapt": AdaptPredicate,
+}
+
+# the kinds whose predicate format v1 (``https://ragspan.dev/report/v1``) differs from v2: the
+# score reports, their details then per-query rows; every other kind reads the same in both
+V1_KINDS: dict[str, type[Predicate[Any, Any, Any]]] = {
+    "score.span": SpanPredicateV1,
+    "score.doc": DocPredicateV1,
 }

@@ -1,8 +1,10 @@
 """The score reports (``score.span``, ``score.doc``) as typed records: their parameters,
-every summary section and the per-query rows (``records.score_rows``). ``scoring.report_body``
-builds them by keyword, ``records.envelope.encode`` writes them (a field left unset is left
-out), the gate and the renderers decode a report read back into them, and the published
-schema's part for both kinds is generated from them (``report.schema_build``).
+every summary section and their details, the per-question columns of format v2
+(``records.score_columns``) or the per-query rows of format v1 (``records.score_rows``).
+``scoring.report_body`` builds them by keyword, ``records.envelope.encode`` writes them (a
+field left unset is left out), the gate and the renderers decode a report read back into
+them, and the published schema's part for both kinds is generated from them
+(``report.schema_build``).
 
 Cutoffs key the sections by their JSON text (``"5"``, ``"2000c"``, ``"512t"``). A field the
 records do not name is allowed in a report read back and ignored (the schema allows it), so
@@ -16,6 +18,7 @@ from typing import Annotated, Literal
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from ragspan.records.envelope import Finite, Predicate
+from ragspan.records.score_columns import DocColumns, MetricName, Slice, SpanColumns
 from ragspan.records.score_facts import (
     Count,
     OffScope,
@@ -28,8 +31,6 @@ from ragspan.records.score_rows import Row
 from ragspan.records.score_summary import Documents, ReportWarning
 from ragspan.records.validate import ScoreChunking
 
-# a metric column: its name and its cutoff (``complete_grounding@5``, ``char_recall@2000c``)
-MetricName = Annotated[str, Meta(pattern="^[a-z_]+@[1-9][0-9]*[ct]?$")]
 # a cutoff as written: a count (an integer in reports of earlier releases, else its text)
 # or a budget in characters or tokens
 Cutoff = int | Annotated[str, Meta(pattern="^[1-9][0-9]*[ct]?$")]
@@ -186,29 +187,23 @@ class DocSummary(Struct, kw_only=True, omit_defaults=True):
     warnings: list[ReportWarning] | UnsetType = UNSET
 
 
-class Slice(Struct, kw_only=True, omit_defaults=True):
-    """One tag value's queries: how many, each metric's mean over them and their failure
-    labels counted per k."""
-
-    count: Count
-    metrics: dict[str, Finite]
-    failure_labels: dict[str, dict[str, Count]] | UnsetType = UNSET
-
-
-class SpanDetails(Struct, kw_only=True, omit_defaults=True):
-    """A span score's details: one row per query (in the eval set's order), the slices per
-    tag key and value, and the first run ids that name no query."""
+class SpanDetailsV1(Struct, kw_only=True, omit_defaults=True):
+    """A span score's details in format v1 (``https://ragspan.dev/report/v1``, reports of
+    earlier releases, still read): one row per query (in the eval set's order), the slices
+    per tag key and value, and the first run ids that name no query."""
 
     queries: list[Row]
     slices: dict[str, dict[str, Slice]] | UnsetType = UNSET
     run_rows_without_query: list[str] | UnsetType = UNSET
 
 
-class DocDetails(Struct):
-    """A doc score's details: one row per evaluated query."""
+class DocDetailsV1(Struct):
+    """A doc score's details in format v1: one row per evaluated query."""
 
     queries: list[Row]
 
 
-SpanPredicate = Predicate[ScoreParameters, SpanSummary, SpanDetails]
-DocPredicate = Predicate[ScoreParameters, DocSummary, DocDetails]
+SpanPredicate = Predicate[ScoreParameters, SpanSummary, SpanColumns]
+DocPredicate = Predicate[ScoreParameters, DocSummary, DocColumns]
+SpanPredicateV1 = Predicate[ScoreParameters, SpanSummary, SpanDetailsV1]
+DocPredicateV1 = Predicate[ScoreParameters, DocSummary, DocDetailsV1]

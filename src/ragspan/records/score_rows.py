@@ -1,6 +1,7 @@
 """A score report's per-query rows (``details.queries``) as typed records, decoded and
 validated in one pass from the report's bytes (``decode_rows``) or from rows held in memory
-(``convert_rows``). The types are the report schema's for a row (schemas/, "queries"): a
+(``convert_rows``): the rows of format v1, and what a v2 report's columns read back as
+(``records.score_columns.rows_of``). The types are the report schema's for a row: a
 number is a JSON number (an integer where the schema says integer, never a boolean), a
 string a string; fields the schema does not name are allowed and ignored, as the schema
 allows them. A row that breaks them is ``msgspec.ValidationError`` naming its JSON path."""
@@ -11,7 +12,7 @@ import sys
 from typing import Annotated, Any
 
 import msgspec
-from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 # a JSON number that is a finite double (a text like 1e400 reads as infinity: refused)
 Finite = Annotated[float, Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
@@ -79,50 +80,6 @@ class Row(Struct, omit_defaults=True):
     placed: list[Placed] | UnsetType = UNSET
     gold_steps: list[int | None] | UnsetType = UNSET
     step_chars: list[int] | UnsetType = UNSET
-
-
-class Details(Struct):
-    """A score report's ``details``: its rows typed, the rest kept as JSON text (any other
-    key is allowed by the schema and read by no one)."""
-
-    queries: list[Row]
-    slices: Raw | UnsetType = UNSET
-    run_rows_without_query: Raw | UnsetType = UNSET
-
-
-class Predicate(Struct, forbid_unknown_fields=True):
-    """A report's predicate, its rows typed (``details``) and every other key kept as JSON
-    text, read by the caller; a key the envelope does not have is refused, as the schema
-    refuses it."""
-
-    tool: Raw
-    kind: Raw
-    created_at: Raw
-    verdict: Raw
-    exit_code: Raw
-    parameters: Raw
-    inputs: Raw
-    summary: Raw
-    details: Details
-
-
-class ScoreEnvelope(Struct, forbid_unknown_fields=True):
-    """A score report's envelope (in-toto Statement), its predicate as ``Predicate``."""
-
-    type_: Raw = field(name="_type")
-    subject: Raw | UnsetType = UNSET
-    predicateType: Raw | UnsetType = UNSET  # noqa: N815 - the in-toto field's name
-    predicate: Predicate | UnsetType = UNSET
-
-
-SCORE_ENVELOPE = msgspec.json.Decoder(ScoreEnvelope)
-
-
-def decode_score_envelope(data: bytes) -> ScoreEnvelope:
-    """A score report's bytes in one pass: its rows typed and checked, the rest as JSON
-    text; ``msgspec.ValidationError`` (naming the JSON path) or ``msgspec.DecodeError``
-    when they are not that."""
-    return SCORE_ENVELOPE.decode(data)
 
 
 def convert_rows(rows: Any) -> list[Row]:

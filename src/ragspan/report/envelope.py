@@ -27,17 +27,22 @@ from ragspan.base.errors import ExitCode, InputError
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.files import decode_records, loads_json, read_bytes
 from ragspan.io.rows import kind_of, refuse_other_kind
-from ragspan.records.envelope import decode, encode
-from ragspan.records.kinds import TYPED_KINDS
+from ragspan.records.envelope import (
+    PREDICATE_TYPE,
+    PREDICATE_TYPE_V1,
+    STATEMENT_TYPE,
+    decode,
+    encode,
+)
+from ragspan.records.kinds import TYPED_KINDS, V1_KINDS
+from ragspan.records.score_columns import DocColumns, SpanColumns, check_columns
 
 __all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_of"]
 
-STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
-PREDICATE_TYPE = "https://ragspan.dev/report/v1"
 VERDICTS = ("pass", "fail", "inconclusive", "error")
 # a report's parameters, summary or details: the kind's record, or JSON values already
 Part = msgspec.Struct | Mapping[str, object]
-SCHEMA_FILE = "report-envelope.v1.json"
+SCHEMA_FILE = "report-envelope.v2.json"
 
 
 @lru_cache(maxsize=1)
@@ -118,32 +123,55 @@ def schema_error(doc: Any) -> tuple[list[Any], str] | None:
     if record is None:
         return _first_error(validator, doc)
     try:
-        decode(doc["predicate"], record)
+        predicate = decode(doc["predicate"], record)
     except msgspec.ValidationError as exc:
         found = _first_error(validator, doc)
         return found if found is not None else decode_error(exc)
-    return _first_error(validator, _without_rows(doc))
+    found = _first_error(validator, _without_rows(doc))
+    if found is None and isinstance(predicate.details, (SpanColumns, DocColumns)):
+        problem = check_columns(predicate.details)
+        if problem is not None:
+            return ["predicate", "details"], problem
+    return found
 
 
 def _typed_record(doc: Any) -> Any:
-    """The predicate record of ``doc``'s kind when that kind is typed and ``doc`` has the
-    envelope's shape down to its details, else None."""
+    """The predicate record of ``doc``'s kind (in the format its ``predicateType`` names)
+    when that kind is typed and ``doc`` has the envelope's shape down to its details, else
+    None."""
     pred = doc.get("predicate") if isinstance(doc, dict) else None
     if not isinstance(pred, dict) or not isinstance(pred.get("details"), dict):
         return None
     kind = pred.get("kind")
-    return TYPED_KINDS.get(kind) if isinstance(kind, str) else None
+    if not isinstance(kind, str):
+        return None
+    if doc.get("predicateType") == PREDICATE_TYPE_V1 and kind in V1_KINDS:
+        return V1_KINDS[kind]
+    return TYPED_KINDS.get(kind)
 
 
 def _without_rows(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` with ``details.queries`` (when a list) cut to its first row: what the schema
-    checks beyond the record, once."""
+    """``doc`` with every array of its details cut to its first entry (v1's rows, v2's
+    columns): what the schema checks beyond the record, once (the decode into the record
+    checked every entry)."""
     predicate = doc["predicate"]
-    rows = predicate["details"].get("queries")
-    if not isinstance(rows, list):
-        return doc
-    return {**doc, "predicate": {**predicate, "details": {**predicate["details"],
-                                                          "queries": rows[:1]}}}
+    return {**doc, "predicate": {**predicate, "details": first_entries(predicate["details"])}}
+
+
+def first_entries(value: Any) -> Any:
+    """JSON values or records (``msgspec.Struct``, Raw text) as JSON values with every array
+    cut to its first entry (a field left unset left out): what stands for a report's details
+    when the schema checks the envelope around records already decoded."""
+    if isinstance(value, msgspec.Struct):
+        return {key: first_entries(v) for key, v in msgspec.structs.asdict(value).items()
+                if v is not msgspec.UNSET}
+    if isinstance(value, msgspec.Raw):
+        return first_entries(msgspec.json.decode(value))
+    if isinstance(value, dict):
+        return {key: first_entries(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [first_entries(v) for v in value[:1]]
+    return value
 
 
 def _first_error(validator: Any, doc: Any) -> tuple[list[Any], str] | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import msgspec
 import numpy as np
-from msgspec import UNSET, structs
+from msgspec import UNSET, UnsetType, structs
 
 from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.base.records import InputRef, ReportBody
@@ -18,26 +18,24 @@ from ragspan.records.envelope import encode
 from ragspan.records.score import (
     Anchoring,
     CharsSpread,
-    DocDetails,
     DocSummary,
     FailureLabels,
     Fusion,
     MacroMean,
     ScoreParameters,
-    Slice,
-    SpanDetails,
     SpanSummary,
     Twins,
 )
+from ragspan.records.score_columns import DocColumns, PlacedItem, Questions, Slice
 from ragspan.records.score_facts import Percentiles, RunLatency
-from ragspan.records.score_rows import Placed, Row
+from ragspan.records.score_rows import Placed
 from ragspan.records.score_summary import Documents
 from ragspan.records.validate import ScoreChunking
 from ragspan.scoring.chunking import chunking_summary
 from ragspan.scoring.doc_scoring import DocScores
 from ragspan.scoring.metrics.failures import Labels
 from ragspan.scoring.metrics.registry import FAILURE_LEVERS, cutoff_json, format_name, is_budget
-from ragspan.scoring.query_rows import query_rows
+from ragspan.scoring.report_columns import span_columns
 from ragspan.scoring.span_scoring import SpanReport
 
 ANCHOR_SETTINGS = ("align", "on_ambiguous", "unplaced", "threshold")
@@ -141,25 +139,29 @@ def span_body(report: SpanReport, doc: DocScores | None = None) -> ReportBody:
     doc-level view ``doc`` of the same queries (``doc_scoring.span_doc_projection``)."""
     values = report.values()
     metrics = {n: _mean(values[n]) for n in report.metric_names()}
-    rows = query_rows(report, values)
+    columns = span_columns(report, values)
     if doc is not None:
         doc_names, where = _doc_metrics(doc, [q.id for q in report.evalset.queries])
+        if (where < 0).any():
+            raise RuntimeError("internal error: the doc-level view left out query "
+                               f"'{report.evalset.queries[int(np.argmin(where))].id}'")
         metrics.update({n: float(doc.values[n].mean()) if doc.qids else 0.0
                         for n in doc_names})
-        for row, i in zip(rows, where.tolist()):
-            if i >= 0:
-                row.metrics.update({n: float(doc.values[n][i]) for n in doc_names})
-    _placed(report, rows)
-    _steps(report, rows)
+        columns.metrics.update({n: np.asarray(doc.values[n], dtype=np.float64)[where].tolist()
+                                for n in doc_names})
     cut = slices(report.evalset, values, report.labels)
-    details = SpanDetails(queries=rows, slices=cut,
-                          run_rows_without_query=report.unmatched_run_ids[:MAX_LISTED_IDS])
+    columns = structs.replace(
+        columns, placed=_placed(report), slices=cut,
+        step_chars=UNSET if report.steps is None else report.steps.step_chars,
+        gold=columns.gold if report.steps is None else structs.replace(
+            columns.gold, step=[s for q in report.steps.gold_steps for s in q]),
+        run_rows_without_query=report.unmatched_run_ids[:MAX_LISTED_IDS])
     return ReportBody(kind="score.span",
                       subject=(InputRef("run", report.run.path, report.run.sha256),),
                       inputs=tuple(inputs_of(report)),
                       parameters=_parameters(report, doc),
                       summary=_summary(report, values, metrics, cut),
-                      details=details)
+                      details=columns)
 
 
 def _summary(report: SpanReport, values: dict[str, np.ndarray], metrics: dict[str, float],
@@ -197,24 +199,14 @@ def _summary(report: SpanReport, values: dict[str, np.ndarray], metrics: dict[st
         macro_mean=UNSET if macro is None else macro)
 
 
-def _steps(report: SpanReport, rows: list[Row]) -> None:
-    """A run with steps: each query's ``gold_steps`` and ``step_chars`` (``scoring.steps``;
-    ``summary.steps`` is ``_summary``'s)."""
-    if report.steps is None:
-        return
-    for row, firsts, added in zip(rows, report.steps.gold_steps, report.steps.step_chars):
-        row.gold_steps = firsts
-        row.step_chars = added
-
-
-def _placed(report: SpanReport, rows: list[Row]) -> None:
-    """A run that carried texts: each query's placed items into its row (``placed``)."""
+def _placed(report: SpanReport) -> list[PlacedItem] | UnsetType:
+    """A run that carried texts: each question's placed items, in the questions' order
+    (``details.placed``)."""
     if report.run.placement is None:
-        return
+        return UNSET
     records = report.run.placement_records
-    for row in rows:
-        if row.id in records:
-            row.placed = msgspec.convert(records[row.id], list[Placed])
+    return [PlacedItem(question=i, **{f: getattr(p, f) for f in Placed.__struct_fields__})
+            for i, q in enumerate(report.evalset.queries) for p in records.get(q.id, ())]
 
 
 def _parameters(report: SpanReport, doc: DocScores | None) -> ScoreParameters:
@@ -279,16 +271,17 @@ def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
         queries_without_relevant=counts.queries_without_relevant,
         ids_differing_by_normalization=UNSET if twins is None
         else Twins(count=twins["count"], example=twins["example"]))
-    rows = [Row(id=q, in_run=bool(scores.in_run[i]),
-                metrics={m: float(scores.values[m][i]) for m in names})
-            for i, q in enumerate(scores.qids)]
+    columns = DocColumns(
+        questions=Questions(id=list(scores.qids),
+                            in_run=np.asarray(scores.in_run, dtype=bool).tolist()),
+        metrics={m: np.asarray(scores.values[m], dtype=np.float64).tolist() for m in names})
     parameters = ScoreParameters(
         k=list(scores.ks), level="doc", relevance_level=scores.level,
         judged_only=scores.judged_only, qrels_format=qrels_format, run_format=run_format,
         trec_eval_equivalents=TREC_EVAL_EQUIVALENTS)
     return ReportBody(kind="score.doc", subject=(subject,), inputs=tuple(inputs),
                       parameters=parameters, summary=summary,
-                      details=DocDetails(queries=rows))
+                      details=columns)
 
 
 TREC_EVAL_EQUIVALENTS = {
