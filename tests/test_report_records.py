@@ -42,16 +42,19 @@ def test_one_pass_and_the_general_reader_give_the_same_report(path, tmp_path):
             assert a.lost(k) == b.lost(k)
 
 
-def test_ragspans_own_report_takes_the_one_pass(monkeypatch):
-    """The general reader (jsonschema over every row shape, then the row checks) is not run
-    on a well-formed score report."""
+@pytest.mark.parametrize("path", [
+    FIX / "baseline.json", ROOT / "tests" / "golden" / "v1" / "fixture-baseline.json",
+    ROOT / "tests" / "golden" / "files" / "score-bm25-chunks.json--score-bm25-chunks.json"])
+def test_ragspans_own_report_takes_the_one_pass(monkeypatch, path):
+    """The general reader (a JSON parse and the schema, then the records) is not run on a
+    well-formed score report, v2 or v1, evidence and manifest included."""
     from ragspan.app import score_reports
 
     calls = []
     real = score_reports.load_report
     patch_everywhere(monkeypatch, score_reports, "load_report",
                      lambda path: calls.append(path) or real(path))
-    score_reports.load_score_report(FIX / "baseline.json", "baseline")
+    score_reports.load_score_report(path, "baseline")
     assert calls == []
 
 

@@ -17,8 +17,9 @@ from ragspan.base.ids import normalization_twins
 from ragspan.base.voice import setting as named
 from ragspan.gate.budgets import Budget, budget_for
 from ragspan.gate.clusters import cluster_index, count, populations
-from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.gate.inputs import ScoreReport
 from ragspan.gate.parameters import ParameterDifference, compare_parameters
+from ragspan.gate.query_rows import QueryRow
 from ragspan.records.compare import Clusters
 from ragspan.records.score_summary import ReportWarning
 

@@ -15,7 +15,7 @@ mean's size when above 1); row fields of the wrong type (``query``, ``tags``,
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +24,11 @@ import numpy as np
 from msgspec import UNSET
 
 from ragspan.base.errors import InputError
-from ragspan.records.score_columns import DocColumns, SpanColumns, check_columns, rows_of
+from ragspan.gate.query_rows import QueryRow, column_rows, row_query_row
+from ragspan.records.score_columns import DocColumns, SpanColumns
 from ragspan.records.score_facts import Saturation, Steps
 from ragspan.records.score_read import RowsDetails, ScoreDetails, convert_details
-from ragspan.records.score_rows import MissingSpan, Row, as_plain
+from ragspan.records.score_rows import Row
 from ragspan.records.score_summary import (
     Documents,
     ReportWarning,
@@ -38,46 +39,6 @@ from ragspan.scoring.metrics.registry import LABELS, parse_cutoff, parse_name
 
 SCORE_KINDS = ("score.span", "score.doc")
 SUMMARY_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class QueryRow:
-    """What the gate reads of a query besides its metrics: its text, its tags, and per k
-    the gold spans it left below tau (``{"doc_id", "start", "end", "covered"[, "text"]}``)."""
-
-    id: str
-    query: str
-    tags: dict[str, str]
-    missing_spans: Mapping[str, list[dict[str, Any]]]
-    failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
-    # failing span (doc_id, start, end) -> its chunks (plain values, or their records);
-    # looked up with what a row's span holds
-    evidence: dict[tuple[Any, Any, Any], list[Any]]
-    doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
-
-    def lost(self, k: str) -> list[dict[str, Any]]:
-        """The gold spans missing at ``k``, each with the chunks behind its label."""
-        return [{**s, "chunks": as_plain(self.evidence.get((s.get("doc_id"), s.get("start"),
-                                                             s.get("end")), []))}
-                for s in self.missing_spans.get(k, [])]
-
-
-class MissingSpans(Mapping[str, list[dict[str, Any]]]):
-    """A row's ``missing_spans`` kept as its records and written out as plain values when
-    read: most rows are never read (the gate shows a few)."""
-
-    def __init__(self, spans: dict[str, list[MissingSpan]]):
-        self._spans = spans
-
-    def __getitem__(self, k: str) -> list[dict[str, Any]]:
-        plain: list[dict[str, Any]] = as_plain(self._spans[k])
-        return plain
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._spans)
-
-    def __len__(self) -> int:
-        return len(self._spans)
 
 
 @dataclass(frozen=True)
@@ -148,17 +109,6 @@ def row_error(exc: msgspec.ValidationError) -> str:
         "`$.", "`$.predicate.details.")
 
 
-def _query_row(r: Row) -> QueryRow:
-    failure = r.failure if r.failure is not UNSET else {}
-    return QueryRow(r.id, r.query if r.query is not UNSET else "",
-                    r.tags if r.tags is not UNSET else {},
-                    MissingSpans(r.missing_spans) if r.missing_spans is not UNSET else {},
-                    failure,
-                    {(e.doc_id, e.start, e.end): e.chunks if e.chunks is not UNSET else []
-                     for e in r.failure_evidence} if r.failure_evidence is not UNSET else {},
-                    r.doc_id if r.doc_id is not UNSET else None)
-
-
 def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
                     details: ScoreDetails | None = None) -> ScoreReport:
     """Verify a loaded, schema-valid report (``envelope.load_report``) as a score report
@@ -187,8 +137,9 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
         if not details.queries:
             raise InputError(f"the {role} report has no per-query rows", name)
         rows = details.queries
+        query_rows = [row_query_row(r) for r in rows]
     else:
-        rows = _column_rows(details, pred, role, name)
+        query_rows = column_rows(details, pred, role, name)
     if not summary.metrics:
         raise InputError(f"the {role} report has no summary metrics", name)
     names = tuple(summary.metrics)
@@ -201,7 +152,7 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
     return ScoreReport(
         path=name, sha256=sha, kind=pred["kind"], parameters=pred["parameters"],
         eval_sha256=eval_sha, corpus_sha256=_digest(pred, "corpus"), ids=tuple(ids),
-        names=names, values=values, rows=tuple(_query_row(r) for r in rows),
+        names=names, values=values, rows=tuple(query_rows),
         inputs={ref["role"]: ref["digest"].get("sha256", "") for ref in pred["inputs"]},
         tool_version=str(pred["tool"].get("version", "")),
         documents=summary.documents, saturation=summary.saturation, steps=summary.steps,
@@ -209,24 +160,6 @@ def score_report_of(doc: dict[str, Any], sha: str, name: str, role: str,
         warnings=tuple(summary.warnings),
         format=1 if isinstance(details, RowsDetails) else 2,
     )
-
-
-def _column_rows(details: SpanColumns | DocColumns, pred: dict[str, Any], role: str,
-                 name: str) -> list[Row]:
-    """A v2 report's rows as the gate reads them (no metrics: those are the columns), once
-    its columns are shown readable (``check_columns``)."""
-    problem = check_columns(details)
-    if problem is not None:
-        raise InputError(f"not a valid ragspan report: $.predicate.details: {problem}", name)
-    if not details.questions.id:
-        raise InputError(f"the {role} report has no per-query rows", name)
-    tau = None
-    if isinstance(details, SpanColumns):
-        tau = pred["parameters"].get("grounding_threshold")
-        if not isinstance(tau, (int, float)) or isinstance(tau, bool):
-            raise InputError(f"the {role} report's parameters.grounding_threshold is needed "
-                             "to read its gold spans", name)
-    return rows_of(details, tau, metrics=False)
 
 
 def _column_values(details: SpanColumns | DocColumns, names: tuple[str, ...], name: str

@@ -34,7 +34,8 @@ import numpy as np
 
 from ragspan.base.errors import InputError
 from ragspan.base.voice import setting
-from ragspan.gate.inputs import QueryRow, ScoreReport
+from ragspan.gate.inputs import ScoreReport
+from ragspan.gate.query_rows import QueryRow
 from ragspan.records.compare import MigrationPart
 from ragspan.scoring.metrics.registry import is_budget, parse_name
 

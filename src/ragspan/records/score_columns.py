@@ -185,7 +185,7 @@ def rows_of(details: SpanColumns | DocColumns, tau: float | None,
                     metrics=dict(zip(names, values[i])) if values is not None else {})
                 for i, qid in enumerate(q.id)]
     assert tau is not None, "a span score's rows need its grounding threshold"
-    spans = _SpanRows(details, tau)
+    spans = SpanRows(details, tau)
     tags = q.tags if not isinstance(q.tags, UnsetType) else {}
     query = q.query if not isinstance(q.query, UnsetType) else None
     doc_ids = q.doc_id if not isinstance(q.doc_id, UnsetType) else None
@@ -204,9 +204,10 @@ def rows_of(details: SpanColumns | DocColumns, tau: float | None,
     return rows
 
 
-class _SpanRows:
-    """Each question's missing spans, labels and evidence, from the gold and evidence
-    tables: the spans of question ``i`` are ``gold[bounds[i]:bounds[i + 1]]``."""
+class SpanRows:
+    """Each question's missing spans, labels and evidence, read from the gold and evidence
+    tables on demand (a reader that shows a few questions builds a few): the spans of
+    question ``i`` are ``gold[bounds[i]:bounds[i + 1]]``."""
 
     def __init__(self, details: SpanColumns, tau: float):
         self.details, self.tau = details, tau
@@ -216,17 +217,35 @@ class _SpanRows:
             self.bounds[g + 1] += 1
         for i in range(1, len(self.bounds)):
             self.bounds[i] += self.bounds[i - 1]
-        self.chunks: dict[int, list[EvidenceChunk]] = {}
-        ev = details.evidence
-        for g, start, end, chunk_id, rank in zip(ev.gold, ev.start, ev.end, ev.chunk_id,
-                                                 ev.rank):
-            self.chunks.setdefault(g, []).append(EvidenceChunk(
-                start=start, end=end, chunk_id=UNSET if chunk_id is None else chunk_id,
-                rank=rank))
+        self._chunks: dict[int, list[EvidenceChunk]] | None = None
         self.failure = list(details.failure.items())
+
+    def failures(self) -> list[dict[str, str]]:
+        """Per question, its failure label at each cutoff it fails."""
+        out: list[dict[str, str]] = [{} for _ in self.details.questions.id]
+        for k, labels in self.failure:
+            for i, label in enumerate(labels):
+                if label is not None:
+                    out[i][k] = label
+        return out
+
+    @property
+    def chunks(self) -> dict[int, list[EvidenceChunk]]:
+        """The evidence table's chunks by gold span (built once, when first read)."""
+        if self._chunks is None:
+            self._chunks = {}
+            ev = self.details.evidence
+            for g, start, end, chunk_id, rank in zip(ev.gold, ev.start, ev.end, ev.chunk_id,
+                                                     ev.rank):
+                self._chunks.setdefault(g, []).append(EvidenceChunk(
+                    start=start, end=end, chunk_id=UNSET if chunk_id is None else chunk_id,
+                    rank=rank))
+        return self._chunks
 
     def of(self, i: int) -> tuple[dict[str, list[MissingSpan]], dict[str, str],
                                   list[Evidence]]:
+        """Question ``i``'s missing spans per failing cutoff, its labels, and the evidence
+        of each span missing somewhere, as its v1 row held them."""
         gold, tau = self.details.gold, self.tau
         lo, hi = self.bounds[i], self.bounds[i + 1]
         missing: dict[str, list[MissingSpan]] = {}
@@ -250,7 +269,6 @@ class _SpanRows:
                                          text=UNSET if text is None else text))
             missing[k] = spans
         return missing, failure, [self._evidence(g) for g in sorted(shown)]
-
     def _evidence(self, g: int) -> Evidence:
         gold = self.details.gold
         first = gold.first_rank[g]
@@ -258,7 +276,7 @@ class _SpanRows:
         whole = (None if isinstance(gold.whole_in_one_chunk, UnsetType)
                  else gold.whole_in_one_chunk[g])
         return Evidence(doc_id=gold.doc_id[g], start=gold.start[g], end=gold.end[g],
-                        chunks=self.chunks.get(g, []), first_rank=first,
+                        chunks=list(self.chunks.get(g, [])), first_rank=first,
                         chunk_ceiling=UNSET if ceiling is None else ceiling,
                         whole_in_one_chunk=UNSET if whole is None else whole)
 

@@ -108,7 +108,7 @@ def statement_of(body: ReportBody) -> dict[str, Any]:
                      verdict=body.verdict, exit_code=body.exit_code)
 
 
-def schema_error(doc: Any) -> tuple[list[Any], str] | None:
+def schema_error(doc: Any, columns: bool = True) -> tuple[list[Any], str] | None:
     """The JSON path (a list of keys and indices) and message of the first schema error of
     ``doc`` (JSON values as read back, or a report held in memory), or None when it is
     valid. A kind typed in ``records`` (``records.kinds``) is decoded into its predicate
@@ -128,7 +128,7 @@ def schema_error(doc: Any) -> tuple[list[Any], str] | None:
         found = _first_error(validator, doc)
         return found if found is not None else decode_error(exc)
     found = _first_error(validator, _without_rows(doc))
-    if found is None and isinstance(predicate.details, (SpanColumns, DocColumns)):
+    if found is None and columns and isinstance(predicate.details, (SpanColumns, DocColumns)):
         problem = check_columns(predicate.details)
         if problem is not None:
             return ["predicate", "details"], problem
@@ -192,9 +192,11 @@ def decode_error(exc: msgspec.ValidationError) -> tuple[list[Any], str]:
     return path, found["message"]
 
 
-def validation_error(doc: Any) -> str | None:
-    """``"$.json.path: message"`` of the first schema error (``schema_error``), or None."""
-    found = schema_error(doc)
+def validation_error(doc: Any, columns: bool = True) -> str | None:
+    """``"$.json.path: message"`` of the first schema error (``schema_error``), or None;
+    ``columns=False``: a v2 score report's columns are not checked against each other (a
+    reader that checked them whole hands over its details cut to their first entries)."""
+    found = schema_error(doc, columns)
     return None if found is None else f"{_json_path(found[0])}: {found[1]}"
 
 

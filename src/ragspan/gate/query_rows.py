@@ -1,0 +1,151 @@
+"""The per-query rows the gate reads besides the metric matrix (``QueryRow``): a query's
+text, tags, document, failure label per cutoff, and the gold spans it left below tau with
+the chunks behind their labels, from a v1 report's rows (``row_query_row``) or a v2
+report's columns (``column_rows``, the spans read from the columns when first asked for)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+from ragspan.base.errors import InputError
+from ragspan.records.score_columns import DocColumns, SpanColumns, SpanRows, check_columns
+from ragspan.records.score_rows import MissingSpan, Row, as_plain
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """What the gate reads of a query besides its metrics: its text, its tags, and per k
+    the gold spans it left below tau (``{"doc_id", "start", "end", "covered"[, "text"]}``)."""
+
+    id: str
+    query: str
+    tags: dict[str, str]
+    missing_spans: Mapping[str, list[dict[str, Any]]]
+    failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
+    # failing span (doc_id, start, end) -> its chunks (plain values, or their records);
+    # looked up with what a row's span holds
+    evidence: Mapping[tuple[Any, Any, Any], list[Any]]
+    doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
+
+    def lost(self, k: str) -> list[dict[str, Any]]:
+        """The gold spans missing at ``k``, each with the chunks behind its label."""
+        return [{**s, "chunks": as_plain(self.evidence.get((s.get("doc_id"), s.get("start"),
+                                                             s.get("end")), []))}
+                for s in self.missing_spans.get(k, [])]
+
+
+class ColumnSpans:
+    """A v2 report's question ``i``: its missing spans and their evidence, read from the
+    columns when first asked for (most questions are never shown)."""
+
+    def __init__(self, spans: SpanRows, i: int):
+        self._spans, self._i = spans, i
+        self._read: tuple[MissingSpans, dict[tuple[Any, Any, Any], list[Any]]] | None = None
+
+    def read(self) -> tuple[MissingSpans, dict[tuple[Any, Any, Any], list[Any]]]:
+        if self._read is None:
+            missing, _, evidence = self._spans.of(self._i)
+            self._read = (MissingSpans(missing), {
+                (e.doc_id, e.start, e.end): [] if isinstance(e.chunks, UnsetType) else e.chunks
+                for e in evidence})
+        return self._read
+
+
+class LazyMissing(Mapping[str, list[dict[str, Any]]]):
+    """``QueryRow.missing_spans`` of a v2 report (``ColumnSpans``)."""
+
+    def __init__(self, spans: ColumnSpans):
+        self._spans = spans
+
+    def __getitem__(self, k: str) -> list[dict[str, Any]]:
+        return self._spans.read()[0][k]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans.read()[0])
+
+    def __len__(self) -> int:
+        return len(self._spans.read()[0])
+
+
+class LazyEvidence(Mapping[tuple[Any, Any, Any], list[Any]]):
+    """``QueryRow.evidence`` of a v2 report (``ColumnSpans``)."""
+
+    def __init__(self, spans: ColumnSpans):
+        self._spans = spans
+
+    def __getitem__(self, key: tuple[Any, Any, Any]) -> list[Any]:
+        return self._spans.read()[1][key]
+
+    def __iter__(self) -> Iterator[tuple[Any, Any, Any]]:
+        return iter(self._spans.read()[1])
+
+    def __len__(self) -> int:
+        return len(self._spans.read()[1])
+
+
+class MissingSpans(Mapping[str, list[dict[str, Any]]]):
+    """A row's ``missing_spans`` kept as its records and written out as plain values when
+    read: most rows are never read (the gate shows a few)."""
+
+    def __init__(self, spans: dict[str, list[MissingSpan]]):
+        self._spans = spans
+
+    def __getitem__(self, k: str) -> list[dict[str, Any]]:
+        plain: list[dict[str, Any]] = as_plain(self._spans[k])
+        return plain
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+
+def row_query_row(r: Row) -> QueryRow:
+    """A v1 report's row as the gate reads it."""
+    failure = r.failure if r.failure is not UNSET else {}
+    return QueryRow(r.id, r.query if r.query is not UNSET else "",
+                    r.tags if r.tags is not UNSET else {},
+                    MissingSpans(r.missing_spans) if r.missing_spans is not UNSET else {},
+                    failure,
+                    {(e.doc_id, e.start, e.end): e.chunks if e.chunks is not UNSET else []
+                     for e in r.failure_evidence} if r.failure_evidence is not UNSET else {},
+                    r.doc_id if r.doc_id is not UNSET else None)
+
+
+def column_rows(details: SpanColumns | DocColumns, pred: dict[str, Any], role: str,
+                 name: str) -> list[QueryRow]:
+    """A v2 report's rows as the gate reads them (no metrics: those are the columns; the
+    missing spans and evidence read from the columns when first asked for), once its columns
+    are shown readable (``check_columns``)."""
+    problem = check_columns(details)
+    if problem is not None:
+        raise InputError(f"not a valid ragspan report: $.predicate.details: {problem}", name)
+    if not details.questions.id:
+        raise InputError(f"the {role} report has no per-query rows", name)
+    tau = None
+    if isinstance(details, SpanColumns):
+        tau = pred["parameters"].get("grounding_threshold")
+        if not isinstance(tau, (int, float)) or isinstance(tau, bool):
+            raise InputError(f"the {role} report's parameters.grounding_threshold is needed "
+                             "to read its gold spans", name)
+    q = details.questions
+    if isinstance(details, DocColumns):
+        return [QueryRow(qid, "", {}, {}, {}, {}) for qid in q.id]
+    assert tau is not None
+    spans = SpanRows(details, float(tau))
+    failures = spans.failures()
+    tags = q.tags if not isinstance(q.tags, UnsetType) else {}
+    texts = q.query if not isinstance(q.query, UnsetType) else [""] * len(q.id)
+    docs = q.doc_id if not isinstance(q.doc_id, UnsetType) else [None] * len(q.id)
+    rows = []
+    for i, qid in enumerate(q.id):
+        lazy = ColumnSpans(spans, i)
+        rows.append(QueryRow(qid, texts[i], {key: t for key, v in tags.items()
+                                             if (t := v[i]) is not None},
+                             LazyMissing(lazy), failures[i], LazyEvidence(lazy), docs[i]))
+    return rows
