@@ -136,3 +136,14 @@ def test_a_v1_report_reads_into_its_v1_record_and_writes_back_byte_for_byte(name
     doc = json.loads(text)
     record = decode(doc["predicate"], V1_KINDS[doc["predicate"]["kind"]])
     assert canonical_dumps({**doc, "predicate": encode(record)}) == text
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_a_v1_report_renders_as_the_v2_report_of_the_same_scoring(fixture_v2, fmt):
+    """The renderers read a score report's parameters and summary, the same in both
+    formats: the same text."""
+    from ragspan.report.render import render
+
+    v1_doc = json.loads((V1 / "score-baseline.json").read_text(encoding="utf-8"))
+    v2_doc = json.loads(fixture_v2.read_text(encoding="utf-8"))
+    assert render(v1_doc, fmt) == render(v2_doc, fmt)

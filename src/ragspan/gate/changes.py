@@ -3,14 +3,13 @@ and losses by failure label (``grounding_changes``, ``why_line``)."""
 
 from __future__ import annotations
 
-import msgspec
 import numpy as np
 from msgspec import UNSET
 
 from ragspan.base.errors import UsageError
 from ragspan.gate.alignment import Comparison
 from ragspan.records.compare import LabelChanges, QueryCounts, Worst
-from ragspan.records.compare_details import Change, LostSpan, PerQueryDiff, QueryDiff, Regressed
+from ragspan.records.compare_details import Change, PerQueryDiff, QueryDiff, Regressed
 from ragspan.scoring.metrics.registry import (
     FAILURE_LEVERS,
     LABELS,
@@ -37,8 +36,7 @@ def most_regressed(cmp: Comparison, primary: str, top: int) -> list[Regressed]:
         out.append(Regressed(
             id=qid, query=cmp.rows_base[qid].query, baseline=float(cmp.base[i, j]),
             candidate=float(cmp.cand[i, j]), delta=float(cmp.cand[i, j] - cmp.base[i, j]),
-            lost_spans=msgspec.convert(cmp.rows_cand[qid].lost(k), list[LostSpan])
-            if grounding else UNSET,
+            lost_spans=cmp.rows_cand[qid].lost(k) if grounding else UNSET,
             label=UNSET if label is None else label))
     return out
 

@@ -12,29 +12,32 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from ragspan.base.errors import InputError
+from ragspan.records.compare_details import LostSpan
 from ragspan.records.score_columns import DocColumns, SpanColumns, SpanRows, check_columns
-from ragspan.records.score_rows import MissingSpan, Row, as_plain
+from ragspan.records.score_rows import Evidence, EvidenceChunk, MissingSpan, Row
+
+Spot = tuple[str, int, int]  # a gold span: its document, start and end
 
 
 @dataclass(frozen=True)
 class QueryRow:
-    """What the gate reads of a query besides its metrics: its text, its tags, and per k
-    the gold spans it left below tau (``{"doc_id", "start", "end", "covered"[, "text"]}``)."""
+    """What the gate reads of a query besides its metrics: its text, its tags, per k its
+    failure label and the gold spans it left below tau, and the chunks behind each such
+    span's label."""
 
     id: str
     query: str
     tags: dict[str, str]
-    missing_spans: Mapping[str, list[dict[str, Any]]]
+    missing_spans: Mapping[str, list[MissingSpan]]
     failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
-    # failing span (doc_id, start, end) -> its chunks (plain values, or their records);
-    # looked up with what a row's span holds
-    evidence: Mapping[tuple[Any, Any, Any], list[Any]]
+    evidence: Mapping[Spot, list[EvidenceChunk]]  # a span missing somewhere -> its chunks
     doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
 
-    def lost(self, k: str) -> list[dict[str, Any]]:
+    def lost(self, k: str) -> list[LostSpan]:
         """The gold spans missing at ``k``, each with the chunks behind its label."""
-        return [{**s, "chunks": as_plain(self.evidence.get((s.get("doc_id"), s.get("start"),
-                                                             s.get("end")), []))}
+        return [LostSpan(doc_id=s.doc_id, start=s.start, end=s.end, covered=s.covered,
+                         text=s.text, chunks=list(self.evidence.get((s.doc_id, s.start, s.end),
+                                                                    [])))
                 for s in self.missing_spans.get(k, [])]
 
 
@@ -44,24 +47,28 @@ class ColumnSpans:
 
     def __init__(self, spans: SpanRows, i: int):
         self._spans, self._i = spans, i
-        self._read: tuple[MissingSpans, dict[tuple[Any, Any, Any], list[Any]]] | None = None
+        self._read: tuple[dict[str, list[MissingSpan]],
+                          dict[Spot, list[EvidenceChunk]]] | None = None
 
-    def read(self) -> tuple[MissingSpans, dict[tuple[Any, Any, Any], list[Any]]]:
+    def read(self) -> tuple[dict[str, list[MissingSpan]], dict[Spot, list[EvidenceChunk]]]:
         if self._read is None:
             missing, _, evidence = self._spans.of(self._i)
-            self._read = (MissingSpans(missing), {
-                (e.doc_id, e.start, e.end): [] if isinstance(e.chunks, UnsetType) else e.chunks
-                for e in evidence})
+            self._read = (missing, _evidence_of(evidence))
         return self._read
 
 
-class LazyMissing(Mapping[str, list[dict[str, Any]]]):
+def _evidence_of(evidence: list[Evidence]) -> dict[Spot, list[EvidenceChunk]]:
+    return {(e.doc_id, e.start, e.end): [] if isinstance(e.chunks, UnsetType) else e.chunks
+            for e in evidence}
+
+
+class LazyMissing(Mapping[str, list[MissingSpan]]):
     """``QueryRow.missing_spans`` of a v2 report (``ColumnSpans``)."""
 
     def __init__(self, spans: ColumnSpans):
         self._spans = spans
 
-    def __getitem__(self, k: str) -> list[dict[str, Any]]:
+    def __getitem__(self, k: str) -> list[MissingSpan]:
         return self._spans.read()[0][k]
 
     def __iter__(self) -> Iterator[str]:
@@ -71,38 +78,20 @@ class LazyMissing(Mapping[str, list[dict[str, Any]]]):
         return len(self._spans.read()[0])
 
 
-class LazyEvidence(Mapping[tuple[Any, Any, Any], list[Any]]):
+class LazyEvidence(Mapping[Spot, list[EvidenceChunk]]):
     """``QueryRow.evidence`` of a v2 report (``ColumnSpans``)."""
 
     def __init__(self, spans: ColumnSpans):
         self._spans = spans
 
-    def __getitem__(self, key: tuple[Any, Any, Any]) -> list[Any]:
+    def __getitem__(self, key: Spot) -> list[EvidenceChunk]:
         return self._spans.read()[1][key]
 
-    def __iter__(self) -> Iterator[tuple[Any, Any, Any]]:
+    def __iter__(self) -> Iterator[Spot]:
         return iter(self._spans.read()[1])
 
     def __len__(self) -> int:
         return len(self._spans.read()[1])
-
-
-class MissingSpans(Mapping[str, list[dict[str, Any]]]):
-    """A row's ``missing_spans`` kept as its records and written out as plain values when
-    read: most rows are never read (the gate shows a few)."""
-
-    def __init__(self, spans: dict[str, list[MissingSpan]]):
-        self._spans = spans
-
-    def __getitem__(self, k: str) -> list[dict[str, Any]]:
-        plain: list[dict[str, Any]] = as_plain(self._spans[k])
-        return plain
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._spans)
-
-    def __len__(self) -> int:
-        return len(self._spans)
 
 
 def row_query_row(r: Row) -> QueryRow:
@@ -110,11 +99,9 @@ def row_query_row(r: Row) -> QueryRow:
     failure = r.failure if r.failure is not UNSET else {}
     return QueryRow(r.id, r.query if r.query is not UNSET else "",
                     r.tags if r.tags is not UNSET else {},
-                    MissingSpans(r.missing_spans) if r.missing_spans is not UNSET else {},
-                    failure,
-                    {(e.doc_id, e.start, e.end): e.chunks if e.chunks is not UNSET else []
-                     for e in r.failure_evidence} if r.failure_evidence is not UNSET else {},
-                    r.doc_id if r.doc_id is not UNSET else None)
+                    r.missing_spans if r.missing_spans is not UNSET else {}, failure,
+                    _evidence_of(r.failure_evidence) if r.failure_evidence is not UNSET
+                    else {}, r.doc_id if r.doc_id is not UNSET else None)
 
 
 def column_rows(details: SpanColumns | DocColumns, pred: dict[str, Any], role: str,

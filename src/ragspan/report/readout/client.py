@@ -88,7 +88,7 @@ def patterns(r: Readout, corpus: Corpus) -> Section:
             blocks.append(Para(f"Question {row.id}" + (f" ({tags})" if tags else "")
                                + f": {row.query}"))
             for span in row.missing_spans.get(k, [])[:CLAUSES_PER_QUERY]:
-                doc, start, end = span["doc_id"], span["start"], span["end"]
+                doc, start, end = span.doc_id, span.start, span.end
                 blocks.append(Quote(quote_of(corpus, doc, start, end),
                                     f"{doc}, characters {start}–{end}, missed"))
     return Section("Top failure patterns", blocks)
