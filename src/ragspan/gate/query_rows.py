@@ -5,9 +5,9 @@ report's columns (``column_rows``, the spans read from the columns when first as
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from msgspec import UNSET, UnsetType
 
@@ -17,6 +17,8 @@ from ragspan.records.score_columns import DocColumns, SpanColumns, SpanRows, che
 from ragspan.records.score_rows import Evidence, EvidenceChunk, MissingSpan, Row
 
 Spot = tuple[str, int, int]  # a gold span: its document, start and end
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -56,42 +58,33 @@ class ColumnSpans:
             self._read = (missing, _evidence_of(evidence))
         return self._read
 
+    def missing(self) -> dict[str, list[MissingSpan]]:
+        return self.read()[0]
+
+    def evidence(self) -> dict[Spot, list[EvidenceChunk]]:
+        return self.read()[1]
+
 
 def _evidence_of(evidence: list[Evidence]) -> dict[Spot, list[EvidenceChunk]]:
     return {(e.doc_id, e.start, e.end): [] if isinstance(e.chunks, UnsetType) else e.chunks
             for e in evidence}
 
 
-class LazyMissing(Mapping[str, list[MissingSpan]]):
-    """``QueryRow.missing_spans`` of a v2 report (``ColumnSpans``)."""
+class Lazy(Mapping[K, V]):
+    """A mapping read when first used: ``QueryRow.missing_spans`` and ``QueryRow.evidence`` of
+    a v2 report, each one part of its question's ``ColumnSpans``."""
 
-    def __init__(self, spans: ColumnSpans):
-        self._spans = spans
+    def __init__(self, read: Callable[[], Mapping[K, V]]):
+        self._read = read
 
-    def __getitem__(self, k: str) -> list[MissingSpan]:
-        return self._spans.read()[0][k]
+    def __getitem__(self, key: K) -> V:
+        return self._read()[key]
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._spans.read()[0])
-
-    def __len__(self) -> int:
-        return len(self._spans.read()[0])
-
-
-class LazyEvidence(Mapping[Spot, list[EvidenceChunk]]):
-    """``QueryRow.evidence`` of a v2 report (``ColumnSpans``)."""
-
-    def __init__(self, spans: ColumnSpans):
-        self._spans = spans
-
-    def __getitem__(self, key: Spot) -> list[EvidenceChunk]:
-        return self._spans.read()[1][key]
-
-    def __iter__(self) -> Iterator[Spot]:
-        return iter(self._spans.read()[1])
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._read())
 
     def __len__(self) -> int:
-        return len(self._spans.read()[1])
+        return len(self._read())
 
 
 def row_query_row(r: Row) -> QueryRow:
@@ -134,5 +127,5 @@ def column_rows(details: SpanColumns | DocColumns, pred: dict[str, Any], role: s
         lazy = ColumnSpans(spans, i)
         rows.append(QueryRow(qid, texts[i], {key: t for key, v in tags.items()
                                              if (t := v[i]) is not None},
-                             LazyMissing(lazy), failures[i], LazyEvidence(lazy), docs[i]))
+                             Lazy(lazy.missing), failures[i], Lazy(lazy.evidence), docs[i]))
     return rows
