@@ -176,6 +176,8 @@ def test_a_v2_score_report_is_checked_by_its_records_with_the_full_answer(mutate
      "evidence.gold names a gold span beyond"),
     (lambda d: d["evidence"].update(gold=[0], start=[0, 1], end=[1], chunk_id=[None],
                                     rank=[1]), "evidence.start has 2 entries for 1"),
+    (lambda d: d["failure"].update({"3": [None] * 12}),
+     "failure and gold.covered must name the same cutoffs"),
 ])
 def test_v2_columns_of_other_lengths_than_their_table_are_refused(mutate, said):
     """What no schema can say (an array's length, an index in range) is the reader's

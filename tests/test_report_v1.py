@@ -147,3 +147,25 @@ def test_a_v1_report_renders_as_the_v2_report_of_the_same_scoring(fixture_v2, fm
     v1_doc = json.loads((V1 / "score-baseline.json").read_text(encoding="utf-8"))
     v2_doc = json.loads(fixture_v2.read_text(encoding="utf-8"))
     assert render(v1_doc, fmt) == render(v2_doc, fmt)
+
+
+def test_a_crafted_v2_report_is_an_input_error_wherever_it_is_read(fixture_v2, tmp_path):
+    """A failure label at a cutoff the gold table has no fraction for, or a span report
+    without its grounding threshold: refused by name (compare, the API's rows), never a
+    traceback."""
+    from ragspan.base.errors import InputError
+
+    doc = json.loads(fixture_v2.read_text(encoding="utf-8"))
+    doc["predicate"]["details"]["failure"]["7"] = doc["predicate"]["details"]["failure"]["1"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("compare", "--baseline", F / "baseline.json", "--candidate", bad,
+                  "--no-config")
+    assert res.exit_code == 3 and "failure and gold.covered must name the same cutoffs" in \
+        res.stderr and "Traceback" not in res.stderr, res.stderr
+    with pytest.raises(InputError, match="same cutoffs"):
+        query_rows(bad)
+    doc = json.loads(fixture_v2.read_text(encoding="utf-8"))
+    del doc["predicate"]["parameters"]["grounding_threshold"]
+    with pytest.raises(InputError, match="grounding_threshold"):
+        query_rows(doc)

@@ -25,7 +25,7 @@ from msgspec import UNSET
 from ragspan.base.errors import InputError
 from ragspan.gate.inputs import ScoreReport, score_report_of
 from ragspan.io.files import loads_json, read_bytes, sha256_hex
-from ragspan.records.score_columns import check_columns, rows_of
+from ragspan.records.score_columns import SpanColumns, check_columns, rows_of
 from ragspan.records.score_read import RowsDetails, convert_details, decode_score_envelope
 from ragspan.records.score_rows import as_plain
 from ragspan.report.envelope import (
@@ -127,5 +127,10 @@ def rows_by_id(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         problem = check_columns(details)
         if problem is not None:
             raise InputError(problem, GIVEN)
-        rows = rows_of(details, pred["parameters"].get("grounding_threshold"))
+        tau = pred["parameters"].get("grounding_threshold")
+        if isinstance(details, SpanColumns) and (not isinstance(tau, (int, float))
+                                                 or isinstance(tau, bool)):
+            raise InputError("a span report's rows need its parameters.grounding_threshold",
+                             GIVEN)
+        rows = rows_of(details, tau)
     return {row.id: as_plain(row) for row in rows}

@@ -143,6 +143,8 @@ def check_columns(details: SpanColumns | DocColumns) -> str | None:
 
 def _check_gold(details: SpanColumns, n: int) -> str | None:
     gold, evidence = details.gold, details.evidence
+    if set(details.failure) != set(gold.covered):
+        return "failure and gold.covered must name the same cutoffs"
     size = len(gold.question)
     arrays = [(name, getattr(gold, name)) for name in ("doc_id", "start", "end", "first_rank",
                                                        "text", "chunk_ceiling",
