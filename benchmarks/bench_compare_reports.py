@@ -94,19 +94,21 @@ def main() -> None:
 
 def _reading_alone(base: Path, cand: Path) -> None:
     """Both reports read as the gate reads them, in this process, against orjson's parse of
-    both (best of 3 each)."""
+    both (best of 3 each; the collector paused for both, as the command pauses it)."""
     import time
 
     import orjson
 
     from ragspan.app.score_reports import load_score_report
+    from ragspan.base.collector import paused
 
     def best(read) -> float:
         times = []
         for _ in range(3):
-            start = time.perf_counter()
-            read()
-            times.append(time.perf_counter() - start)
+            with paused():
+                start = time.perf_counter()
+                read()
+                times.append(time.perf_counter() - start)
         return min(times)
 
     ours = best(lambda: (load_score_report(base, "baseline"),

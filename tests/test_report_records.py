@@ -87,6 +87,10 @@ def test_a_malformed_row_is_one_line_naming_the_file_and_path(tmp_path, edit, fr
     (lambda d: d["failure"]["1"].__setitem__(0, "a-new-label"), "one of ceiling-bound"),
     (lambda d: d["gold"]["start"].__setitem__(0, 1.5), "details.gold.start[0]"),
     (lambda d: d["gold"]["question"].pop(), "gold.doc_id has 30 entries for 29 gold spans"),
+    (lambda d: d["gold"]["question"].reverse(), "gold.question must list question indices in "
+     "order"),
+    (lambda d: d["gold"].update(start=[e + 1 for e in d["gold"]["end"]]),
+     "gold: a span ends before it starts"),
 ])
 def test_a_malformed_column_is_one_line_naming_the_file_and_path(tmp_path, edit, fragment):
     """Format v2: a value of the wrong type in a column, or a column of another length,

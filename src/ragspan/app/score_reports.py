@@ -65,8 +65,7 @@ def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | N
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
     pred = envelope.predicate
-    if pred is UNSET or (not isinstance(details, RowsDetails)
-                         and check_columns(details) is not None):
+    if pred is UNSET:
         return None
     try:
         head = {key: loads_json(bytes(getattr(envelope, attr)), name, finite=True)
@@ -84,6 +83,7 @@ def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | N
     doc = {**head, "predicate": {**fields, "details": first_entries(details)}}
     if validation_error(doc, columns=False) is not None:
         return None
+    # columns that disagree with each other are refused by name there (``check_columns``)
     return score_report_of(doc, sha, name, role, details=details)
 
 

@@ -21,7 +21,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QueryRow:
     """What the gate reads of a query besides its metrics: its text, its tags, per k its
     failure label and the gold spans it left below tau, and the chunks behind each such
@@ -31,7 +31,7 @@ class QueryRow:
     query: str
     tags: dict[str, str]
     missing_spans: Mapping[str, list[MissingSpan]]
-    failure: dict[str, str]  # k -> failure label (``metrics.failures``), where it failed
+    failure: Mapping[str, str]  # k -> failure label (``metrics.failures``), where it failed
     evidence: Mapping[Spot, list[EvidenceChunk]]  # a span missing somewhere -> its chunks
     doc_id: str | None = None  # the document the query asks about (its cluster by doc_id)
 
@@ -44,13 +44,16 @@ class QueryRow:
 
 
 class ColumnSpans:
-    """A v2 report's question ``i``: its missing spans and their evidence, read from the
-    columns when first asked for (most questions are never shown)."""
+    """A v2 report's question ``i``: its failure labels, missing spans and their evidence,
+    read from the columns when first asked for (most questions are never shown)."""
+
+    __slots__ = ("_spans", "_i", "_read", "_failure")
 
     def __init__(self, spans: SpanRows, i: int):
         self._spans, self._i = spans, i
         self._read: tuple[dict[str, list[MissingSpan]],
                           dict[Spot, list[EvidenceChunk]]] | None = None
+        self._failure: dict[str, str] | None = None
 
     def read(self) -> tuple[dict[str, list[MissingSpan]], dict[Spot, list[EvidenceChunk]]]:
         if self._read is None:
@@ -64,6 +67,11 @@ class ColumnSpans:
     def evidence(self) -> dict[Spot, list[EvidenceChunk]]:
         return self.read()[1]
 
+    def failure(self) -> dict[str, str]:
+        if self._failure is None:
+            self._failure = self._spans.failure_of(self._i)
+        return self._failure
+
 
 def _evidence_of(evidence: list[Evidence]) -> dict[Spot, list[EvidenceChunk]]:
     return {(e.doc_id, e.start, e.end): [] if isinstance(e.chunks, UnsetType) else e.chunks
@@ -73,6 +81,8 @@ def _evidence_of(evidence: list[Evidence]) -> dict[Spot, list[EvidenceChunk]]:
 class Lazy(Mapping[K, V]):
     """A mapping read when first used: ``QueryRow.missing_spans`` and ``QueryRow.evidence`` of
     a v2 report, each one part of its question's ``ColumnSpans``."""
+
+    __slots__ = ("_read",)
 
     def __init__(self, read: Callable[[], Mapping[K, V]]):
         self._read = read
@@ -118,14 +128,14 @@ def column_rows(details: SpanColumns | DocColumns, pred: dict[str, Any], role: s
         return [QueryRow(qid, "", {}, {}, {}, {}) for qid in q.id]
     assert tau is not None
     spans = SpanRows(details, float(tau))
-    failures = spans.failures()
-    tags = q.tags if not isinstance(q.tags, UnsetType) else {}
+    tags = list(q.tags.items()) if not isinstance(q.tags, UnsetType) else []
     texts = q.query if not isinstance(q.query, UnsetType) else [""] * len(q.id)
     docs = q.doc_id if not isinstance(q.doc_id, UnsetType) else [None] * len(q.id)
     rows = []
     for i, qid in enumerate(q.id):
         lazy = ColumnSpans(spans, i)
-        rows.append(QueryRow(qid, texts[i], {key: t for key, v in tags.items()
-                                             if (t := v[i]) is not None},
-                             Lazy(lazy.missing), failures[i], Lazy(lazy.evidence), docs[i]))
+        rows.append(QueryRow(qid, texts[i], {key: t for key, v in tags if (t := v[i]) is not None}
+                             if tags else {},
+                             Lazy(lazy.missing), Lazy(lazy.failure), Lazy(lazy.evidence),
+                             docs[i]))
     return rows

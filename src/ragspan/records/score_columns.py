@@ -14,6 +14,8 @@ indices out of range, naming the array, before anything reads them."""
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Annotated
 
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -153,17 +155,18 @@ def _check_gold(details: SpanColumns, n: int) -> str | None:
     for name, values in arrays:
         if not isinstance(values, UnsetType) and len(values) != size:
             return f"gold.{name} has {len(values)} entries for {size} gold spans"
-    if any(b < a for a, b in zip(gold.question, gold.question[1:])) or (
-            gold.question and gold.question[-1] >= n):
+    question = gold.question
+    if not all(map(operator.le, question, itertools.islice(question, 1, None))) or (
+            question and question[-1] >= n):
         return "gold.question must list question indices in order, each below " \
                f"the {n} questions"
-    if any(e < s for s, e in zip(gold.start, gold.end)):
+    if not all(map(operator.le, gold.start, gold.end)):
         return "gold: a span ends before it starts"
     for name in ("start", "end", "chunk_id", "rank"):
         if len(getattr(evidence, name)) != len(evidence.gold):
             return (f"evidence.{name} has {len(getattr(evidence, name))} entries for "
                     f"{len(evidence.gold)} chunks")
-    if any(g >= size for g in evidence.gold):
+    if evidence.gold and max(evidence.gold) >= size:
         return f"evidence.gold names a gold span beyond the {size} listed"
     if not isinstance(details.placed, UnsetType) and any(p.question >= n
                                                           for p in details.placed):
@@ -222,14 +225,9 @@ class SpanRows:
         self._chunks: dict[int, list[EvidenceChunk]] | None = None
         self.failure = list(details.failure.items())
 
-    def failures(self) -> list[dict[str, str]]:
-        """Per question, its failure label at each cutoff it fails."""
-        out: list[dict[str, str]] = [{} for _ in self.details.questions.id]
-        for k, labels in self.failure:
-            for i, label in enumerate(labels):
-                if label is not None:
-                    out[i][k] = label
-        return out
+    def failure_of(self, i: int) -> dict[str, str]:
+        """Question ``i``'s failure label at each cutoff it fails."""
+        return {k: label for k, labels in self.failure if (label := labels[i]) is not None}
 
     @property
     def chunks(self) -> dict[int, list[EvidenceChunk]]:
