@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from conftest import assert_input_error, run_cli, shared, write_jsonl
@@ -51,7 +52,8 @@ def test_gold_texts_located_and_header(tmp_path, docs):
         for s in row["gold_spans"]:
             assert texts[s["doc_id"]][s["start"]:s["end"]] == s["text"]
             # every span anchored on the text it indexes
-            assert s["anchor"] == anchor_of(texts[s["doc_id"]], s["start"], s["end"]).as_json()
+            made = anchor_of(texts[s["doc_id"]], s["start"], s["end"]).digests()
+            assert s["anchor"] == msgspec.to_builtins(made)
     assert rows[0]["gold_spans"] == [{"doc_id": "a", "start": 0, "end": 26,
                                       "text": "The Supplier shall deliver",
                                       "anchor": rows[0]["gold_spans"][0]["anchor"]}]
@@ -234,3 +236,22 @@ def test_rows_without_id_get_a_derived_stable_id(tmp_path, docs):
 ])
 def test_underivable_ids_refused(tmp_path, docs, rows, message):
     assert_input_error(adapt(tmp_path, docs, rows), "q.jsonl", message)
+
+
+def test_a_row_is_written_in_one_key_order_its_given_values_as_given(tmp_path, docs):
+    """A built row's keys in the record's order (``records.evalbuild.BuiltRow``): the unknown
+    fields join the tags, which come before the passed-through filters and judgments; tags,
+    filters and relevance are written as given (a number stays a number, ``io.evalset``
+    reads tags as strings)."""
+    res = adapt(tmp_path, docs, [
+        {"relevance": {"a": 1}, "id": "q1", "filters": {"lang": "en"}, "difficulty": 2,
+         "query": "Who delivers?", "doc_id": "a", "gold_texts": ["The Supplier shall deliver"]},
+        {"id": "q2", "query": "Notice?", "doc_id": "sub/b", "tags": {"n": 3},
+         "gold_texts": ["terminate on notice"], "match": "all"},
+    ])
+    assert res.exit_code == 0, res.stderr
+    _, first, second = read_rows(tmp_path / "eval.jsonl")
+    assert list(first) == ["id", "query", "doc_id", "gold_spans", "tags", "filters", "relevance"]
+    assert first["tags"] == {"difficulty": "2"} and first["relevance"] == {"a": 1}
+    assert list(second) == ["id", "query", "doc_id", "gold_spans", "tags"]
+    assert second["tags"] == {"n": 3}

@@ -213,18 +213,20 @@ def cuad_rows(spans: list[dict], texts: dict[str, str]) -> list[dict]:
     spans with the ones that overlap merged into their union (as every importer does:
     score refuses overlapping gold spans)."""
     from ragspan.evalsets.build import merge_overlapping
+    from ragspan.io.serialize import span_json
 
     groups: dict = {}
     for s in spans:
         if s["unique"]:
             groups.setdefault((s["doc_id"], s["category"]), []).append(
-                {"doc_id": s["doc_id"], "start": s["start"], "end": s["end"]})
+                span_json(s["doc_id"], s["start"], s["end"],
+                          texts[s["doc_id"]][s["start"]:s["end"]]))
     rows = []
     for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):
-        unique = list({(x["start"], x["end"]): x for x in sp}.values())
+        unique = list({(x.start, x.end): x for x in sp}.values())
         merged, _ = merge_overlapping(unique, texts.__getitem__, "q")
         rows.append({"id": f"q{i}", "query": cat, "doc_id": doc,
-                     "gold_spans": [[x["start"], x["end"]] for x in merged]})
+                     "gold_spans": [[x.start, x.end] for x in merged]})
     return rows
 
 

@@ -203,6 +203,10 @@ def test_cuad_squad_shape(tmp_path):
     for row in rows:
         for s in row["gold_spans"]:
             assert corpus[s["doc_id"]][s["start"]:s["end"]] == s["text"]
+    # a SQuAD question's filters before its tags, as this importer has always written them
+    assert {tuple(r) for r in rows} <= {("id", "query", "doc_id", "gold_spans", "filters", "tags"),
+                                        ("id", "query", "doc_id", "gold_spans", "filters")}
+    assert any("tags" in r for r in rows)
     bad = squad_fixture(tmp_path, break_one=True)
     res = run_cli("import", "cuad", "--squad-json", bad, "--include-metadata-clauses",
                   "--out", tmp_path / "e2.jsonl",

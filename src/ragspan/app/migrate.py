@@ -29,7 +29,7 @@ from ragspan.base.errors import InputError
 from ragspan.base.records import InputRef
 from ragspan.base.voice import setting
 from ragspan.evalsets.adapt import provenance
-from ragspan.evalsets.build import anchored
+from ragspan.evalsets.build import anchor_spans
 from ragspan.evalsets.checks import refuse_errors
 from ragspan.evalsets.migrate import STATUSES, Moved, locate_all
 from ragspan.io.corpus import Corpus, read_corpus
@@ -160,8 +160,9 @@ def run(*, eval_set: str, corpus: str, to_corpus: str, out: str,
         "eval_set": {"name": eval_set, "sha256": evalset.sha256},
         "corpus": {"name": corpus, "sha256": old.sha256},
         "source": (evalset.header or {}).get("source")})
-    text = eval_set_text(header, anchored(rows, {d: doc.text
-                                                 for d, doc in new.documents.items()}))
+    texts = {d: doc.text for d, doc in new.documents.items()}
+    text = eval_set_text(header, [{**row, "gold_spans": anchor_spans(row["gold_spans"], texts)}
+                                  if row.get("gold_spans") else row for row in rows])
     digest = sha256_hex(text.encode("utf-8"))
     summary = MigrateSummary(
         spans=SpanCounts(**counts),

@@ -38,7 +38,14 @@ from ragspan.io.evalset import MATCH_MODES, parse_tags
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.rows import check_offsets, parse_id, unique_row_id
 from ragspan.io.serialize import span_json
-from ragspan.records.evalbuild import AdaptDetails, AdaptSummary, DerivedId, Files
+from ragspan.records.evalbuild import (
+    AdaptDetails,
+    AdaptSummary,
+    BuiltRow,
+    BuiltSpan,
+    DerivedId,
+    Files,
+)
 
 DEFAULT_MAX_DOCS = 10_000
 DEFAULT_MAX_BYTES = 2_000_000_000
@@ -136,7 +143,7 @@ def _texts(obj: dict[str, Any], key: str, path: str, line: int) -> list[tuple[An
 
 def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
               normalize_whitespace: bool, counts: AdaptSummary,
-              merges: OverlapMerges) -> dict[str, Any]:
+              merges: OverlapMerges) -> BuiltRow:
     """Turn one query row into an eval-set row whose every span slices back to its text;
     overlapping gold spans become their union (kept in ``merges``)."""
     qid = parse_id(obj.get("id"), path, line)
@@ -155,34 +162,30 @@ def adapt_row(obj: dict[str, Any], corpus: Corpus, path: str, line: int,
         raise InputError("'gold_texts' are all required; use 'expected' with match 'any'", path, line)
     spans = (_given_spans(obj["gold_spans"], scope, corpus, path, line) if way == "gold_spans"
              else _located_spans(obj, way, scope, corpus, normalize_whitespace, path, line))
-    unique = {(s["doc_id"], s["start"], s["end"]): s for s in spans}
+    unique = {(s.doc_id, s.start, s.end): s for s in spans}
     counts.duplicate_spans += len(spans) - len(unique)
     gold = merges.merge(qid, list(unique.values()), corpus.text)
     counts.spans += len(gold)
     setattr(counts, f"via_{way}", getattr(counts, f"via_{way}") + 1)
-    row: dict[str, Any] = {"id": qid, "query": query}
-    if scope is not None:
-        row["doc_id"] = scope
-    row["gold_spans"] = gold
-    if match != "all":
-        row["match"] = match
-    for key in PASSTHROUGH:
-        if key in obj:
-            row[key] = obj[key]
-    if "tags" in row:
-        parse_tags(row["tags"], path, line)
-    _keep_as_tags({k: v for k, v in obj.items() if k not in KNOWN}, row, counts, path, line)
-    return row
+    given = obj.get("tags")
+    if "tags" in obj:
+        parse_tags(given, path, line)  # checked; written as given
+    kept = _kept_as_tags({k: v for k, v in obj.items() if k not in KNOWN}, given or {},
+                         counts, path, line)
+    tags = {**(given or {}), **kept} if kept else given if "tags" in obj else UNSET
+    return BuiltRow(id=qid, query=query, doc_id=UNSET if scope is None else scope,
+                    gold_spans=gold, match=UNSET if match == "all" else match, tags=tags,
+                    **{key: obj[key] for key in PASSTHROUGH[1:] if key in obj})
 
 
 def _given_spans(raw: Any, scope: str | None, corpus: Corpus, path: str, line: int
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[BuiltSpan]:
     """``gold_spans`` as given: ``[start, end]`` in the row's document, or objects with
     their own ``doc_id``; each within its document, and equal to its ``text`` when one is
     given."""
     if not isinstance(raw, list) or not raw:
         raise InputError("'gold_spans' must be a non-empty list", path, line)
-    spans: list[dict[str, Any]] = []
+    spans: list[BuiltSpan] = []
     for i, s in enumerate(raw):
         what = f"gold_spans[{i}]"
         if isinstance(s, list) and len(s) == 2 and scope is not None:
@@ -205,7 +208,7 @@ def _given_spans(raw: Any, scope: str | None, corpus: Corpus, path: str, line: i
 
 
 def _located_spans(obj: dict[str, Any], way: str, scope: str | None, corpus: Corpus,
-                   normalize_whitespace: bool, path: str, line: int) -> list[dict[str, Any]]:
+                   normalize_whitespace: bool, path: str, line: int) -> list[BuiltSpan]:
     """``gold_texts`` or ``expected`` (with ``expected_sources``: each text's document),
     each found exactly once in its document (``locate_once``)."""
     texts = _texts(obj, way, path, line)
@@ -216,7 +219,7 @@ def _located_spans(obj: dict[str, Any], way: str, scope: str | None, corpus: Cor
                              f"{len(texts)} 'expected' strings", path, line)
         texts = [(src if doc is None else doc, needle)
                  for (doc, needle), src in zip(texts, sources)]
-    spans: list[dict[str, Any]] = []
+    spans: list[BuiltSpan] = []
     for doc_raw, needle in texts:
         if doc_raw is None and scope is None:
             raise InputError(f"'{way}' needs the row's 'doc_id' (or per-text doc_id)", path, line)
@@ -229,21 +232,22 @@ def _located_spans(obj: dict[str, Any], way: str, scope: str | None, corpus: Cor
     return spans
 
 
-def _keep_as_tags(extra: dict[str, Any], row: dict[str, Any], counts: AdaptSummary,
-                  path: str, line: int) -> None:
-    """A row's unknown fields become its tags (flattened), counted per key in
-    ``counts["kept_as_tags"]``; a field that is also a tag is an InputError."""
+def _kept_as_tags(extra: dict[str, Any], tags: dict[str, object], counts: AdaptSummary,
+                  path: str, line: int) -> dict[str, str]:
+    """A row's unknown fields as the tags they become (flattened), counted per key in
+    ``counts.kept_as_tags``; a field that is also one of the row's ``tags`` is an
+    InputError."""
     if not extra:
-        return
+        return {}
     kept = flatten_tags(extra)
-    clash = sorted(set(kept) & set(row.get("tags", {})))
+    clash = sorted(set(kept) & set(tags))
     if clash:
         raise InputError(f"field '{clash[0]}' is also a tag: rename one", path, line)
-    row["tags"] = {**row.get("tags", {}), **kept}
     tally = {} if counts.kept_as_tags is UNSET else counts.kept_as_tags
     for key in kept:
         tally[key] = tally.get(key, 0) + 1
     counts.kept_as_tags = tally
+    return kept
 
 
 def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
@@ -265,7 +269,7 @@ def adapt(docs: str, queries: str, *, normalize_whitespace: bool = False,
     qtext = decode_records(read_bytes(queries), qpath)
     counts = AdaptSummary()
     merges = OverlapMerges()
-    rows: list[dict[str, Any]] = []
+    rows: list[BuiltRow] = []
     seen: dict[Any, Any] = {}
     derived: list[DerivedId] = []
     for line, obj in iter_json_records(qtext, qpath):

@@ -4,15 +4,20 @@ provenance header plus the corpus its offsets index, written together or not at 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ragspan.base.errors import InputError
 from ragspan.io.corpus import Document
 from ragspan.io.serialize import corpus_text, eval_set_text, span_json
 from ragspan.io.span_anchors import anchor_of
-from ragspan.records.evalbuild import AdaptDetails, AdaptSummary, Merge
+from ragspan.records.evalbuild import AdaptDetails, AdaptSummary, BuiltRow, BuiltSpan, Merge, SquadRow
+from ragspan.records.imported import ImportDetails
+
+Counts = Mapping[str, int | Mapping[str, int]]  # an importer's tally (``records.imported``)
 
 SHOW_MISMATCHES = 5
 
@@ -22,10 +27,10 @@ class EvalBuild:
     """Eval rows (each span verified), the documents they index, counts and listed findings."""
 
     header: dict[str, Any]
-    rows: list[dict[str, Any]]
+    rows: Sequence[BuiltRow | SquadRow]
     documents: list[Document]
-    counts: dict[str, Any] | AdaptSummary = field(default_factory=dict)
-    details: dict[str, Any] | AdaptDetails = field(default_factory=dict)
+    counts: Counts | AdaptSummary = field(default_factory=dict)
+    details: ImportDetails | AdaptDetails = field(default_factory=ImportDetails)
 
 
 @dataclass
@@ -37,26 +42,26 @@ class AdaptBuild(EvalBuild):
         default_factory=lambda: AdaptDetails(overlapping_merged=[], derived_ids=[]))
 
 
-def verify_slices(rows: list[dict[str, Any]], documents: list[Document], what: str,
+def verify_slices(rows: Sequence[BuiltRow | SquadRow], documents: list[Document], what: str,
                   path: str) -> None:
     """Every gold span must slice back to its recorded text; mismatches fail with the count
     and the first five examples (never silently dropped)."""
     texts = {d.id: d.text for d in documents}
     bad = []
     for row in rows:
-        for s in row.get("gold_spans", []):
-            got = texts.get(s["doc_id"], "")[s["start"]:s["end"]]
-            if got != s["text"]:
-                bad.append(f"{row['id']} {s['doc_id']}[{s['start']}:{s['end']}]={got[:40]!r} "
-                           f"!= {s['text'][:40]!r}")
+        for s in row.spans():
+            got = texts.get(s.doc_id, "")[s.start:s.end]
+            if got != s.text:
+                bad.append(f"{row.id} {s.doc_id}[{s.start}:{s.end}]={got[:40]!r} "
+                           f"!= {s.text[:40]!r}")
     if bad:
         shown = "; ".join(bad[:SHOW_MISMATCHES])
         raise InputError(f"{len(bad)} {what} spans do not slice back to their answer text: "
                          f"{shown}", path)
 
 
-def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str], qid: str
-                      ) -> tuple[list[dict[str, Any]], list[Merge]]:
+def merge_overlapping(spans: list[BuiltSpan], text_of: Callable[[str], str], qid: str
+                      ) -> tuple[list[BuiltSpan], list[Merge]]:
     """One question's gold spans with every group of overlapping spans of a document replaced
     by their union (its ``text`` sliced from ``text_of(doc_id)``), and the merges made.
 
@@ -66,29 +71,29 @@ def merge_overlapping(spans: list[dict[str, Any]], text_of: Callable[[str], str]
     merge is a ``Merge`` of question ``qid``; the union takes the place of the group's first
     span in ``spans``' order, the rest are dropped.
     Spans must be unique already (duplicates are counted by the importer)."""
-    order = sorted(range(len(spans)), key=lambda i: (spans[i]["doc_id"], spans[i]["start"],
-                                                      spans[i]["end"]))
+    order = sorted(range(len(spans)), key=lambda i: (spans[i].doc_id, spans[i].start,
+                                                      spans[i].end))
     groups: list[list[int]] = []
     end = 0
     for i in order:
         s = spans[i]
-        if groups and spans[groups[-1][0]]["doc_id"] == s["doc_id"] and s["start"] < end:
+        if groups and spans[groups[-1][0]].doc_id == s.doc_id and s.start < end:
             groups[-1].append(i)
-            end = max(end, s["end"])
+            end = max(end, s.end)
         else:
             groups.append([i])
-            end = s["end"]
+            end = s.end
     merges: list[Merge] = []
-    into: dict[int, dict[str, Any]] = {}
+    into: dict[int, BuiltSpan] = {}
     dropped: set[int] = set()
     for group in groups:
         if len(group) == 1:
             continue
-        doc_id = spans[group[0]]["doc_id"]
-        start = min(spans[i]["start"] for i in group)
-        stop = max(spans[i]["end"] for i in group)
+        doc_id = spans[group[0]].doc_id
+        start = min(spans[i].start for i in group)
+        stop = max(spans[i].end for i in group)
         merges.append(Merge(query=qid, doc_id=doc_id,
-                            spans=[[spans[i]["start"], spans[i]["end"]] for i in group],
+                            spans=[[spans[i].start, spans[i].end] for i in group],
                             into=[start, stop]))
         into[min(group)] = span_json(doc_id, start, stop, text_of(doc_id)[start:stop])
         dropped.update(i for i in group if i != min(group))
@@ -103,8 +108,8 @@ class OverlapMerges:
 
     listed: list[Merge] = field(default_factory=list)
 
-    def merge(self, qid: str, spans: list[dict[str, Any]], text_of: Callable[[str], str]
-              ) -> list[dict[str, Any]]:
+    def merge(self, qid: str, spans: list[BuiltSpan], text_of: Callable[[str], str]
+              ) -> list[BuiltSpan]:
         """``spans`` of question ``qid`` after ``merge_overlapping``; the merges are kept."""
         kept, merges = merge_overlapping(spans, text_of, qid)
         self.listed.extend(merges)
@@ -115,18 +120,18 @@ class OverlapMerges:
         return sum(len(m.spans) - 1 for m in self.listed)
 
 
-def anchored(rows: list[dict[str, Any]], texts: dict[str, str]) -> list[dict[str, Any]]:
-    """``rows`` with an ``anchor`` (``io.span_anchors``) on every gold span, made on the
-    document texts ``texts`` the spans index."""
-    out = []
-    for row in rows:
-        spans = row.get("gold_spans")
-        if spans:
-            row = {**row, "gold_spans": [
-                {**s, "anchor": anchor_of(texts[s["doc_id"]], s["start"], s["end"]).as_json()}
-                for s in spans]}
-        out.append(row)
-    return out
+def anchor_spans(spans: list[BuiltSpan], texts: Mapping[str, str]) -> list[BuiltSpan]:
+    """``spans`` each with its ``anchor`` (``io.span_anchors``), made on the document texts
+    ``texts`` the spans index."""
+    return [msgspec.structs.replace(s, anchor=anchor_of(texts[s.doc_id], s.start, s.end).digests())
+            for s in spans]
+
+
+def anchored(rows: Sequence[BuiltRow | SquadRow], texts: Mapping[str, str]
+             ) -> list[BuiltRow | SquadRow]:
+    """``rows`` with an anchor on every gold span (``anchor_spans``)."""
+    return [msgspec.structs.replace(row, gold_spans=anchor_spans(row.spans(), texts))
+            if row.spans() else row for row in rows]
 
 
 def build_files(build: EvalBuild, out: str, corpus_out: str | None) -> dict[str, str]:

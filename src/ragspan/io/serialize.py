@@ -4,25 +4,32 @@ Serialising only: writing files, all or nothing, is ``io.outputs``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+
+import msgspec
 
 from ragspan.io.corpus import Document
+from ragspan.records.evalbuild import BuiltRow, BuiltSpan, SquadRow
 
 
-def jsonl(rows: Iterable[dict[str, Any]]) -> str:
+def jsonl(rows: Iterable[Mapping[str, object]]) -> str:
+    """One JSON object per line (JSON values: what ``json.dumps`` takes), keys in their
+    order."""
     return "".join(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) + "\n" for r in rows)
 
 
-def eval_set_text(header: dict[str, Any], rows: Iterable[dict[str, Any]]) -> str:
-    """An eval set: the ``_header`` provenance record, then one query per line."""
-    return jsonl([{"_header": header}, *rows])
+def eval_set_text(header: Mapping[str, object],
+                  rows: Iterable[BuiltRow | SquadRow | Mapping[str, object]]) -> str:
+    """An eval set: the ``_header`` provenance record, then one query per line (a row as a
+    record, its keys in the record's order and those left unset left out, or as JSON
+    values whose gold spans may be records)."""
+    return jsonl([{"_header": header}, *(msgspec.to_builtins(r) for r in rows)])
 
 
 def corpus_text(documents: Iterable[Document]) -> str:
     out = []
     for doc in documents:
-        row: dict[str, Any] = {"id": doc.id}
+        row: dict[str, object] = {"id": doc.id}
         if doc.title:
             row["title"] = doc.title
         row["text"] = doc.text
@@ -32,5 +39,6 @@ def corpus_text(documents: Iterable[Document]) -> str:
     return jsonl(out)
 
 
-def span_json(doc_id: str, start: int, end: int, text: str) -> dict[str, Any]:
-    return {"doc_id": doc_id, "start": start, "end": end, "text": text}
+def span_json(doc_id: str, start: int, end: int, text: str) -> BuiltSpan:
+    """A gold span as an eval set writes it (its anchor is added when written)."""
+    return BuiltSpan(doc_id=doc_id, start=start, end=end, text=text)

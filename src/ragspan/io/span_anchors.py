@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspan.base.errors import InputError
+from ragspan.records.evalbuild import AnchorDigests
 
 ANCHOR_CONTEXT = 32  # characters of context on each side of a span whose digest is recorded
 ANCHOR_KEYS = ("text", "before", "after", "context")
@@ -45,9 +46,10 @@ class SpanAnchor:
     after: str
     context: int
 
-    def as_json(self) -> dict[str, Any]:
-        return {"text": self.text, "before": self.before, "after": self.after,
-                "context": self.context}
+    def digests(self) -> AnchorDigests:
+        """The anchor as an eval set writes it."""
+        return AnchorDigests(text=self.text, before=self.before, after=self.after,
+                             context=self.context)
 
     def holds(self, doc: str, start: int, end: int) -> bool:
         """Whether ``doc[start:end]`` and its context are what the anchor was made on."""

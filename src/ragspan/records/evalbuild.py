@@ -70,3 +70,63 @@ class AdaptParameters(Struct, frozen=True, kw_only=True):
 
 
 AdaptPredicate = Predicate[AdaptParameters, AdaptSummary, AdaptDetails]
+
+
+class AnchorDigests(Struct, frozen=True, kw_only=True):
+    """What an eval set records of the text a gold span was made on (``io.span_anchors``):
+    the first 16 hex digits of the sha256 of the span's text, of the ``context`` characters
+    before it and of those after it."""
+
+    text: str
+    before: str
+    after: str
+    context: int
+
+
+class BuiltSpan(Struct, kw_only=True):
+    """A gold span as a built eval set writes it: its document, offsets, the text they slice,
+    and (once written) its anchor."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    anchor: AnchorDigests | UnsetType = UNSET
+
+
+class BuiltRow(Struct, kw_only=True):
+    """One question of a built eval set (``adapt`` and the importers), in the order its
+    keys are written. ``tags``, ``filters``, ``relevant_ids`` and ``relevance`` of an ``adapt``
+    row are the user's values passed through as they were given (``io.evalset`` checks them
+    when the eval set is read; tags are read as strings), with its unknown fields added to
+    its tags; a BEIR row's ``relevance`` is its judgments."""
+
+    id: str
+    query: str
+    doc_id: str | UnsetType = UNSET
+    gold_spans: list[BuiltSpan] | UnsetType = UNSET
+    match: str | UnsetType = UNSET
+    tags: dict[str, object] | None | UnsetType = UNSET
+    filters: object = UNSET
+    relevant_ids: object = UNSET
+    relevance: object = UNSET
+
+    def spans(self) -> list[BuiltSpan]:
+        """The gold spans (none for a row judged by documents)."""
+        return [] if isinstance(self.gold_spans, UnsetType) else self.gold_spans
+
+
+
+class SquadRow(Struct, kw_only=True):
+    """A question of CUAD's SQuAD-style release as its importer writes it (its ``filters``
+    before its ``tags``, which it has when its id names a category)."""
+
+    id: str
+    query: str
+    doc_id: str
+    gold_spans: list[BuiltSpan]
+    filters: dict[str, str]
+    tags: dict[str, str] | UnsetType = UNSET
+
+    def spans(self) -> list[BuiltSpan]:
+        return self.gold_spans

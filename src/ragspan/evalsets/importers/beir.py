@@ -12,6 +12,8 @@ from ragspan.io.corpus import read_corpus
 from ragspan.io.files import decode_records, iter_json_lines, read_bytes
 from ragspan.io.qrels import read_qrels
 from ragspan.io.rows import parse_id
+from ragspan.records.evalbuild import BuiltRow
+from ragspan.records.imported import ImportDetails
 
 
 def import_beir(root: str, split: str = "test") -> EvalBuild:
@@ -39,10 +41,10 @@ def import_beir(root: str, split: str = "test") -> EvalBuild:
     if missing_d:
         raise InputError(f"{len(missing_d)} judged documents are not in corpus.jsonl: "
                          f"{missing_d[:5]}", str(qrels_path))
-    rows = [{"id": q, "query": queries[q], "relevance": dict(sorted(judgments[q].items()))}
+    rows = [BuiltRow(id=q, query=queries[q], relevance=dict(sorted(judgments[q].items())))
             for q in sorted(judgments)]
     counts = {"judgments": sum(len(g) for g in judgments.values()),
               "queries_in_file": len(queries)}
     documents = [corpus.documents[d] for d in sorted(corpus.documents)]
     head = provenance(corpus, "beir", split=split)
-    return EvalBuild(head, rows, documents, counts, {})
+    return EvalBuild(head, rows, documents, counts, ImportDetails())

@@ -22,6 +22,9 @@ from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, read_bytes
 from ragspan.io.rows import check_offsets
+from ragspan.io.serialize import span_json
+from ragspan.records.evalbuild import BuiltRow
+from ragspan.records.imported import ImportDetails
 
 COLUMNS = ("question", "references", "corpus_id")
 
@@ -53,7 +56,7 @@ def import_chroma(root: str) -> EvalBuild:
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", name, 1)
     texts: dict[str, str] = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[BuiltRow] = []
     counts = {"questions": 0, "references": 0, "duplicate_references": 0}
     merges = OverlapMerges()
     for number, rec in enumerate(reader, start=1):
@@ -70,12 +73,12 @@ def import_chroma(root: str) -> EvalBuild:
         refs = _references(rec["references"], name, line)
         unique = {(r["start_index"], r["end_index"]): r for r in refs}
         counts["duplicate_references"] += len(refs) - len(unique)
-        spans = [{"doc_id": corpus_id, "start": r["start_index"], "end": r["end_index"],
-                  "text": r["content"]} for r in unique.values()]
+        spans = [span_json(corpus_id, r["start_index"], r["end_index"], r["content"])
+                 for r in unique.values()]
         qid = f"chroma-{number:04d}"
         spans = merges.merge(qid, spans, texts.__getitem__)
-        rows.append({"id": qid, "query": rec["question"],
-                     "doc_id": corpus_id, "gold_spans": spans, "tags": {"corpus_id": corpus_id}})
+        rows.append(BuiltRow(id=qid, query=rec["question"], doc_id=corpus_id, gold_spans=spans,
+                             tags={"corpus_id": corpus_id}))
         counts["questions"] += 1
         counts["references"] += len(spans)
     if not rows:
@@ -85,4 +88,4 @@ def import_chroma(root: str) -> EvalBuild:
     corpus = Corpus(root, "", {d.id: d for d in documents})
     counts["overlapping_merged"] = merges.count
     return EvalBuild(provenance(corpus, "chroma"), rows, documents, counts,
-                     {"overlapping_merged": merges.listed})
+                     ImportDetails(overlapping_merged=merges.listed))

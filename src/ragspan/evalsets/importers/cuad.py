@@ -20,9 +20,12 @@ import hashlib
 import io
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from ragspan.base.errors import InputError
 from ragspan.evalsets.adapt import provenance
@@ -31,6 +34,8 @@ from ragspan.evalsets.locate import find_exact
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes, sha256_hex
 from ragspan.io.serialize import span_json
+from ragspan.records.evalbuild import BuiltRow, BuiltSpan, SquadRow
+from ragspan.records.imported import AmbiguousPiece, ImportDetails
 
 METADATA_CLAUSES = ("Document Name", "Parties", "Agreement Date", "Effective Date",
                     "Expiration Date")
@@ -81,8 +86,8 @@ def sample(names: list[str], n: int | None, seed: int, what: str, path: str) -> 
     return sorted(random.Random(seed).sample(names, n))
 
 
-def sample_queries(rows: list[dict[str, Any]], n: int | None, seed: int, path: str
-                   ) -> list[dict[str, Any]]:
+def sample_queries(rows: Sequence[BuiltRow | SquadRow], n: int | None, seed: int, path: str
+                   ) -> Sequence[BuiltRow | SquadRow]:
     """``n`` of the queries drawn with ``random.Random(seed)``, in their order; all when
     None. The corpus keeps every sampled contract."""
     if n is None:
@@ -94,8 +99,8 @@ def sample_queries(rows: list[dict[str, Any]], n: int | None, seed: int, path: s
     return [r for i, r in enumerate(rows) if i in keep]
 
 
-def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[str, int],
-           details: dict[str, Any], path: str, data: bytes, source: str, what: str,
+def _build(rows: Sequence[BuiltRow | SquadRow], documents: list[Document], counts: dict[str, int],
+           details: ImportDetails, path: str, data: bytes, source: str, what: str,
            queries: int | None = None, **settings: Any) -> EvalBuild:
     """Verify every span slices back (``what`` names them in the error), keep ``queries``
     of the rows (``sample_queries``), then attach the provenance header."""
@@ -104,10 +109,12 @@ def _build(rows: list[dict[str, Any]], documents: list[Document], counts: dict[s
         counts = {**counts, "queries_before_sampling": len(rows),
                   "spans_before_sampling": counts["spans"]}
         rows = sample_queries(rows, queries, settings["seed"], path)
-        counts["spans"] = sum(len(r["gold_spans"]) for r in rows)
-        kept = {r["id"] for r in rows}
-        sampled = OverlapMerges([m for m in details["overlapping_merged"] if m.query in kept])
-        details = {**details, "overlapping_merged": sampled.listed}
+        counts["spans"] = sum(len(r.spans()) for r in rows)
+        kept = {r.id for r in rows}
+        merged = details.overlapping_merged
+        sampled = OverlapMerges([m for m in ([] if isinstance(merged, UnsetType) else merged)
+                                 if m.query in kept])
+        details = msgspec.structs.replace(details, overlapping_merged=sampled.listed)
         counts["overlapping_merged"] = sampled.count
         settings["sample_queries"] = queries
     corpus = Corpus(path, sha256_hex(data), {d.id: d for d in documents})
@@ -166,7 +173,7 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
     counts = {"pieces": 0, "spans": 0, "ambiguous_pieces": 0, "duplicate_pieces": 0,
               "empty_pieces": 0, "queries_without_unique_piece": 0,
               "missing_contracts": len(missing), "cross_reference_skipped": 0}
-    ambiguous: list[dict[str, Any]] = []
+    ambiguous: list[AmbiguousPiece] = []
     merges = OverlapMerges()
     not_found: list[str] = []
     for doc_id in chosen:
@@ -194,22 +201,18 @@ def import_cuad_csv(csv_path: str, contracts: str, categories: str, *,
             gold = merges.merge(qid, [spans[k] for k in sorted(spans)],
                                 {doc_id: body}.__getitem__)
             counts["spans"] += len(gold)
-            out_rows.append({
-                "id": qid,
-                "query": question(category, descriptions[category.casefold()]),
-                "doc_id": doc_id,
-                "gold_spans": gold,
-                "tags": {"category": category},
-                "filters": {"doc_id": doc_id},
-            })
+            out_rows.append(BuiltRow(
+                id=qid, query=question(category, descriptions[category.casefold()]),
+                doc_id=doc_id, gold_spans=gold, tags={"category": category},
+                filters={"doc_id": doc_id}))
     if not_found:
         raise InputError(f"{len(not_found)} clause pieces not found in their contract: "
                          f"{'; '.join(not_found[:SHOW])}", csv_path)
     if not out_rows:
         raise InputError("no query has an unambiguous clause", csv_path)
     counts["overlapping_merged"] = merges.count
-    details = {"ambiguous_pieces": ambiguous, "missing_contracts": missing,
-               "overlapping_merged": merges.listed}
+    details = ImportDetails(ambiguous_pieces=ambiguous, missing_contracts=missing,
+                            overlapping_merged=merges.listed)
     return _build(out_rows, documents, counts, details, csv_path, data, "cuad-csv", "CUAD",
                   queries, sample_docs=sample_docs, seed=seed, exclude_metadata_clauses=exclude_metadata,
                   exclude_cross_references=exclude_cross_references)
@@ -240,13 +243,13 @@ def _rows_by_contract(reader: Iterator[list[str]], width: int, cdir: Path, csv_p
 
 
 def _located_pieces(quotes: list[str], body: str, doc_id: str, category: str,
-                    counts: dict[str, int], ambiguous: list[dict[str, Any]],
-                    not_found: list[str]) -> tuple[dict[tuple[int, int], dict[str, Any]], int]:
+                    counts: dict[str, int], ambiguous: list[AmbiguousPiece],
+                    not_found: list[str]) -> tuple[dict[tuple[int, int], BuiltSpan], int]:
     """Each quoted clause split at CUAD's omission marks into pieces, each found exactly
     once in ``body``: the gold spans by offsets and the number of non-empty pieces. Empty,
     ambiguous and repeated pieces are counted in ``counts``; ambiguous ones listed in
     ``ambiguous``, pieces found nowhere in ``not_found``."""
-    spans: dict[tuple[int, int], dict[str, Any]] = {}
+    spans: dict[tuple[int, int], BuiltSpan] = {}
     pieces = 0
     for q in quotes:
         for piece in (p.strip() for p in q.split(OMITTED)):
@@ -259,8 +262,8 @@ def _located_pieces(quotes: list[str], body: str, doc_id: str, category: str,
                 not_found.append(f"{doc_id} / {category}: {piece[:60]!r}")
             elif len(hits) > 1:
                 counts["ambiguous_pieces"] += 1
-                ambiguous.append({"doc_id": doc_id, "category": category,
-                                  "text": piece, "occurrences": len(hits)})
+                ambiguous.append(AmbiguousPiece(doc_id=doc_id, category=category, text=piece,
+                                                occurrences=len(hits)))
             elif hits[0] in spans:
                 counts["duplicate_pieces"] += 1
             else:
@@ -300,14 +303,14 @@ def _squad_entries(root: Any, json_path: str
 
 
 def _answer_spans(answers: Any, qid: str, doc_id: str, counts: dict[str, int],
-                  json_path: str) -> dict[tuple[int, int], dict[str, Any]]:
+                  json_path: str) -> dict[tuple[int, int], BuiltSpan]:
     """A question's answers as gold spans by offsets (``answer_start`` + the text's length);
     an answer given twice counts in ``counts["duplicate_answers"]`` and is kept once."""
     if not isinstance(answers, list):
         raise InputError(f"question '{qid}': 'answers' must be a list of objects, got "
                          f"{type(answers).__name__ if answers is not None else 'null'}",
                          json_path)
-    spans: dict[tuple[int, int], dict[str, Any]] = {}
+    spans: dict[tuple[int, int], BuiltSpan] = {}
     for ans in answers:
         start = ans.get("answer_start") if isinstance(ans, dict) else None
         text = ans.get("text") if isinstance(ans, dict) else None
@@ -334,7 +337,7 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
     counts = {"impossible_skipped": 0, "spans": 0, "metadata_skipped": 0, "duplicate_answers": 0,
               "cross_reference_skipped": 0}
     merges = OverlapMerges()
-    rows = []
+    rows: list[BuiltRow | SquadRow] = []
     seen: set[str] = set()
     for doc_id, qa in qas:
         if doc_id not in keep:
@@ -361,16 +364,15 @@ def import_cuad_squad(json_path: str, *, sample_docs: int | None = None, seed: i
             continue
         gold = merges.merge(qid, [spans[k] for k in sorted(spans)], docs.__getitem__)
         counts["spans"] += len(gold)
-        row = {"id": qid, "query": question_text, "doc_id": doc_id,
-               "gold_spans": gold, "filters": {"doc_id": doc_id}}
-        if category:
-            row["tags"] = {"category": category}
-        rows.append(row)
+        rows.append(SquadRow(id=qid, query=question_text, doc_id=doc_id, gold_spans=gold,
+                             filters={"doc_id": doc_id},
+                             tags={"category": category} if category else UNSET))
     documents = [Document(d, docs[d]) for d in chosen]
     if not rows:
         raise InputError("no answerable question in the selected documents", json_path)
     counts["overlapping_merged"] = merges.count
-    return _build(rows, documents, counts, {"overlapping_merged": merges.listed}, json_path, data,
+    return _build(rows, documents, counts, ImportDetails(overlapping_merged=merges.listed),
+                  json_path, data,
                   "cuad-squad", "CUAD SQuAD",
                   queries, sample_docs=sample_docs, seed=seed,
                   exclude_metadata_clauses=exclude_metadata,

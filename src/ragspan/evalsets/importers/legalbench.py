@@ -29,6 +29,9 @@ from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes
 from ragspan.io.rows import check_offsets
+from ragspan.io.serialize import span_json
+from ragspan.records.evalbuild import BuiltRow, BuiltSpan
+from ragspan.records.imported import ImportDetails
 
 PAPER_TESTS_PER_SUBSET = 194
 
@@ -87,7 +90,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
     if not files:
         raise InputError("no benchmark files (*.json) found", str(bench_dir))
     texts: dict[str, str] = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[BuiltRow] = []
     counts = {"tests": 0, "selected": 0, "spans": 0, "duplicate_spans": 0}
     merges = OverlapMerges()
     for bench in files:
@@ -97,7 +100,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
         counts["selected"] += len(chosen)
         for i in chosen:
             test = tests[i]
-            spans: list[dict[str, Any]] = []
+            spans: list[BuiltSpan] = []
             for s in test["snippets"]:
                 doc_id = s["file_path"]
                 if doc_id not in texts:
@@ -108,15 +111,15 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
                     raise InputError(f"span [{start}, {end}) is past the end of '{doc_id}' "
                                      f"({len(texts[doc_id])} characters)", str(bench))
                 answer = s.get("answer", texts[doc_id][start:end])
-                if any((g["doc_id"], g["start"], g["end"]) == (doc_id, start, end)
+                if any((g.doc_id, g.start, g.end) == (doc_id, start, end)
                        for g in spans):  # the duplicate annotation that reads as 200% recall
                     counts["duplicate_spans"] += 1
                     continue
-                spans.append({"doc_id": doc_id, "start": start, "end": end, "text": answer})
+                spans.append(span_json(doc_id, start, end, answer))
             qid = f"{bench.stem}-{i:04d}"
             spans = merges.merge(qid, spans, texts.__getitem__)
-            rows.append({"id": qid, "query": test["query"],
-                         "gold_spans": spans, "tags": {"subset": bench.stem}})
+            rows.append(BuiltRow(id=qid, query=test["query"], gold_spans=spans,
+                                 tags={"subset": bench.stem}))
             counts["spans"] += len(spans)
     documents = [Document(d, texts[d]) for d in sorted(texts)]
     verify_slices(rows, documents, "LegalBench-RAG", str(root))
@@ -126,4 +129,5 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
     if newlines == "translate":
         head["extractor"]["text"] = "utf-8, newlines translated as Python's text mode"
     counts["overlapping_merged"] = merges.count
-    return EvalBuild(head, rows, documents, counts, {"overlapping_merged": merges.listed})
+    return EvalBuild(head, rows, documents, counts,
+                     ImportDetails(overlapping_merged=merges.listed))

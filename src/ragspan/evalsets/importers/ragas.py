@@ -19,6 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.base.errors import InputError
 from ragspan.base.placement import PLACEMENT_DEFAULTS
 from ragspan.evalsets.adapt import flatten_tags, provenance, resolve_doc
@@ -27,6 +29,9 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placer, Unplaced, preview
 from ragspan.io.rows import parse_id
+from ragspan.io.serialize import span_json
+from ragspan.records.evalbuild import BuiltRow
+from ragspan.records.imported import ImportDetails
 
 KNOWN = ("id", "user_input", "question", "doc_id", "reference_contexts", "retrieved_contexts")
 
@@ -89,7 +94,7 @@ def import_ragas(rows_path: str, corpus: Corpus, *,
     path = str(rows_path)
     text = decode_records(read_bytes(rows_path), path)
     placing = _Placing(corpus, on_ambiguous, threshold)
-    rows: list[dict[str, Any]] = []
+    rows: list[BuiltRow] = []
     run: list[dict[str, Any]] = []
     seen: set[str] = set()
     kept: dict[str, int] = {}
@@ -109,18 +114,13 @@ def import_ragas(rows_path: str, corpus: Corpus, *,
         gold = [placing.place(t, docs, f"reference_contexts[{i}]", path, line)
                 for i, t in enumerate(_contexts(obj, "reference_contexts", path, line, True))]
         unique = {(g["doc_id"], g["start"], g["end"]): g for g in gold}
-        row: dict[str, Any] = {"id": qid, "query": query}
-        if scope is not None:
-            row["doc_id"] = scope
-        row["gold_spans"] = merges.merge(
-            qid, [{k: g[k] for k in ("doc_id", "start", "end", "text")}
-                  for g in unique.values()], corpus.text)
+        spans = merges.merge(qid, [span_json(g["doc_id"], g["start"], g["end"], g["text"])
+                                   for g in unique.values()], corpus.text)
         extra = flatten_tags({k: v for k, v in obj.items() if k not in KNOWN})
-        if extra:
-            row["tags"] = extra
-            for key in extra:
-                kept[key] = kept.get(key, 0) + 1
-        rows.append(row)
+        for key in extra:
+            kept[key] = kept.get(key, 0) + 1
+        rows.append(BuiltRow(id=qid, query=query, doc_id=UNSET if scope is None else scope,
+                             gold_spans=spans, tags=dict(extra) if extra else UNSET))
         run.append(_run_row(qid, [placing.place(t, docs, f"retrieved_contexts[{i}]", path, line)
                                   for i, t in enumerate(_contexts(obj, "retrieved_contexts",
                                                                   path, line, False))]))
@@ -130,9 +130,9 @@ def import_ragas(rows_path: str, corpus: Corpus, *,
     counts["overlapping_merged"] = merges.count
     if kept:
         counts["kept_as_tags"] = dict(sorted(kept.items()))
-    asked = sorted({g["doc_id"] for r in rows for g in r["gold_spans"]})
+    asked = sorted({g.doc_id for r in rows for g in r.spans()})
     documents = [corpus.documents[d] for d in sorted(corpus.documents)]
     header = provenance(corpus, "ragas", rows=Path(path).name, documents_asked=len(asked),
                         on_ambiguous=on_ambiguous, threshold=threshold)
     return EvalBuild(header, rows, documents, counts,
-                     {"overlapping_merged": merges.listed}), run
+                     ImportDetails(overlapping_merged=merges.listed)), run
