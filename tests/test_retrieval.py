@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -333,7 +334,7 @@ def test_langchain_retriever(small):
                     Document(page_content=TEXTS[1][:15], metadata={"doc_id": "d1", "start_index": 0})]
 
     res = run_user_retriever(Splitter(), list(read_eval_set(evalset).queries), read_corpus(corpus))
-    rows, placement = res.rows, res.placement
+    rows, placement = [msgspec.to_builtins(r) for r in res.rows], res.placement  # as written
     assert offsets(rows[0]["retrieved"][:2]) == [{"doc_id": "d5", "start": 10, "end": 40},
                                         {"doc_id": "d1", "start": 0, "end": 15}]
     assert placement.checked == 4 and "placed" not in rows[0]  # texts checked, all match
@@ -380,7 +381,7 @@ def test_langchain_page_relative_start_index_is_placed_by_text(tmp_path):
 
     res = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
                              read_corpus(corpus), depth=1)
-    rows, placement = res.rows, res.placement
+    rows, placement = [msgspec.to_builtins(r) for r in res.rows], res.placement  # as written
     assert offsets(rows[0]["retrieved"]) == [{"doc_id": "contract.pdf", "start": 5100,
                                               "end": 5600}]
     assert rows[0]["placed"][0] | {"similarity": 1.0} == {
@@ -389,7 +390,7 @@ def test_langchain_page_relative_start_index_is_placed_by_text(tmp_path):
     assert placement.realigned == 3 and placement.checked == 0  # the third: no doc id
     rows = run_user_retriever(PageSplitter(), list(read_eval_set(evalset).queries),
                               read_corpus(corpus)).rows
-    assert [s["start"] for s in rows[0]["retrieved"]] == [5100, 0]  # first occurrence wins
+    assert [s.start for s in rows[0].retrieved] == [5100, 0]  # first occurrence wins
 
 
 def test_llamaindex_retriever(small):
@@ -410,7 +411,7 @@ def test_llamaindex_retriever(small):
             return [NodeWithScore(node=node, score=0.5)]
 
     res = run_user_retriever(Nodes(), list(read_eval_set(evalset).queries), read_corpus(corpus))
-    rows, placement = res.rows, res.placement
+    rows, placement = [msgspec.to_builtins(r) for r in res.rows], res.placement  # as written
     assert offsets(rows[0]["retrieved"]) == [{"doc_id": "d3", "start": 4, "end": 20,
                                               "score": 0.5}]
     assert placement.checked == 2  # one per query, its text checked

@@ -64,7 +64,7 @@ def run(*, otlp: str, eval_set: str, corpus: str, out: str,
         log.warning("import traces: %d reranker spans consume no retriever step (none before "
                     "them with their input documents or their parent): left out",
                     c["rerankers_without_a_step"])
-    asked = {row["id"] for row in got.rows}
+    asked = {row.id for row in got.rows}
     header = {"source": "otlp-traces", "corpus_sha256": corp.sha256,
               "eval_set_sha256": evalset.sha256,
               "queries": {q: d for q, d in query_digests(evalset).items() if q in asked}}

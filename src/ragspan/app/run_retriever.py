@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ragspan.app.output import CommandResult
 from ragspan.base.errors import InputError, UsageError, present
@@ -27,6 +28,7 @@ from ragspan.io.runs.docs import write_doc_rows
 from ragspan.io.serialize import jsonl
 from ragspan.records.envelope import encode
 from ragspan.records.retrieval import retrieving
+from ragspan.records.run_rows import RunRow
 from ragspan.records.score_facts import Latency, Percentiles
 from ragspan.report.envelope import statement
 from ragspan.retrieval.agents import is_agent, run_agent
@@ -67,22 +69,29 @@ def cache_line(execution: Mapping[str, object]) -> str:
             "the cache")
 
 
-def latency_summary(rows: list[dict[str, Any]]) -> Latency:
-    """p50 / p95 of the rows' ``latency_ms`` (ms per query, to the microsecond) and of each
-    stage's ``stage_ms``, for the run-retriever report."""
-    lat = np.array([r["latency_ms"] for r in rows if "latency_ms" in r], dtype=float)
+def latency_summary(latencies: Sequence[float],
+                    stage_ms: Sequence[Mapping[str, float]] = ()) -> Latency:
+    """p50 / p95 of the queries' times (ms per query, to the microsecond) and of each
+    stage's (``stage_ms``: per query, its time by stage), for the run-retriever report."""
+    lat = np.array(latencies, dtype=float)
     if not lat.size:
         return Latency(rows=0)
 
     def ms(values: np.ndarray, q: int) -> float:
         return round(float(np.percentile(values, q)), 3)
 
-    names = sorted({s for r in rows for s in r.get("stage_ms", {})})
-    stages = {s: np.array([r["stage_ms"][s] for r in rows if s in r.get("stage_ms", {})])
+    names = sorted({s for row in stage_ms for s in row})
+    stages = {s: np.array([row[s] for row in stage_ms if s in row])
               for s in names}  # per stage (embed, search, fusion, rerank): the rows it ran for
     return Latency(rows=int(lat.size), p50=ms(lat, 50), p95=ms(lat, 95),
                    stages={s: Percentiles(ms(v, 50), ms(v, 95)) for s, v in stages.items()}
                    if names else UNSET)
+
+
+def _times(rows: Sequence[RunRow]) -> tuple[list[float], list[dict[str, float]]]:
+    """The rows' ``latency_ms`` (those that have one) and their ``stage_ms``."""
+    return ([r.latency_ms for r in rows if not isinstance(r.latency_ms, UnsetType)],
+            [r.stage_ms for r in rows if not isinstance(r.stage_ms, UnsetType)])
 
 
 @dataclass
@@ -92,7 +101,7 @@ class Retrieved:
     doc-level run, a chunk manifest); the chunker's notes (the report's details); and a
     doc-level user run's per-query times."""
 
-    rows: list[dict[str, Any]]
+    rows: list[RunRow]
     header: dict[str, Any]
     summary: dict[str, Any]
     parameters: dict[str, Any]
@@ -186,11 +195,11 @@ def run(*, corpus: str, eval_set: str, out: str, config: str | None = None,
               **got.header}
     outputs = got.outputs
     rows = got.rows
-    execution = {**got.execution, "latency_ms": encode(latency_summary(
-        rows or [{"latency_ms": round(x, 3)} for x in got.doc_latency]))}
+    execution = {**got.execution, "latency_ms": encode(
+        latency_summary(*_times(rows)) if rows
+        else latency_summary([round(x, 3) for x in got.doc_latency]))}
     if not record_latency:  # a wall time in the run would change every digest downstream
-        rows = [{k: v for k, v in row.items() if k not in ("latency_ms", "stage_ms")}
-                for row in rows]
+        rows = [msgspec.structs.replace(row, latency_ms=UNSET, stage_ms=UNSET) for row in rows]
     if out not in outputs:
         outputs[out] = jsonl([{"_header": header}, *rows])
     elapsed = time.perf_counter() - t0

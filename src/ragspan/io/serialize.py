@@ -12,10 +12,11 @@ from ragspan.io.corpus import Document
 from ragspan.records.evalbuild import BuiltRow, BuiltSpan, SquadRow
 
 
-def jsonl(rows: Iterable[Mapping[str, object]]) -> str:
-    """One JSON object per line (JSON values: what ``json.dumps`` takes), keys in their
-    order."""
-    return "".join(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) + "\n" for r in rows)
+def jsonl(rows: Iterable[Mapping[str, object] | msgspec.Struct]) -> str:
+    """One JSON object per line, keys in their order: JSON values (what ``json.dumps``
+    takes) or records (a field left unset left out), records inside values too."""
+    return "".join(json.dumps(msgspec.to_builtins(r), ensure_ascii=False,
+                              separators=(", ", ": ")) + "\n" for r in rows)
 
 
 def eval_set_text(header: Mapping[str, object],
@@ -23,7 +24,7 @@ def eval_set_text(header: Mapping[str, object],
     """An eval set: the ``_header`` provenance record, then one query per line (a row as a
     record, its keys in the record's order and those left unset left out, or as JSON
     values whose gold spans may be records)."""
-    return jsonl([{"_header": header}, *(msgspec.to_builtins(r) for r in rows)])
+    return jsonl([{"_header": header}, *rows])
 
 
 def corpus_text(documents: Iterable[Document]) -> str:

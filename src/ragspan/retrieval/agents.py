@@ -29,11 +29,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.runs.anchoring import Anchor
-from ragspan.records.envelope import encode
+from ragspan.records.run_rows import RunRow, RunStep
 from ragspan.retrieval.user import Raw, UserRun, langchain_raw, llamaindex_raw, span_items
 
 Call = tuple[str | None, list[Raw]]  # (the step's query, its results)
@@ -214,18 +216,12 @@ def run_agent(obj: Any, queries: list[EvalQuery], corpus: Corpus, progress: Any 
             raise InputError(f"query '{q.id}': the agent raised {type(exc).__name__}: "
                              f"{exc}") from None
         latency = (time.perf_counter() - t0) * 1000.0
-        steps = []
-        for j, (asked, raw) in enumerate(calls):
-            step: dict[str, Any] = {"retrieved": span_items(
-                q, raw, corpus, anchor, depth, id_key, True, f"steps[{j}].retrieved")}
-            if asked is not None:
-                step = {"query": asked, **step}
-            steps.append(step)
-        row: dict[str, Any] = {"id": q.id, "steps": steps or [{"retrieved": []}],
-                               "latency_ms": round(latency, 3)}
-        if q.id in anchor.records:
-            row["placed"] = encode(anchor.records[q.id])
-        rows.append(row)
+        steps = [RunStep(query=UNSET if asked is None else asked,
+                         retrieved=span_items(q, raw, corpus, anchor, depth, id_key, True,
+                                              f"steps[{j}].retrieved"))
+                 for j, (asked, raw) in enumerate(calls)]
+        rows.append(RunRow(id=q.id, steps=steps or [RunStep(retrieved=[])],
+                           latency_ms=round(latency, 3), placed=anchor.records.get(q.id, UNSET)))
         latencies.append(latency)
         if progress:
             progress("querying", n, len(queries))

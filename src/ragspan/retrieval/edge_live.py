@@ -40,6 +40,7 @@ from ragspan.io.readonly import check_archive, copy_tree
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.records.envelope import encode
 from ragspan.records.retrieval import TextPlacement
+from ragspan.records.run_rows import RunRow
 from ragspan.retrieval.edge_index import (
     FULL_SCAN_KB,
     edge_module,
@@ -204,7 +205,7 @@ def searched_with(spec: LiveSpec) -> dict[str, Any]:
 def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
              corpus: Corpus, embedder: Any, progress: Any = None,
              max_unpacked_bytes: int | None = None
-             ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+             ) -> tuple[list[RunRow], dict[str, Any]]:
     """The span run of the shard (or snapshot) ``source`` over ``queries``, and what the
     report records of it (its points, the search, ``ann_recall`` with ``--hnsw-ef``, the
     placement counts)."""
@@ -247,10 +248,8 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
     results = [[_item(p, spec, q.id, r) for r, p in enumerate(pts, start=1)]
                for q, pts in zip(queries, found)]
     anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, suggest_flags=False)
-    rows = [span_row(q, raw, 0.0, corpus, anchor, None, spec.doc_key, False)
+    rows = [span_row(q, raw, None, corpus, anchor, None, spec.doc_key, False)
             for q, raw in zip(queries, results)]
-    for row in rows:
-        row.pop("latency_ms", None)
     info: dict[str, Any] = {
         "source": source, "kind": "snapshot" if snapshot else "edge shard", "points": points,
         "sha256": identity, "search": searched_with(spec), "placement": _placed(anchor.summary())}

@@ -27,6 +27,7 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.runs.anchoring import Anchor
 from ragspan.records.envelope import encode
+from ragspan.records.run_rows import RunRow
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter, search_params
 from ragspan.retrieval.user import span_row
@@ -176,7 +177,7 @@ def search(client: ReadOnlyClient, spec: LiveSpec, queries: list[EvalQuery],
 
 
 def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder: Any,
-             progress: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+             progress: Any = None) -> tuple[list[RunRow], dict[str, Any]]:
     """The span run of the collection over ``queries``, and what the report records of it
     (the collection, the placement counts, the calls made: reads only)."""
     client = connect(spec)
@@ -191,10 +192,8 @@ def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder:
     finally:
         client.close()
     anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, suggest_flags=False)
-    rows = [span_row(q, raw, 0.0, corpus, anchor, None, spec.doc_key, False)
+    rows = [span_row(q, raw, None, corpus, anchor, None, spec.doc_key, False)
             for q, raw in zip(queries, results)]
-    for row in rows:
-        row.pop("latency_ms", None)
     placed = anchor.summary()
     info["placement"] = {} if placed is None else encode(placed)
     info["calls"] = sorted(set(client.calls))

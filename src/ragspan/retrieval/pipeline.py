@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.base.errors import InputError, present
 from ragspan.base.warned import said
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
+from ragspan.records.run_rows import RunItem, RunRow
 from ragspan.retrieval.chunkers import Chunk, chunk_document
 from ragspan.retrieval.config import PipelineConfig
 from ragspan.retrieval.edge_index import EdgeIndex
@@ -164,20 +167,20 @@ class Pipeline:
         stages["rerank"] = (time.perf_counter() - t2) * 1000.0
         return final[:cfg.depth], fused[:cfg.depth]
 
-    def spans(self, ranking: list[Candidate]) -> list[dict[str, Any]]:
+    def spans(self, ranking: list[Candidate]) -> list[RunItem]:
         """The run items of a ranking: offsets, score, chunk id, the fused retrievers' ranks,
         and the chunk's text (the corpus slice), so a score against the corpus checks every
         item instead of taking its offsets on trust."""
         out = []
         for c in ranking:
             ch = self.table.chunks[c.index]
-            out.append({"doc_id": ch.doc_id, "start": ch.start, "end": ch.end,
-                        "score": round(c.score, 8), "chunk_id": ch.chunk_id,
-                        "sources": dict(sorted(c.sources.items())),
-                        "text": self.corpus.text(ch.doc_id)[ch.start:ch.end]})
+            out.append(RunItem(doc_id=ch.doc_id, start=ch.start, end=ch.end,
+                               score=round(c.score, 8), chunk_id=ch.chunk_id,
+                               sources=dict(sorted(c.sources.items())),
+                               text=self.corpus.text(ch.doc_id)[ch.start:ch.end]))
         return out
 
-    def run(self, queries: list[EvalQuery]) -> list[dict[str, Any]]:
+    def run(self, queries: list[EvalQuery]) -> list[RunRow]:
         """One row per query. Dense queries are embedded first, all in batches and through
         the embedding cache (keyed by model and text, as chunks are); each row's
         ``latency_ms`` is its search time plus its share of that embedding time, and
@@ -211,13 +214,12 @@ class Pipeline:
             latency = (time.perf_counter() - t0) * 1000.0 + share
             if qvecs is not None:
                 stages["embed"] = embed_share
-            row: dict[str, Any] = {"id": q.id, "retrieved": self.spans(final)}
-            if first is not None:
-                row["retrieved_first_stage"] = self.spans(first)
-            row["latency_ms"] = round(latency, 3)
-            row["stage_ms"] = {s: round(v, 3) for s, v in sorted(stages.items())}
-            row["config_digest"] = digest
-            rows.append(row)
+            rows.append(RunRow(
+                id=q.id, retrieved=self.spans(final),
+                retrieved_first_stage=UNSET if first is None else self.spans(first),
+                latency_ms=round(latency, 3),
+                stage_ms={s: round(v, 3) for s, v in sorted(stages.items())},
+                config_digest=digest))
             if self.progress:
                 self.progress("querying", n, len(queries))
         if self.rerank_dropped:

@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus, doc_id_hint
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.runs.anchoring import Anchor
-from ragspan.records.envelope import encode
 from ragspan.records.retrieval import TextPlacement
+from ragspan.records.run_rows import RunItem, RunRow
 
 DOC_KEYS = ("doc_id", "source", "id")
 
@@ -177,7 +178,7 @@ class UserRun:
     (a score NaN where none was given); ``placement``: the text placement counts."""
 
     level: str  # "span" or "doc"
-    rows: list[dict[str, Any]]
+    rows: list[RunRow]
     doc_rows: list[tuple[str, list[str], Any]]
     placement: TextPlacement | None  # None: no result gave a text
     latency_ms: list[float]  # per query, the retriever's wall time
@@ -258,25 +259,24 @@ def _score(score: Any, where: str) -> float:
     return float(score)
 
 
-def span_row(q: EvalQuery, raw: list[Raw], latency: float, corpus: Corpus, anchor: Any,
-              depth: int | None, id_key: str | None, mixed_possible: bool) -> dict[str, Any]:
+def span_row(q: EvalQuery, raw: list[Raw], latency: float | None, corpus: Corpus, anchor: Any,
+             depth: int | None, id_key: str | None, mixed_possible: bool) -> RunRow:
     """One query's span row from its raw results (``Raw``): texts checked or placed by
     ``anchor``, every span checked inside its document, repeats dropped (the first rank
     counts), then cut at ``depth``. A ``placed`` record's rank is the retriever's result
-    number, before repeats are dropped."""
+    number, before repeats are dropped. ``latency`` None: the row records no time."""
     spans = span_items(q, raw, corpus, anchor, depth, id_key, mixed_possible)
-    row: dict[str, Any] = {"id": q.id, "retrieved": spans, "latency_ms": round(latency, 3)}
-    if q.id in anchor.records:
-        row["placed"] = encode(anchor.records[q.id])
-    return row
+    return RunRow(id=q.id, retrieved=spans,
+                  latency_ms=UNSET if latency is None else round(latency, 3),
+                  placed=anchor.records.get(q.id, UNSET))
 
 
 def span_items(q: EvalQuery, raw: list[Raw], corpus: Corpus, anchor: Any, depth: int | None,
                id_key: str | None, mixed_possible: bool, key: str = "retrieved"
-               ) -> list[dict[str, Any]]:
+               ) -> list[RunItem]:
     """The span items of one list of raw results (``span_row``; ``key`` names the list in
     placement records and errors: ``retrieved``, or ``steps[j].retrieved``)."""
-    spans: list[dict[str, Any]] = []
+    spans: list[RunItem] = []
     seen: set[tuple[str, int, int]] = set()
     for rank, (doc, start, end, score, text) in enumerate(raw, start=1):
         where = f"query '{q.id}': {'' if key == 'retrieved' else key + ' '}result {rank}"
@@ -306,9 +306,9 @@ def span_items(q: EvalQuery, raw: list[Raw], corpus: Corpus, anchor: Any, depth:
         if (doc, start, end) in seen:
             continue  # the same span again: its first rank counts
         seen.add((doc, start, end))
-        item: dict[str, Any] = {"doc_id": doc, "start": start, "end": end}
-        if _is_number(score):  # other metadata "score" values are not scores; left out
-            item["score"] = _score(score, where)
-        item["text"] = corpus.text(doc)[start:end]  # checked again when the run is scored
-        spans.append(item)
+        spans.append(RunItem(
+            doc_id=doc, start=start, end=end,
+            # other metadata "score" values are not scores; left out
+            score=_score(score, where) if _is_number(score) else UNSET,
+            text=corpus.text(doc)[start:end]))  # checked again when the run is scored
     return spans[:depth] if depth else spans

@@ -27,11 +27,12 @@ from ragspan.evalsets.adapt import flatten_tags, provenance, resolve_doc
 from ragspan.evalsets.build import EvalBuild, OverlapMerges
 from ragspan.io.corpus import Corpus
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
-from ragspan.io.placement import DEFAULT_THRESHOLD, Placer, Unplaced, preview
+from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
 from ragspan.io.rows import parse_id
 from ragspan.io.serialize import span_json
 from ragspan.records.evalbuild import BuiltRow
 from ragspan.records.imported import ImportDetails
+from ragspan.records.run_rows import RankPlaced, RunItem, RunRow
 
 KNOWN = ("id", "user_input", "question", "doc_id", "reference_contexts", "retrieved_contexts")
 
@@ -57,7 +58,7 @@ class _Placing:
         self.counts: dict[str, int] = {}
 
     def place(self, text: str, docs: list[str], what: str, path: str,
-              line: int) -> dict[str, Any]:
+              line: int) -> Placed:
         try:
             p = self.placer.place(text, docs, first=self.first)
         except Unplaced as exc:
@@ -69,33 +70,29 @@ class _Placing:
         self.counts[key] = self.counts.get(key, 0) + 1
         if p.ambiguous:
             self.counts["ambiguous_first"] = self.counts.get("ambiguous_first", 0) + 1
-        return {"doc_id": p.doc_id, "start": p.start, "end": p.end,
-                "text": self.corpus.text(p.doc_id)[p.start:p.end], "method": p.method,
-                "similarity": p.similarity}
+        return p
 
 
-def _run_row(qid: str, retrieved: list[dict[str, Any]]) -> dict[str, Any]:
+def _run_row(qid: str, retrieved: list[Placed], corpus: Corpus) -> RunRow:
     """A span-run row of placed retrieved contexts; ``placed`` names the ranks placed other
     than exactly (left out when every one was exact)."""
-    row: dict[str, Any] = {"id": qid, "retrieved": [
-        {k: r[k] for k in ("doc_id", "start", "end", "text")} for r in retrieved]}
-    placed = [{"rank": i + 1, "method": r["method"], "similarity": r["similarity"]}
-              for i, r in enumerate(retrieved) if r["method"] != "exact"]
-    if placed:
-        row["placed"] = placed
-    return row
+    placed = [RankPlaced(rank=i + 1, method=p.method, similarity=p.similarity)
+              for i, p in enumerate(retrieved) if p.method != "exact"]
+    return RunRow(id=qid, retrieved=[RunItem(doc_id=p.doc_id, start=p.start, end=p.end,
+                                             text=corpus.text(p.doc_id)[p.start:p.end])
+                                     for p in retrieved], placed=placed or UNSET)
 
 
 def import_ragas(rows_path: str, corpus: Corpus, *,
                  on_ambiguous: str = PLACEMENT_DEFAULTS["on_ambiguous"],
                  threshold: float = DEFAULT_THRESHOLD
-                 ) -> tuple[EvalBuild, list[dict[str, Any]]]:
+                 ) -> tuple[EvalBuild, list[RunRow]]:
     """The eval set and the span run of a Ragas-style file over ``corpus``."""
     path = str(rows_path)
     text = decode_records(read_bytes(rows_path), path)
     placing = _Placing(corpus, on_ambiguous, threshold)
     rows: list[BuiltRow] = []
-    run: list[dict[str, Any]] = []
+    run: list[RunRow] = []
     seen: set[str] = set()
     kept: dict[str, int] = {}
     merges = OverlapMerges()
@@ -113,8 +110,9 @@ def import_ragas(rows_path: str, corpus: Corpus, *,
         docs = [scope] if scope is not None else placing.all_docs
         gold = [placing.place(t, docs, f"reference_contexts[{i}]", path, line)
                 for i, t in enumerate(_contexts(obj, "reference_contexts", path, line, True))]
-        unique = {(g["doc_id"], g["start"], g["end"]): g for g in gold}
-        spans = merges.merge(qid, [span_json(g["doc_id"], g["start"], g["end"], g["text"])
+        unique = {(g.doc_id, g.start, g.end): g for g in gold}
+        spans = merges.merge(qid, [span_json(g.doc_id, g.start, g.end,
+                                             corpus.text(g.doc_id)[g.start:g.end])
                                    for g in unique.values()], corpus.text)
         extra = flatten_tags({k: v for k, v in obj.items() if k not in KNOWN})
         for key in extra:
@@ -123,7 +121,8 @@ def import_ragas(rows_path: str, corpus: Corpus, *,
                              gold_spans=spans, tags=dict(extra) if extra else UNSET))
         run.append(_run_row(qid, [placing.place(t, docs, f"retrieved_contexts[{i}]", path, line)
                                   for i, t in enumerate(_contexts(obj, "retrieved_contexts",
-                                                                  path, line, False))]))
+                                                                  path, line, False))],
+                            corpus))
     if not rows:
         raise InputError("the file holds no rows", path)
     counts: dict[str, Any] = {"rows": len(rows), **dict(sorted(placing.counts.items()))}

@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.base.errors import InputError
 from ragspan.io.corpus import Corpus
 from ragspan.io.placement import Placer, Unplaced, preview
 from ragspan.io.runs.trace_documents import Doc
+from ragspan.records.run_rows import TracedItem
 
 DOC_KEYS = ("doc_id", "document_id", "source", "file_name", "file_path")
 START_KEYS = ("start_index", "start", "start_char_idx")
@@ -45,7 +48,7 @@ class Places:
             return stem
         return None
 
-    def place(self, doc: Doc, scope: str | None, where: str) -> dict[str, Any] | None:
+    def place(self, doc: Doc, scope: str | None, where: str) -> TracedItem | None:
         meta = doc.metadata
         keys = (self.opts.doc_key,) if self.opts.doc_key else DOC_KEYS
         named = None
@@ -71,7 +74,7 @@ class Places:
         self.counts[f"placed_{p.method}"] += 1
         return self._item(p.doc_id, p.start, p.end, doc)
 
-    def _offsets(self, doc: Doc, named: str | None) -> dict[str, Any] | None:
+    def _offsets(self, doc: Doc, named: str | None) -> TracedItem | None:
         meta = doc.metadata
         if named is None:
             return None
@@ -90,7 +93,7 @@ class Places:
         self.counts["placed_by_offsets"] += 1
         return self._item(named, start, end, doc)
 
-    def _by_id(self, doc: Doc, where: str) -> dict[str, Any] | None:
+    def _by_id(self, doc: Doc, where: str) -> TracedItem | None:
         chunk = self.by_chunk.get(doc.id) if doc.id is not None else None
         if chunk is not None:
             self.counts["placed_by_chunk_id"] += 1
@@ -102,12 +105,12 @@ class Places:
         self.unplaceable.append(f"{where} (id {doc.id!r})")
         return None
 
-    def _item(self, doc_id: str, start: int, end: int, doc: Doc) -> dict[str, Any]:
-        item: dict[str, Any] = {"doc_id": doc_id, "start": start, "end": end,
-                                "text": self.corpus.text(doc_id)[start:end]}
-        if isinstance(doc.score, (int, float)) and not isinstance(doc.score, bool):
-            item["score"] = float(doc.score)
-        return item
+    def _item(self, doc_id: str, start: int, end: int, doc: Doc) -> TracedItem:
+        score = doc.score
+        return TracedItem(doc_id=doc_id, start=start, end=end,
+                          text=self.corpus.text(doc_id)[start:end],
+                          score=float(score) if isinstance(score, (int, float))
+                          and not isinstance(score, bool) else UNSET)
 
 
 def _is_int(value: Any) -> bool:

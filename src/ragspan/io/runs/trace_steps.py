@@ -53,6 +53,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import UNSET
+
 from ragspan.base.errors import InputError
 from ragspan.io.chunks import ChunkManifest
 from ragspan.io.corpus import Corpus
@@ -62,6 +64,7 @@ from ragspan.io.runs.steps import MAX_STEPS
 from ragspan.io.runs.trace_documents import Doc, documents, lookup, question_text, role
 from ragspan.io.runs.trace_otlp import BadValue, Span, shown
 from ragspan.io.runs.trace_places import Places
+from ragspan.records.run_rows import RunRow, RunStep
 
 LISTED = 20
 
@@ -84,7 +87,7 @@ class TraceOptions:
 class TraceRun:
     """The steps run (``rows``) and what was counted on the way."""
 
-    rows: list[dict[str, Any]]
+    rows: list[RunRow]
     counts: dict[str, int] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -334,12 +337,12 @@ def trace_run(spans: list[Span], path: str, evalset: EvalSet, corpus: Corpus,
     steps_of = {qid: _steps_of(shape, path, counts) for qid, shape in shapes.items()}
     _check_scores(steps_of, path)
     places = Places(corpus, opts, path)
-    rows: list[dict[str, Any]] = []
+    rows: list[RunRow] = []
     total = 0
     for q in evalset.queries:
         if q.id not in steps_of:
             continue
-        steps: list[dict[str, Any]] = []
+        steps: list[RunStep] = []
         for step in steps_of[q.id]:
             retrieved = []
             for i, d in enumerate(step.docs):
@@ -347,10 +350,10 @@ def trace_run(spans: list[Span], path: str, evalset: EvalSet, corpus: Corpus,
                                     f"{step.span.trace}) document {i}")
                 if item is not None:
                     retrieved.append(item)
-            steps.append({"query": step.query, "retrieved": retrieved}
-                         if step.query is not None else {"retrieved": retrieved})
+            steps.append(RunStep(query=UNSET if step.query is None else step.query,
+                                 retrieved=retrieved))
         total += len(steps)
-        rows.append({"id": q.id, "steps": steps or [{"retrieved": []}]})
+        rows.append(RunRow(id=q.id, steps=steps or [RunStep(retrieved=[])]))
     if places.unplaceable:
         n = len(places.unplaceable)
         raise InputError(f"{n} document{'s' if n != 1 else ''} carry no content and no id "
