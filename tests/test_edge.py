@@ -71,9 +71,9 @@ def test_hnsw_reports_its_recall():
             recall = small.ann_recall(10)
         finally:
             small.close()
-        assert recall is not None and recall["queries"] == 30
-        assert recall["points_in_graph"] == 400 and recall["points_scanned"] == 0
-        assert recall["mean"] == 1.0 if low == 1.0 else recall["mean"] < 1.0, recall
+        assert recall is not None and recall.queries == 30
+        assert recall.points_in_graph == 400 and recall.points_scanned == 0
+        assert recall.mean == 1.0 if low == 1.0 else recall.mean < 1.0, recall
     big, q = _vectors(20_000, 32), _vectors(40, 32, seed=3)
     narrow = EdgeIndex(big, [{"doc_id": "d"}] * 20_000, hnsw=Hnsw(m=4, ef_construct=8, ef=10))
     exact = EdgeIndex(big, [{"doc_id": "d"}] * 20_000)
@@ -84,13 +84,13 @@ def test_hnsw_reports_its_recall():
     finally:
         narrow.close()
         exact.close()
-    assert recall is not None and 0.0 <= recall["min"] <= recall["mean"] < 1.0
-    assert recall["points_in_graph"] == 20_000
+    assert recall is not None and 0.0 <= recall.min <= recall.mean < 1.0
+    assert recall.points_in_graph == 20_000
     # the same queries searched exactly: recall 1 against brute force over the vectors
     brute = np.argsort(-(q @ big.T), axis=1, kind="stable")[:, :10]
     assert all(query_recall(ids.tolist(), b.tolist()) == 1.0 for (ids, _), b in zip(truth, brute))
     assert np.mean([query_recall(ids.tolist(), b.tolist())
-                    for (ids, _), b in zip(found, brute)]) == pytest.approx(recall["mean"])
+                    for (ids, _), b in zip(found, brute)]) == pytest.approx(recall.mean)
 
 
 def test_hnsw_config_needs_a_graph_backend(tmp_path):

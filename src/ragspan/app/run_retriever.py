@@ -312,7 +312,7 @@ def _by_pipeline(cfg: PipelineConfig, queries: list[EvalQuery], corp: Corpus, ev
     execution: dict[str, int | float] = {"queries_per_second": round(len(queries) / max(query_s, 1e-9),
                                                              2)}
     if pipe.embedder is not None:
-        summary.update(pipe.embedder.describe())
+        summary.update(encode(pipe.embedder.describe()))
         execution.update({"embedded": pipe.chunk_counts[0],
                           "embeddings_from_cache": pipe.chunk_counts[1],
                           "queries_embedded": pipe.query_counts[0],
@@ -336,10 +336,10 @@ def _by_collection(spec: LiveSpec, queries: list[EvalQuery], corp: Corpus, eval_
     if unscoped:
         summary["unscoped_queries"] = unscoped
     rows, live = run_live(spec, queries, corp, embedder, bar)
-    described = {k: live[k] for k in ("name", "points", "vector", "search")}
+    described = msgspec.structs.replace(live, calls=UNSET, placement=UNSET)
     summary["collection"] = live
     return Retrieved(rows, {"collection": described}, summary,
-                     {"collection": described, **embedder.describe()},
+                     {"collection": described, **encode(embedder.describe())},
                      execution=dict(embedder.cache_use()))
 
 
@@ -354,11 +354,11 @@ def _by_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
     rows, info = run_edge(spec, source, snapshot, queries, corp, embedder, bar,
                           max_unpacked_bytes)
     summary["edge_shard"] = info
-    if "ann_recall" in info:
-        summary["ann_recall"] = info["ann_recall"]
-    described = {k: info[k] for k in ("source", "kind", "points", "sha256", "search")}
+    if not isinstance(info.ann_recall, UnsetType):
+        summary["ann_recall"] = info.ann_recall
+    described = msgspec.structs.replace(info, placement=UNSET, ann_recall=UNSET)
     return Retrieved(rows, {"edge_shard": described}, summary,
-                     {"edge_shard": described, **embedder.describe()},
+                     {"edge_shard": described, **encode(embedder.describe())},
                      execution=dict(embedder.cache_use()))
 
 

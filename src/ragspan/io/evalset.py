@@ -22,6 +22,7 @@ from ragspan.io.rows import (
     row_id,
 )
 from ragspan.io.span_anchors import Drift, SpanAnchor, drift, parse_anchor
+from ragspan.records.retrieval import Filters
 
 if TYPE_CHECKING:
     from ragspan.io.corpus import Corpus
@@ -55,7 +56,7 @@ class EvalQuery:
     doc_id: str | None = None
     match: str = "all"
     tags: dict[str, str] = field(default_factory=dict)
-    filters: dict[str, Any] = field(default_factory=dict)
+    filters: Filters = field(default_factory=dict)
     relevance: dict[str, int] = field(default_factory=dict)
     line: int = 0
     extra: dict[str, Any] = field(default_factory=dict)

@@ -123,15 +123,15 @@ class PayloadKeys(Struct, frozen=True, forbid_unknown_fields=True):
 
 class Search(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
     """How the index was searched: exactly or with the graph's beam, the depth, the batch,
-    the scope, the vector and the payload keys."""
+    the scope, the vector and the payload keys (in the order a run's header writes them)."""
 
     exact: bool
     limit: int
     batch: int
     scope: str
-    payload_keys: PayloadKeys
     vector_name: str | None | UnsetType = UNSET
     hnsw_ef: int | UnsetType = UNSET
+    payload_keys: PayloadKeys
 
 
 class Vector(Struct, frozen=True, forbid_unknown_fields=True):
@@ -158,6 +158,16 @@ class TextPlacement(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fie
     on_ambiguous: str | UnsetType = UNSET
     unplaced: str | UnsetType = UNSET
     threshold: Finite | UnsetType = UNSET
+
+
+class EmbeddingModel(Struct, kw_only=True, omit_defaults=True):
+    """The embedding model as a run-retriever report records it: its name, and once loaded
+    its identity, the cache key (its shard folder) and its dimension."""
+
+    model: str
+    model_identity: str | UnsetType = UNSET
+    cache_key: str | UnsetType = UNSET
+    dimension: int | UnsetType = UNSET
 
 
 class Collection(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
@@ -268,3 +278,13 @@ def retrieving(parameters: object, summary: object, details: object
     return (msgspec.convert(parameters, RetrievalParameters),
             msgspec.convert(summary, RetrievalSummary),
             msgspec.convert(details, RetrievalDetails))
+
+
+FilterScalar = str | int | float | bool | None
+Filters = dict[str, FilterScalar | list[FilterScalar]]
+"""A query's payload filters, by payload key: a value, or a list of values any of which
+matches (``io.evalset`` checks them when the eval set is read)."""
+
+Payload = dict[str, str | int | bool]
+"""A chunk's payload in the index: its ``doc_id`` and its document's scalar metadata
+(``retrieval.pipeline.scalar_metadata``)."""

@@ -19,9 +19,11 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ragspan.base.errors import MissingExtraError, UsageError
+from ragspan.records.retrieval import AnnRecall, Filters, Payload, Recall
 from ragspan.retrieval.index import Hnsw, _payload_kinds, payload_filter
 
 UPSERT_BATCH = 1_000
@@ -50,7 +52,7 @@ def ordered(points: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 class EdgeIndex:
-    def __init__(self, vectors: np.ndarray, payloads: list[dict[str, Any]],
+    def __init__(self, vectors: np.ndarray, payloads: list[Payload],
                  hnsw: Hnsw | None = None):
         qe = edge_module()
         self.qe = qe
@@ -84,7 +86,7 @@ class EdgeIndex:
             self.close()
             raise UsageError(f"cannot build the Qdrant edge shard: {exc}") from None
 
-    def _request(self, query: np.ndarray, k: int, filters: dict[str, Any] | None,
+    def _request(self, query: np.ndarray, k: int, filters: Filters | None,
                  exact: bool) -> Any:
         qe = self.qe
         params = qe.SearchParams(exact=True) if exact else qe.SearchParams(
@@ -95,10 +97,10 @@ class EdgeIndex:
 
     def search(self, query: np.ndarray, k: int,
                allowed: np.ndarray | None = None,  # noqa: ARG002 - the index protocol's; filters here
-               filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               filters: Filters | None = None) -> tuple[np.ndarray, np.ndarray]:
         return self.search_batch(query[None, :], k, [filters])[0]
 
-    def search_batch(self, queries: np.ndarray, k: int, filters: list[dict[str, Any] | None],
+    def search_batch(self, queries: np.ndarray, k: int, filters: list[Filters | None],
                      batch: int = 64) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each query's top ``k``; with HNSW, each query's ``ann_recall`` is kept too."""
         qe = self.qe
@@ -117,14 +119,15 @@ class EdgeIndex:
                                  for (ids, _), points in zip(out[lo:], truth)]
         return out
 
-    def ann_recall(self, k: int) -> dict[str, Any] | None:
+    def ann_recall(self, k: int) -> AnnRecall | None:
         """``ann_recall@k`` over the queries searched so far (None for exact search)."""
         if self.hnsw is None or not self.recalls:
             return None
         graph, points = self.in_graph
-        return {**recall_summary(self.recalls, k), "ef": self.hnsw.ef, "m": self.hnsw.m,
-                "ef_construct": self.hnsw.ef_construct, "full_scan_threshold_kb":
-                GRAPH_FULL_SCAN_KB, "points_in_graph": graph, "points_scanned": points - graph}
+        return AnnRecall(**msgspec.structs.asdict(recall_summary(self.recalls, k)),
+                         ef=self.hnsw.ef, m=self.hnsw.m, ef_construct=self.hnsw.ef_construct,
+                         full_scan_threshold_kb=GRAPH_FULL_SCAN_KB, points_in_graph=graph,
+                         points_scanned=points - graph)
 
     def close(self) -> None:
         """Close the shard and remove its folder; safe to call twice."""
@@ -142,8 +145,8 @@ def query_recall(found: Iterable[Any], truth: Iterable[Any]) -> float:
     return len(want & set(found)) / len(want) if want else 1.0
 
 
-def recall_summary(recalls: Sequence[float], k: int) -> dict[str, Any]:
+def recall_summary(recalls: Sequence[float], k: int) -> Recall:
     """``ann_recall@k`` over queries: their count, mean, minimum and how many below 1."""
     r = np.asarray(recalls, dtype=float)
-    return {"k": k, "queries": int(r.size), "mean": float(r.mean()) if r.size else 1.0,
-            "min": float(r.min()) if r.size else 1.0, "below_1": int((r < 1.0).sum())}
+    return Recall(k=k, queries=int(r.size), mean=float(r.mean()) if r.size else 1.0,
+                  min=float(r.min()) if r.size else 1.0, below_1=int((r < 1.0).sum()))

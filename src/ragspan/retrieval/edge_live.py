@@ -30,7 +30,9 @@ import tempfile
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import msgspec
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.base.errors import InputError, UsageError
 from ragspan.io.corpus import Corpus
@@ -38,8 +40,12 @@ from ragspan.io.evalset import EvalQuery
 from ragspan.io.files import file_sha256, tree_sha256
 from ragspan.io.readonly import check_archive, copy_tree
 from ragspan.io.runs.anchoring import Anchor
-from ragspan.records.envelope import encode
-from ragspan.records.retrieval import TextPlacement
+from ragspan.records.retrieval import (
+    AnnRecall,
+    EdgeShard,
+    Recall,
+    TextPlacement,
+)
 from ragspan.records.run_rows import RunRow
 from ragspan.retrieval.edge_index import (
     FULL_SCAN_KB,
@@ -49,7 +55,7 @@ from ragspan.retrieval.edge_index import (
 )
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter
-from ragspan.retrieval.live import LiveSpec, _item
+from ragspan.retrieval.live import LiveSpec, _item, searched_with
 from ragspan.retrieval.user import span_row
 
 T = TypeVar("T")
@@ -153,7 +159,7 @@ def _searched(shard: Any, spec: LiveSpec, queries: list[EvalQuery], vectors: np.
                   source, "the shard cannot be searched", copy)
 
 
-def shard_config(copy: str) -> dict[str, Any]:
+def shard_config(copy: str) -> tuple[int, bool]:
     """What the shard's own ``edge_config.json`` says of its search: its full-scan threshold
     (KB; Qdrant's default where it says none) and whether its vectors are quantized."""
     try:
@@ -167,45 +173,32 @@ def shard_config(copy: str) -> dict[str, Any]:
     quantized = isinstance(config, dict) and config.get("quantization_config") is not None \
         or isinstance(vectors, dict) and any(isinstance(v, dict) and v.get("quantization_config")
                                              for v in vectors.values())
-    return {"full_scan_threshold_kb": threshold if isinstance(threshold, int) else FULL_SCAN_KB,
-            "quantized": bool(quantized)}
+    return threshold if isinstance(threshold, int) else FULL_SCAN_KB, bool(quantized)
 
 
 def _recall(spec: LiveSpec, found: list[list[Any]], truth: list[list[Any]],
-            graph: list[list[Any]] | None, counts: dict[str, Any]) -> dict[str, Any]:
+            graph: list[list[Any]] | None) -> AnnRecall:
     """``ann_recall``: the graph's results against the exact search's. With quantized
     vectors, ``graph`` (the graph searched at full precision) splits the loss: ``hnsw`` its
     own, ``quantization`` what the quantized vectors lose against it."""
-    def of(a: list[list[Any]], b: list[list[Any]]) -> dict[str, Any]:
+    def of(a: list[list[Any]], b: list[list[Any]]) -> Recall:
         return recall_summary([query_recall([str(p.id) for p in x], [str(p.id) for p in y])
                                for x, y in zip(a, b)], spec.depth)
 
-    out = {**of(found, truth), "ef": spec.hnsw_ef, **counts}
-    if graph is not None:
-        out["hnsw"] = of(graph, truth)
-        out["quantization"] = of(found, graph)
-    return out
+    return AnnRecall(**msgspec.structs.asdict(of(found, truth)), ef=spec.hnsw_ef,
+                     hnsw=UNSET if graph is None else of(graph, truth),
+                     quantization=UNSET if graph is None else of(found, graph))
 
 
-def _placed(summary: TextPlacement | None) -> object:
+def _placed(summary: TextPlacement | None) -> TextPlacement:
     """The texts' placement as the report records it (empty when no result gave one)."""
-    return {} if summary is None else encode(summary)
-
-
-def searched_with(spec: LiveSpec) -> dict[str, Any]:
-    """How the shard was searched, as the run's header records it: exact or the graph's
-    beam, the depth, the scope, the vector and the payload keys."""
-    return {"exact": spec.hnsw_ef is None, "limit": spec.depth, "batch": spec.batch,
-            "scope": spec.scope, "vector_name": spec.vector_name,
-            **({} if spec.hnsw_ef is None else {"hnsw_ef": spec.hnsw_ef}),
-            "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
-                             "end": spec.end_key, "text": spec.text_key}}
+    return TextPlacement() if summary is None else summary
 
 
 def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuery],
              corpus: Corpus, embedder: Any, progress: Any = None,
              max_unpacked_bytes: int | None = None
-             ) -> tuple[list[RunRow], dict[str, Any]]:
+             ) -> tuple[list[RunRow], EdgeShard]:
     """The span run of the shard (or snapshot) ``source`` over ``queries``, and what the
     report records of it (its points, the search, ``ann_recall`` with ``--hnsw-ef``, the
     placement counts)."""
@@ -223,21 +216,19 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
             points = int(stats.points_count)
             recall = None
             if spec.hnsw_ef is not None:
-                said = shard_config(copy)
+                threshold, quantized = shard_config(copy)
                 truth = _searched(shard, spec, queries, vectors, True, source, copy)
                 graph = _searched(shard, spec, queries, vectors, False, source, copy,
-                                  full_precision=True) if said["quantized"] else None
+                                  full_precision=True) if quantized else None
                 in_graph = int(stats.indexed_vectors_count)
                 kb = points * int(vectors.shape[1]) * 4 / 1024
-                recall = _recall(spec, found, truth, graph, {
-                    "points_in_graph": in_graph, "points_scanned": points - in_graph,
-                    "full_scan_threshold_kb": said["full_scan_threshold_kb"],
-                    "vectors_kb": round(kb), "quantized": said["quantized"]})
-                if kb < said["full_scan_threshold_kb"]:
-                    recall["note"] = (f"the shard's {round(kb):,} KB of vectors are under its "
-                                      f"full-scan threshold ({said['full_scan_threshold_kb']:,} "
-                                      "KB): Qdrant scans them exactly, so this recall says "
-                                      "nothing of its graph")
+                recall = msgspec.structs.replace(
+                    _recall(spec, found, truth, graph), points_in_graph=in_graph,
+                    points_scanned=points - in_graph, full_scan_threshold_kb=threshold,
+                    vectors_kb=round(kb), quantized=quantized,
+                    note=(f"the shard's {round(kb):,} KB of vectors are under its full-scan "
+                          f"threshold ({threshold:,} KB): Qdrant scans them exactly, so this "
+                          "recall says nothing of its graph") if kb < threshold else UNSET)
         finally:
             with contextlib.suppress(InputError):  # the copy is removed next whatever it says
                 engine(shard.close, source, "the shard cannot be closed", folder)
@@ -250,9 +241,7 @@ def run_edge(spec: LiveSpec, source: str, snapshot: bool, queries: list[EvalQuer
     anchor = Anchor(corpus, {q.id: q.doc_id for q in queries}, suggest_flags=False)
     rows = [span_row(q, raw, None, corpus, anchor, None, spec.doc_key, False)
             for q, raw in zip(queries, results)]
-    info: dict[str, Any] = {
-        "source": source, "kind": "snapshot" if snapshot else "edge shard", "points": points,
-        "sha256": identity, "search": searched_with(spec), "placement": _placed(anchor.summary())}
-    if recall is not None:
-        info["ann_recall"] = recall
-    return rows, info
+    return rows, EdgeShard(source=source, kind="snapshot" if snapshot else "edge shard",
+                           points=points, sha256=identity, search=searched_with(spec),
+                           placement=_placed(anchor.summary()),
+                           ann_recall=UNSET if recall is None else recall)

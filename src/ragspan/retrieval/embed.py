@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import MissingExtraError, UsageError
+from ragspan.records.retrieval import EmbeddingModel
 from ragspan.retrieval.cache import (
     EmbeddingCache,
     check_cache_dir,
@@ -152,14 +153,13 @@ class Embedder:
         """Queries are embedded fresh (not cached: they are few and change with the eval set)."""
         return self.encode_uncached(texts)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> EmbeddingModel:
         """What the run report records of the embedding: the model, its identity and the
         cache key (the shard folder); the same for the same model whatever the cache holds."""
-        out: dict[str, Any] = {"model": self.model_id}
-        if self.identity is not None:
-            out.update({"model_identity": self.identity.digest, "cache_key": self.identity.key,
-                        "dimension": self.identity.dim})
-        return out
+        if self.identity is None:
+            return EmbeddingModel(model=self.model_id)
+        return EmbeddingModel(model=self.model_id, model_identity=self.identity.digest,
+                              cache_key=self.identity.key, dimension=self.identity.dim)
 
     def cache_use(self) -> dict[str, int]:
         """What this process's cache held: the shards ignored as unusable (an execution fact,

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError
+from ragspan.records.retrieval import Filters, Payload
 
 
-def query_filters(scope: str, doc_id: str | None, filters: dict[str, Any]) -> dict[str, Any]:
+def query_filters(scope: str, doc_id: str | None, filters: Filters) -> Filters:
     """``doc_id`` (and ``doc_id-or-all``): the query's own document plus its filters;
     ``filters``: its filters only; ``none``: corpus-wide. A query without a document under
     ``doc_id`` is refused before any search (``unscoped_rows``)."""
@@ -45,7 +46,7 @@ def unscoped_rows(scope: str, queries: list[Any], path: str | None = None,
 class PayloadTable:
     """One payload per chunk (``doc_id`` plus the document's scalar metadata)."""
 
-    def __init__(self, payloads: list[dict[str, Any]]):
+    def __init__(self, payloads: list[Payload]):
         self.payloads = payloads
         self.keys = {k for p in payloads for k in p}
         self._index: dict[str, dict[Any, list[int]]] = {}
@@ -60,7 +61,7 @@ class PayloadTable:
             self._index[key] = table
         return self._index[key]
 
-    def allowed(self, filters: dict[str, Any], qid: str) -> np.ndarray | None:
+    def allowed(self, filters: Filters, qid: str) -> np.ndarray | None:
         """Chunk indices matching every filter (a list value matches any of its items);
         ``None`` when there is no filter. A key no chunk carries, or a filter nothing
         matches, is an error naming the query."""
@@ -71,7 +72,7 @@ class PayloadTable:
             self._allowed[key] = self._match(filters, qid)
         return self._allowed[key]
 
-    def _match(self, filters: dict[str, Any], qid: str) -> np.ndarray:
+    def _match(self, filters: Filters, qid: str) -> np.ndarray:
         mask: set[int] | None = None
         for key, value in sorted(filters.items()):
             if key not in self.keys:

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragspan.base.errors import MissingExtraError, UsageError
+from ragspan.records.retrieval import Filters, Payload
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def search_params(models: Any, url: str | None, hnsw_ef: int | None = None) -> A
 
 class VectorIndex(Protocol):
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
-               filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]: ...
+               filters: Filters | None = None) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -74,7 +75,7 @@ class ExactIndex:
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None,
-               filters: dict[str, Any] | None = None,  # noqa: ARG002 - the protocol's; rows by allowed
+               filters: Filters | None = None,  # noqa: ARG002 - the protocol's; rows by allowed
                ) -> tuple[np.ndarray, np.ndarray]:
         if allowed is None:
             scores = self.vectors @ query
@@ -89,7 +90,7 @@ class QdrantIndex:
     """Points carry the chunk index as id and ``doc_id`` plus the document's metadata as
     payload, so a query's filters become Qdrant payload filters."""
 
-    def __init__(self, vectors: np.ndarray, payloads: list[dict[str, Any]], *,
+    def __init__(self, vectors: np.ndarray, payloads: list[Payload], *,
                  location: str = ":memory:", path: str | None = None, url: str | None = None,
                  collection: str | None = None, keep: bool = False, batch_size: int = 512,
                  parallel: int = 1, hnsw: Hnsw | None = None):
@@ -149,12 +150,12 @@ class QdrantIndex:
     def _params(self) -> Any:
         return search_params(self.models, self.url, None if self.hnsw is None else self.hnsw.ef)
 
-    def _filter(self, filters: dict[str, Any] | None) -> Any:
+    def _filter(self, filters: Filters | None) -> Any:
         return payload_filter(self.models, filters)
 
     def search(self, query: np.ndarray, k: int,
                allowed: np.ndarray | None = None,  # noqa: ARG002 - the protocol's; filters here
-               filters: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               filters: Filters | None = None) -> tuple[np.ndarray, np.ndarray]:
         res = self.client.query_points(self.collection, query=query.tolist(), limit=k,
                                        query_filter=self._filter(filters), with_payload=False,
                                        search_params=self._params())
@@ -163,7 +164,7 @@ class QdrantIndex:
                 np.array([p.score for p in pts], dtype=np.float64))
 
     def search_batch(self, queries: np.ndarray, k: int,
-                     filters: list[dict[str, Any]], batch: int = 64
+                     filters: list[Filters], batch: int = 64
                      ) -> list[tuple[np.ndarray, np.ndarray]]:
         """``search`` for many queries, ``batch`` per request (``query_batch_points``)."""
         m = self.models
@@ -191,7 +192,7 @@ class QdrantIndex:
         self.client.close()
 
 
-def payload_filter(models: Any, filters: dict[str, Any] | None,
+def payload_filter(models: Any, filters: Filters | None,
                    keys: dict[str, str] | None = None) -> Any:
     """A query's filters as a Qdrant ``Filter`` (every condition must hold; a list matches
     any of its values); ``keys`` renames filter keys to payload keys. None without filters."""
@@ -209,7 +210,7 @@ def payload_filter(models: Any, filters: dict[str, Any] | None,
     return models.Filter(must=must)
 
 
-def _payload_kinds(payloads: list[dict[str, Any]]) -> dict[str, str]:
+def _payload_kinds(payloads: list[Payload]) -> dict[str, str]:
     """A payload index schema for every key whose values are all strings, integers or
     booleans (the keys a filter can name)."""
     kinds: dict[str, set[str]] = {}

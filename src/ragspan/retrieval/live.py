@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from ragspan.base.errors import InputError, MissingExtraError, RagspanError, UsageError
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.io.runs.anchoring import Anchor
-from ragspan.records.envelope import encode
+from ragspan.records.retrieval import Collection, PayloadKeys, Search, TextPlacement, Vector
 from ragspan.records.run_rows import RunRow
 from ragspan.retrieval.filters import query_filters
 from ragspan.retrieval.index import payload_filter, search_params
@@ -104,7 +105,18 @@ def connect(spec: LiveSpec) -> ReadOnlyClient:
     return ro
 
 
-def describe(client: ReadOnlyClient, spec: LiveSpec) -> dict[str, Any]:
+def searched_with(spec: LiveSpec, vector_name: bool = True) -> Search:
+    """How the index was searched, as the run's header records it: exact or the graph's
+    beam, the depth, the scope, the vector (``vector_name`` False: left out, as a
+    collection's search leaves it) and the payload keys."""
+    return Search(exact=spec.hnsw_ef is None, limit=spec.depth, batch=spec.batch,
+                  scope=spec.scope, vector_name=spec.vector_name if vector_name else UNSET,
+                  hnsw_ef=UNSET if spec.hnsw_ef is None else spec.hnsw_ef,
+                  payload_keys=PayloadKeys(spec.doc_key, spec.start_key, spec.end_key,
+                                           spec.text_key))
+
+
+def describe(client: ReadOnlyClient, spec: LiveSpec) -> Collection:
     """The collection as the run report records it: name, point count, vector config."""
     info = client.get_collection(spec.collection)
     vectors = info.config.params.vectors
@@ -121,15 +133,11 @@ def describe(client: ReadOnlyClient, spec: LiveSpec) -> dict[str, Any]:
             raise UsageError(f"collection '{spec.collection}' has one unnamed vector: drop "
                              "--vector-name")
         params = vectors
-    return {"name": spec.collection,
-            "points": int(client.count(spec.collection, exact=True).count),
-            "vector": {"name": spec.vector_name, "size": int(params.size),
-                       "distance": str(getattr(params.distance, "value", params.distance))},
-            "search": {"exact": spec.hnsw_ef is None, "limit": spec.depth, "batch": spec.batch,
-                       "scope": spec.scope,
-                       **({} if spec.hnsw_ef is None else {"hnsw_ef": spec.hnsw_ef}),
-                       "payload_keys": {"doc_id": spec.doc_key, "start": spec.start_key,
-                                        "end": spec.end_key, "text": spec.text_key}}}
+    return Collection(
+        name=spec.collection, points=int(client.count(spec.collection, exact=True).count),
+        vector=Vector(spec.vector_name, int(params.size),
+                      str(getattr(params.distance, "value", params.distance))),
+        search=searched_with(spec, vector_name=False))
 
 
 def _item(point: Any, spec: LiveSpec, qid: str, rank: int) -> tuple[Any, Any, Any, Any, Any]:
@@ -177,16 +185,16 @@ def search(client: ReadOnlyClient, spec: LiveSpec, queries: list[EvalQuery],
 
 
 def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder: Any,
-             progress: Any = None) -> tuple[list[RunRow], dict[str, Any]]:
+             progress: Any = None) -> tuple[list[RunRow], Collection]:
     """The span run of the collection over ``queries``, and what the report records of it
     (the collection, the placement counts, the calls made: reads only)."""
     client = connect(spec)
     try:
         info = describe(client, spec)
         vectors = embedder.embed([q.query for q in queries], "embedding queries")
-        if vectors.shape[1] != info["vector"]["size"]:
+        if vectors.shape[1] != info.vector.size:
             raise UsageError(f"the query model gives {vectors.shape[1]} dimensions, the "
-                             f"collection's vectors have {info['vector']['size']}: give the "
+                             f"collection's vectors have {info.vector.size}: give the "
                              "model that built it (--model)")
         results = search(client, spec, queries, vectors, progress)
     finally:
@@ -195,6 +203,6 @@ def run_live(spec: LiveSpec, queries: list[EvalQuery], corpus: Corpus, embedder:
     rows = [span_row(q, raw, None, corpus, anchor, None, spec.doc_key, False)
             for q, raw in zip(queries, results)]
     placed = anchor.summary()
-    info["placement"] = {} if placed is None else encode(placed)
-    info["calls"] = sorted(set(client.calls))
+    info.placement = TextPlacement() if placed is None else placed
+    info.calls = sorted(set(client.calls))
     return rows, info

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from ragspan.base.errors import InputError, present
 from ragspan.base.warned import said
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
+from ragspan.records.retrieval import Payload
 from ragspan.records.run_rows import RunItem, RunRow
 from ragspan.retrieval.chunkers import Chunk, chunk_document
 from ragspan.retrieval.config import PipelineConfig
@@ -39,11 +41,13 @@ class ChunkTable:
 
     chunks: list[Chunk]
     texts: list[str]
-    payloads: list[dict[str, Any]]
+    payloads: list[Payload]
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+def scalar_metadata(meta: Mapping[str, object]) -> Payload:
+    """A document's metadata that a payload can carry: its string, integer and boolean
+    values (its own ``doc_id`` key left out: the payload's is the corpus id)."""
     return {k: v for k, v in meta.items() if isinstance(v, (str, int, bool)) and k != "doc_id"}
 
 
