@@ -18,6 +18,7 @@ from ragspan.records.score_facts import (
     Saturated,
     Saturation,
 )
+from ragspan.scoring.report_body import fusion_record
 
 
 def _saturation(value: dict, path: str) -> Saturation | None:
@@ -47,8 +48,8 @@ def test_the_json_forms_keep_the_report_keys():
     assert encode(ChunkRecall(2, {"3": ChunkRecallAt(0.5, 1.0, 0.6, 0.7)},
                               {"3": ChunkRecallAt(0.25, 1.0, 0.3, 0.3)}))["first_stage"] == {
         "3": {"recall": 0.25, "ceiling": 1.0, "ndcg": 0.3, "ndcg_candidates": 0.3}}
-    assert FusionSources(("bm25", "dense"), {"5": SurfacedAt(
-        7, 2, {"bm25": 1, "dense": 3})}).as_json() == {
+    assert encode(fusion_record(FusionSources(("bm25", "dense"), {"5": SurfacedAt(
+        7, 2, {"bm25": 1, "dense": 3})}))) == {
         "sources": ["bm25", "dense"], "by_k": {"5": {
             "relevant_in_top": 7, "promoted": 2, "found_by_bm25_only": 1,
             "found_by_dense_only": 3}}}

@@ -147,11 +147,11 @@ def with_warnings(build: Callable[[], ReportBody]) -> ReportBody:
     through this too, so a report's warnings are part of what it is checked against."""
     with recording() as got:
         body = build()
-    warned = got.as_json()
+    warned = [ReportWarning(code=code, count=count, example=example)
+              for code, count, example in got.merged()]
     if not warned:
         return body
-    return replace(body, summary=msgspec.structs.replace(
-        body.summary, warnings=msgspec.convert(warned, list[ReportWarning])))
+    return replace(body, summary=msgspec.structs.replace(body.summary, warnings=warned))
 
 
 def with_skipped_rows(body: ReportBody, skipped: tuple[Skipped, Skipped],

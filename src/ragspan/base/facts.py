@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -28,8 +27,9 @@ class FusionSources:
     sources: tuple[str, ...]
     by_k: Mapping[str, SurfacedAt]
 
-    def as_json(self) -> dict[str, Any]:
-        return {"sources": list(self.sources), "by_k": {
-            k: {"relevant_in_top": v.relevant_in_top, "promoted": v.promoted,
-                **{f"found_by_{s}_only": n for s, n in v.found_only.items()}}
-            for k, v in self.by_k.items()}}
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per count cutoff: ``relevant_in_top``, ``promoted`` and one
+        ``found_by_<source>_only`` per source (the report's ``summary.fusion.by_k``)."""
+        return {k: {"relevant_in_top": v.relevant_in_top, "promoted": v.promoted,
+                    **{f"found_by_{s}_only": n for s, n in v.found_only.items()}}
+                for k, v in self.by_k.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
 
 log = logging.getLogger("ragspan")
 
@@ -24,7 +24,16 @@ def normalization_twins(missing: Iterable[str], extra: Iterable[str]) -> list[tu
     return [(forms[f], e) for e in extra if (f := unicodedata.normalize("NFC", e)) in forms]
 
 
-def twins_note(twins: list[tuple[str, str]], what: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class TwinsNote:
+    """Ids that differ from eval-set ids only by Unicode normalisation: how many, and one
+    ``(eval-set id, other id)`` pair (the report's ``records.score.Twins``)."""
+
+    count: int
+    example: tuple[str, str]
+
+
+def twins_note(twins: list[tuple[str, str]], what: str) -> TwinsNote | None:
     """The report's record of ``normalization_twins`` (None when there are none), and one
     warning line in the log."""
     if not twins:
@@ -32,4 +41,4 @@ def twins_note(twins: list[tuple[str, str]], what: str) -> dict[str, Any] | None
     log.warning("%d %s differ from eval-set ids only by Unicode normalisation (e.g. %r and "
                 "%r) and are not matched: normalise the ids (NFC) on both sides", len(twins),
                 what, twins[0][1], twins[0][0])
-    return {"count": len(twins), "example": list(twins[0])}
+    return TwinsNote(len(twins), twins[0])

@@ -5,7 +5,7 @@ A warning is a ``logging`` record of the ``ragspan`` logger at level WARNING; it
 count come with it (``log.warning(..., extra=said("eval_set_changed", 3))``), else the code
 is ``warning`` and the count 1. ``recording`` collects the warnings said inside its block
 (``-q`` raises the console handler's level, never the logger's, so none is lost), and
-``as_json`` gives them in the order first said, one entry per code: its total count and
+``merged`` gives them in the order first said, one entry per code: its total count and
 the first message as the example.
 """
 
@@ -31,13 +31,13 @@ class Recorded:
 
     entries: list[tuple[str, int, str]] = field(default_factory=list)
 
-    def as_json(self) -> list[dict[str, Any]]:
-        """One entry per code, in the order first said: ``code``, ``count`` (summed),
-        ``example`` (the first message)."""
-        merged: dict[str, dict[str, Any]] = {}
+    def merged(self) -> list[tuple[str, int, str]]:
+        """One ``(code, count, example)`` per code, in the order first said: the counts
+        summed, the first message as the example (the report's ``summary.warnings``)."""
+        merged: dict[str, tuple[str, int, str]] = {}
         for code, count, message in self.entries:
-            entry = merged.setdefault(code, {"code": code, "count": 0, "example": message})
-            entry["count"] += count
+            _, total, example = merged.get(code, (code, 0, message))
+            merged[code] = (code, total + count, example)
         return list(merged.values())
 
 

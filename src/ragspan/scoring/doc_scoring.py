@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragspan.base.errors import InputError, UsageError
-from ragspan.base.ids import normalization_twins, twins_note
+from ragspan.base.ids import TwinsNote, normalization_twins, twins_note
 from ragspan.base.warned import said
 from ragspan.io.qrels import read_qrels
 from ragspan.io.rows import Skipped
@@ -43,17 +43,7 @@ class QueryCounts:
     judged_queries_without_run_row: int
     run_rows_for_unjudged_queries: int
     queries_without_relevant: int
-    ids_differing_by_normalization: dict[str, Any] | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "queries_without_judgments": self.queries_without_judgments,
-            "judged_queries_without_run_row": self.judged_queries_without_run_row,
-            "run_rows_for_unjudged_queries": self.run_rows_for_unjudged_queries,
-            "queries_without_relevant": self.queries_without_relevant}
-        if self.ids_differing_by_normalization is not None:
-            out["ids_differing_by_normalization"] = self.ids_differing_by_normalization
-        return out
+    ids_differing_by_normalization: TwinsNote | None = None
 
 
 @dataclass

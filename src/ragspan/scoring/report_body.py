@@ -10,6 +10,7 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, UnsetType, structs
 
+from ragspan.base.facts import FusionSources
 from ragspan.base.ids import normalization_twins, twins_note
 from ragspan.base.records import InputRef, ReportBody
 from ragspan.io.chunks import ChunkManifest
@@ -187,11 +188,11 @@ def _summary(report: SpanReport, values: dict[str, np.ndarray], metrics: dict[st
         results_without_text=report.run.untexted or UNSET,
         saturation=report.saturation or UNSET, off_scope=report.off_scope or UNSET,
         first_stage=report.reordering or UNSET,
-        fusion=UNSET if fusion is None else msgspec.convert(fusion.as_json(), Fusion),
+        fusion=UNSET if fusion is None else fusion_record(fusion),
         steps=UNSET if report.steps is None else report.steps.summary,
         failure_labels=failure_summary(report), documents=documents_summary(report),
         ids_differing_by_normalization=UNSET if twins is None
-        else Twins(count=twins["count"], example=twins["example"]),
+        else Twins(count=twins.count, example=list(twins.example)),
         chunking=UNSET if report.manifest is None
         else _chunking(report, report.manifest, metrics),
         latency_ms=UNSET if report.run.latency_ms is None
@@ -270,7 +271,7 @@ def doc_body(scores: DocScores, inputs: Sequence[InputRef], subject: InputRef,
         run_rows_for_unjudged_queries=counts.run_rows_for_unjudged_queries,
         queries_without_relevant=counts.queries_without_relevant,
         ids_differing_by_normalization=UNSET if twins is None
-        else Twins(count=twins["count"], example=twins["example"]))
+        else Twins(count=twins.count, example=list(twins.example)))
     columns = DocColumns(
         questions=Questions(id=list(scores.qids),
                             in_run=np.asarray(scores.in_run, dtype=bool).tolist()),
@@ -289,3 +290,8 @@ TREC_EVAL_EQUIVALENTS = {
     "doc_map": "map_cut_k", "doc_mrr": "recip_rank (top k)", "doc_hit_rate": "success_k",
     "doc_judged": "Judged@k (ir_measures)",
 }
+
+
+def fusion_record(fusion: FusionSources) -> Fusion:
+    """``summary.fusion``: the fused retrievers and their counts per count cutoff."""
+    return Fusion(sources=list(fusion.sources), by_k=fusion.counts())
