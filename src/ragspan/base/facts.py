@@ -1,6 +1,7 @@
 """The fused retrievers' share of a span report's relevant results (``summary.fusion``),
-typed: its JSON names a key per retriever (``found_by_<source>_only``), so it writes itself
-(``as_json``); the summary's other sections are records (``records.score_facts``)."""
+typed: its JSON names a key per retriever (``found_by_<source>_only``), so it gives its
+counts by those keys (``counts``; the report body makes ``records.score.Fusion`` of them);
+the summary's other sections are records (``records.score_facts``)."""
 
 from __future__ import annotations
 

@@ -61,10 +61,6 @@ class Skipped:
         """Rows skipped (``repeated_docs`` are entries of kept rows, counted apart)."""
         return self.repeated + self.without_id
 
-    def as_json(self) -> dict[str, Any]:
-        return {"repeated": self.repeated, "without_id": self.without_id,
-                "repeated_docs": self.repeated_docs, "lines": list(self.lines)}
-
 
 def parse_id(value: Any, path: str, line: int, what: str = "id") -> str:
     """Ids are non-empty strings; integers are accepted and turned into their decimal text."""

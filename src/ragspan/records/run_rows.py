@@ -13,6 +13,16 @@ from ragspan.records.envelope import Finite
 from ragspan.records.score_rows import Placed
 
 
+class ManifestRow(Struct, kw_only=True):
+    """A chunk as a chunk manifest lists it (``--chunks-out``): its id, document and
+    offsets."""
+
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+
+
 class RunItem(Struct, kw_only=True):
     """A retrieved span: its document and offsets, the retriever's score, the chunk it came
     from and the fused retrievers' ranks (ragspan's pipeline), and its text (the corpus

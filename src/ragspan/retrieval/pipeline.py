@@ -21,7 +21,7 @@ from ragspan.base.warned import said
 from ragspan.io.corpus import Corpus
 from ragspan.io.evalset import EvalQuery
 from ragspan.records.retrieval import Payload
-from ragspan.records.run_rows import RunItem, RunRow
+from ragspan.records.run_rows import ManifestRow, RunItem, RunRow
 from ragspan.retrieval.chunkers import Chunk, chunk_document
 from ragspan.retrieval.config import PipelineConfig
 from ragspan.retrieval.edge_index import EdgeIndex
@@ -42,7 +42,7 @@ class ChunkTable:
     chunks: list[Chunk]
     texts: list[str]
     payloads: list[Payload]
-    notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: dict[str, dict[str, int | str]] = field(default_factory=dict)  # by document
 
 
 def scalar_metadata(meta: Mapping[str, object]) -> Payload:
@@ -237,6 +237,7 @@ class Pipeline:
             self.dense.close()
 
 
-def manifest_rows(table: ChunkTable) -> list[dict[str, Any]]:
-    return [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start, "end": c.end}
+def manifest_rows(table: ChunkTable) -> list[ManifestRow]:
+    """The chunk manifest's rows of ``table`` (``--chunks-out``)."""
+    return [ManifestRow(chunk_id=c.chunk_id, doc_id=c.doc_id, start=c.start, end=c.end)
             for c in table.chunks]

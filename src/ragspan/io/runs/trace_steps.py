@@ -64,6 +64,7 @@ from ragspan.io.runs.steps import MAX_STEPS
 from ragspan.io.runs.trace_documents import Doc, documents, lookup, question_text, role
 from ragspan.io.runs.trace_otlp import BadValue, Span, shown
 from ragspan.io.runs.trace_places import Places
+from ragspan.records.imported import ImportDetails
 from ragspan.records.run_rows import RunRow, RunStep
 
 LISTED = 20
@@ -89,7 +90,7 @@ class TraceRun:
 
     rows: list[RunRow]
     counts: dict[str, int] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: ImportDetails = field(default_factory=ImportDetails)
 
 
 # ---- the structure of a trace --------------------------------------------------------------
@@ -367,6 +368,6 @@ def trace_run(spans: list[Span], path: str, evalset: EvalSet, corpus: Corpus,
               "traces_without_a_question": len(unmatched),
               "questions_without_a_trace": len(missing), "steps": total, **counts,
               **places.counts}
-    details = {"traces_without_a_question": unmatched[:LISTED],
-               "questions_without_a_trace": missing[:LISTED]}
+    details = ImportDetails(traces_without_a_question=unmatched[:LISTED],
+                            questions_without_a_trace=missing[:LISTED])
     return TraceRun(rows, counts, details)
