@@ -126,3 +126,27 @@ def test_an_integral_float_where_an_integer_belongs_is_refused(tmp_path):
                   "--no-config")
     assert_input_error(res, "bad.json", "Expected `int`, got `float`",
                        "$.predicate.details.gold.end[0]")
+
+
+def test_an_escaped_surrogate_in_a_report_is_read_as_the_general_reader_reads_it(tmp_path):
+    """A lone surrogate escape anywhere in a report is refused by name (the one pass cannot
+    decode it and hands the file to the general reader); a pair is its character, the same
+    report as with the character written out."""
+    doc = json.loads((FIX / "baseline.json").read_text())
+    doc["predicate"]["details"]["questions"]["query"][0] = "\U0001f600 q"
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    escaped = tmp_path / "escaped.json"
+    escaped.write_text(json.dumps(doc), encoding="utf-8")  # \ud83d\ude00
+    assert b"\\ud83d" in escaped.read_bytes()
+    from ragspan.app.score_reports import load_score_report
+
+    a, b = load_score_report(plain, "baseline"), load_score_report(escaped, "baseline")
+    assert a.rows[0].query == b.rows[0].query == "\U0001f600 q"
+    assert a.ids == b.ids and (a.values == b.values).all()
+    lone = tmp_path / "lone.json"
+    lone.write_text(escaped.read_text(encoding="utf-8").replace("\\ude00", "", 1),
+                    encoding="utf-8")
+    res = run_cli("compare", "--baseline", lone, "--candidate", FIX / "candidate-pass.json",
+                  "--no-config")
+    assert_input_error(res, "lone.json", "surrogate")

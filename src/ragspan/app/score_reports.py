@@ -58,8 +58,10 @@ def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | N
     """The score report ``data`` decoded in one pass, or None when it is not a well-formed
     score report that pass can read (a byte-order mark, an escaped surrogate, another
     kind, a malformed field): the general reader then reads it and names what is wrong."""
-    if data[:3] == b"\xef\xbb\xbf" or b"\\ud" in data or b"\\uD" in data:
+    if data[:3] == b"\xef\xbb\xbf":
         return None
+    # an escaped surrogate alone (which Python's JSON reader takes) is a DecodeError to
+    # msgspec, anywhere in the text (a pair decodes to the same character either way)
     try:
         envelope, details = decode_score_envelope(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):

@@ -73,6 +73,71 @@ class ColumnSpans:
         return self._failure
 
 
+class _Questions:
+    """A v2 report's questions as its column rows read them."""
+
+    def __init__(self, details: SpanColumns, spans: SpanRows):
+        q = details.questions
+        self.ids, self.spans = q.id, spans
+        self.tags = list(q.tags.items()) if not isinstance(q.tags, UnsetType) else []
+        self.texts = q.query if not isinstance(q.query, UnsetType) else None
+        self.docs = q.doc_id if not isinstance(q.doc_id, UnsetType) else None
+
+
+class ColumnRow(QueryRow):
+    """A v2 report's question ``i`` as the gate reads it, each field read from the columns
+    when asked for (a report of 10,000 questions shows a few; ``QueryRow``'s fields as
+    read-only properties)."""
+
+    __slots__ = ("_table", "_i", "_spans")
+    _table: _Questions
+    _i: int
+    _spans: ColumnSpans | None
+
+    def __init__(self, table: _Questions, i: int):  # noqa: D107 - the class says it
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_i", i)
+        object.__setattr__(self, "_spans", None)
+
+    @property
+    def id(self) -> str:
+        return self._table.ids[self._i]
+
+    @property
+    def query(self) -> str:
+        texts = self._table.texts
+        return "" if texts is None else texts[self._i]
+
+    @property
+    def tags(self) -> dict[str, str]:
+        i = self._i
+        return {key: t for key, v in self._table.tags if (t := v[i]) is not None}
+
+    @property
+    def doc_id(self) -> str | None:
+        docs = self._table.docs
+        return None if docs is None else docs[self._i]
+
+    @property
+    def failure(self) -> Mapping[str, str]:
+        return self._column_spans().failure()
+
+    @property
+    def missing_spans(self) -> Mapping[str, list[MissingSpan]]:
+        return self._column_spans().missing()
+
+    @property
+    def evidence(self) -> Mapping[Spot, list[EvidenceChunk]]:
+        return self._column_spans().evidence()
+
+    def _column_spans(self) -> ColumnSpans:
+        spans = self._spans
+        if spans is None:
+            spans = ColumnSpans(self._table.spans, self._i)
+            object.__setattr__(self, "_spans", spans)
+        return spans
+
+
 def _evidence_of(evidence: list[Evidence]) -> dict[Spot, list[EvidenceChunk]]:
     return {(e.doc_id, e.start, e.end): [] if isinstance(e.chunks, UnsetType) else e.chunks
             for e in evidence}
@@ -127,15 +192,5 @@ def column_rows(details: SpanColumns | DocColumns, pred: dict[str, Any], role: s
     if isinstance(details, DocColumns):
         return [QueryRow(qid, "", {}, {}, {}, {}) for qid in q.id]
     assert tau is not None
-    spans = SpanRows(details, float(tau))
-    tags = list(q.tags.items()) if not isinstance(q.tags, UnsetType) else []
-    texts = q.query if not isinstance(q.query, UnsetType) else [""] * len(q.id)
-    docs = q.doc_id if not isinstance(q.doc_id, UnsetType) else [None] * len(q.id)
-    rows = []
-    for i, qid in enumerate(q.id):
-        lazy = ColumnSpans(spans, i)
-        rows.append(QueryRow(qid, texts[i], {key: t for key, v in tags if (t := v[i]) is not None}
-                             if tags else {},
-                             Lazy(lazy.missing), Lazy(lazy.failure), Lazy(lazy.evidence),
-                             docs[i]))
-    return rows
+    table = _Questions(details, SpanRows(details, float(tau)))
+    return [ColumnRow(table, i) for i in range(len(q.id))]

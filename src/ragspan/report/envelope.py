@@ -36,6 +36,7 @@ from ragspan.records.envelope import (
 )
 from ragspan.records.kinds import TYPED_KINDS, V1_KINDS
 from ragspan.records.score_columns import DocColumns, SpanColumns, check_columns
+from ragspan.report.schema_build import envelope_only
 
 __all__ = ["InputRef", "ReportBody", "canonical_dumps", "statement", "statement_of"]
 
@@ -116,9 +117,7 @@ def schema_error(doc: Any, columns: bool = True) -> tuple[list[Any], str] | None
     with its rows left out (the schema's part for the kind is generated from the same
     records); any departure is named as a full validation names it (the first error by
     path), or as the decode names it where the schema has no word for it."""
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(schema())
+    validator = _validators()[0]
     record = _typed_record(doc)
     if record is None:
         return _first_error(validator, doc)
@@ -127,12 +126,22 @@ def schema_error(doc: Any, columns: bool = True) -> tuple[list[Any], str] | None
     except msgspec.ValidationError as exc:
         found = _first_error(validator, doc)
         return found if found is not None else decode_error(exc)
-    found = _first_error(validator, _without_rows(doc))
+    found = _first_error(_validators()[1], doc)
     if found is None and columns and isinstance(predicate.details, (SpanColumns, DocColumns)):
         problem = check_columns(predicate.details)
         if problem is not None:
             return ["predicate", "details"], problem
     return found
+
+
+@lru_cache(maxsize=1)
+def _validators() -> tuple[Any, Any]:
+    """The published schema's validator, and the envelope's alone
+    (``schema_build.envelope_only``: for a report whose predicate was decoded into its
+    kind's record, which checked the rest)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema()), Draft202012Validator(envelope_only(schema()))
 
 
 def _typed_record(doc: Any) -> Any:
@@ -148,14 +157,6 @@ def _typed_record(doc: Any) -> Any:
     if doc.get("predicateType") == PREDICATE_TYPE_V1 and kind in V1_KINDS:
         return V1_KINDS[kind]
     return TYPED_KINDS.get(kind)
-
-
-def _without_rows(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` with every array of its details cut to its first entry (v1's rows, v2's
-    columns): what the schema checks beyond the record, once (the decode into the record
-    checked every entry)."""
-    predicate = doc["predicate"]
-    return {**doc, "predicate": {**predicate, "details": first_entries(predicate["details"])}}
 
 
 def first_entries(value: Any) -> Any:

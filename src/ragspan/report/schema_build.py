@@ -33,6 +33,18 @@ def _typed_clause(clause: Any) -> bool:
     return isinstance(kind, dict) and kind.get("const") in TYPED_KINDS
 
 
+def envelope_only(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without the clauses ``generated`` writes (each typed kind's predicate
+    record, the score kinds' at the root): what is left is the envelope written by hand,
+    what a report is checked against once its predicate has been decoded into its kind's
+    record (those clauses are that record's schema: the decode checked them)."""
+    out = copy.deepcopy(schema)
+    out.pop("allOf", None)
+    predicate = out["properties"]["predicate"]
+    predicate["allOf"] = [c for c in predicate.get("allOf", []) if not _typed_clause(c)]
+    return out
+
+
 def _any_json(kind: type) -> dict[str, Any]:
     """The schema of a record field holding a user's JSON as given (``object``, a run's
     header's values): any value (msgspec needs a keyword to write, so it says so). A record
