@@ -13,10 +13,9 @@ bytes ``--out`` would have written."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -24,7 +23,7 @@ from msgspec import UNSET
 
 from ragspan.base.errors import InputError
 from ragspan.gate.inputs import ScoreReport, score_report_of
-from ragspan.io.files import loads_json, read_bytes, sha256_hex
+from ragspan.io.files import loads_json, read_bytes, sha256_beside, sha256_hex
 from ragspan.records.score_columns import SpanColumns, check_columns, rows_of
 from ragspan.records.score_read import RowsDetails, convert_details, decode_score_envelope
 from ragspan.records.score_rows import as_plain
@@ -46,15 +45,16 @@ def load_score_report(path: str | os.PathLike[str], role: str) -> ScoreReport:
     ``anchor``, ``noise``) names it in errors."""
     name = os.fspath(path)
     data = read_bytes(path)
-    sha = hashlib.sha256(data).hexdigest()
+    sha = sha256_beside(data)  # hashed while the bytes are decoded
     typed = _in_one_pass(data, sha, name, role)
     if typed is not None:
         return typed
-    doc, sha = load_report(path)
-    return score_report_of(doc, sha, name, role)
+    doc, digest = load_report(path)
+    return score_report_of(doc, digest, name, role)
 
 
-def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | None:
+def _in_one_pass(data: bytes, sha: Callable[[], str], name: str, role: str
+                 ) -> ScoreReport | None:
     """The score report ``data`` decoded in one pass, or None when it is not a well-formed
     score report that pass can read (a byte-order mark, an escaped surrogate, another
     kind, a malformed field): the general reader then reads it and names what is wrong."""
@@ -86,7 +86,7 @@ def _in_one_pass(data: bytes, sha: str, name: str, role: str) -> ScoreReport | N
     if validation_error(doc, columns=False) is not None:
         return None
     # columns that disagree with each other are refused by name there (``check_columns``)
-    return score_report_of(doc, sha, name, role, details=details)
+    return score_report_of(doc, sha(), name, role, details=details)
 
 
 def score_report_doc(path: str | os.PathLike[str]) -> dict[str, Any]:

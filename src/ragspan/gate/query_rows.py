@@ -82,6 +82,7 @@ class _Questions:
         self.tags = list(q.tags.items()) if not isinstance(q.tags, UnsetType) else []
         self.texts = q.query if not isinstance(q.query, UnsetType) else None
         self.docs = q.doc_id if not isinstance(q.doc_id, UnsetType) else None
+        self.read: dict[int, ColumnSpans] = {}  # the questions whose spans were asked for
 
 
 class ColumnRow(QueryRow):
@@ -89,34 +90,31 @@ class ColumnRow(QueryRow):
     when asked for (a report of 10,000 questions shows a few; ``QueryRow``'s fields as
     read-only properties)."""
 
-    __slots__ = ("_table", "_i", "_spans")
-    _table: _Questions
-    _i: int
-    _spans: ColumnSpans | None
+    __slots__ = ("_at",)
+    _at: tuple[_Questions, int]
 
     def __init__(self, table: _Questions, i: int):  # noqa: D107 - the class says it
-        object.__setattr__(self, "_table", table)
-        object.__setattr__(self, "_i", i)
-        object.__setattr__(self, "_spans", None)
+        object.__setattr__(self, "_at", (table, i))
 
     @property
     def id(self) -> str:
-        return self._table.ids[self._i]
+        table, i = self._at
+        return table.ids[i]
 
     @property
     def query(self) -> str:
-        texts = self._table.texts
-        return "" if texts is None else texts[self._i]
+        table, i = self._at
+        return "" if table.texts is None else table.texts[i]
 
     @property
     def tags(self) -> dict[str, str]:
-        i = self._i
-        return {key: t for key, v in self._table.tags if (t := v[i]) is not None}
+        table, i = self._at
+        return {key: t for key, v in table.tags if (t := v[i]) is not None}
 
     @property
     def doc_id(self) -> str | None:
-        docs = self._table.docs
-        return None if docs is None else docs[self._i]
+        table, i = self._at
+        return None if table.docs is None else table.docs[i]
 
     @property
     def failure(self) -> Mapping[str, str]:
@@ -131,10 +129,10 @@ class ColumnRow(QueryRow):
         return self._column_spans().evidence()
 
     def _column_spans(self) -> ColumnSpans:
-        spans = self._spans
+        table, i = self._at
+        spans = table.read.get(i)
         if spans is None:
-            spans = ColumnSpans(self._table.spans, self._i)
-            object.__setattr__(self, "_spans", spans)
+            spans = table.read[i] = ColumnSpans(table.spans, i)
         return spans
 
 

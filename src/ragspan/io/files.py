@@ -14,7 +14,8 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ragspan.base.bounds import MAX_JSON_DEPTH
@@ -236,6 +237,21 @@ def tree_sha256(folder: str) -> str:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def sha256_beside(data: bytes) -> Callable[[], str]:
+    """The sha256 of ``data`` computed in a thread beside whatever the caller does next
+    (hashlib lets go of the interpreter while it hashes): call the result for the digest,
+    which waits for it."""
+    got: list[str] = []
+    worker = threading.Thread(target=lambda: got.append(sha256_hex(data)), daemon=True)
+    worker.start()
+
+    def digest() -> str:
+        worker.join()
+        return got[0] if got else sha256_hex(data)
+
+    return digest
 
 
 def split_rows(text: str, width: int) -> list[str] | None:
