@@ -83,14 +83,19 @@ class AnchorDigests(Struct, frozen=True, kw_only=True):
     context: int
 
 
-class BuiltSpan(Struct, kw_only=True):
-    """A gold span as a built eval set writes it: its document, offsets, the text they slice,
-    and (once written) its anchor."""
+class SpanText(Struct, kw_only=True):
+    """A span of a corpus document as ragspan writes it: the document, the offsets and the
+    text they slice."""
 
     doc_id: str
     start: int
     end: int
     text: str
+
+
+class BuiltSpan(SpanText, kw_only=True):
+    """A gold span as a built eval set writes it, with (once written) its anchor."""
+
     anchor: AnchorDigests | UnsetType = UNSET
 
 

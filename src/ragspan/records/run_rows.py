@@ -10,6 +10,7 @@ from __future__ import annotations
 from msgspec import UNSET, Struct, UnsetType
 
 from ragspan.records.envelope import Finite
+from ragspan.records.evalbuild import SpanText
 from ragspan.records.score_rows import Placed
 
 
@@ -37,14 +38,10 @@ class RunItem(Struct, kw_only=True):
     text: str | UnsetType = UNSET
 
 
-class TracedItem(Struct, kw_only=True):
+class TracedItem(SpanText, kw_only=True):
     """A document of a traced retriever call placed in the corpus (``import traces``): its
-    place, its text, and the score the trace gave it."""
+    place and text, and the score the trace gave it."""
 
-    doc_id: str
-    start: int
-    end: int
-    text: str
     score: Finite | UnsetType = UNSET
 
 
