@@ -54,3 +54,22 @@ def test_the_json_forms_keep_the_report_keys():
             "relevant_in_top": 7, "promoted": 2, "found_by_bm25_only": 1,
             "found_by_dense_only": 3}}}
     assert encode(Reordering(10, 4)) == {"rows": 10, "reordered": 4}
+
+
+def test_a_jsonl_line_writes_records_and_json_values_alike():
+    """``io.serialize.jsonl``: a record is written as its fields in their order (one left
+    unset left out), inside a JSON value too; a numpy float is a float, as ``json`` has
+    always written it; anything else that is not JSON is refused."""
+    import numpy as np
+
+    from ragspan.io.serialize import jsonl
+    from ragspan.records.run_rows import RunItem, RunRow
+
+    row = RunRow(id="q", retrieved=[RunItem(doc_id="d", start=0, end=3, text="abc")])
+    assert jsonl([{"_header": {"took": np.float64(1.5)}}, row, {"steps": [row]}]) == (
+        '{"_header": {"took": 1.5}}\n'
+        '{"id": "q", "retrieved": [{"doc_id": "d", "start": 0, "end": 3, "text": "abc"}]}\n'
+        '{"steps": [{"id": "q", "retrieved": [{"doc_id": "d", "start": 0, "end": 3, '
+        '"text": "abc"}]}]}\n')
+    with pytest.raises(TypeError, match="set is not JSON"):
+        jsonl([{"ids": {"q"}}])

@@ -15,8 +15,16 @@ from ragspan.records.evalbuild import BuiltRow, BuiltSpan, SquadRow
 def jsonl(rows: Iterable[Mapping[str, object] | msgspec.Struct]) -> str:
     """One JSON object per line, keys in their order: JSON values (what ``json.dumps``
     takes) or records (a field left unset left out), records inside values too."""
-    return "".join(json.dumps(msgspec.to_builtins(r), ensure_ascii=False,
-                              separators=(", ", ": ")) + "\n" for r in rows)
+    return "".join(json.dumps(r, ensure_ascii=False, separators=(", ", ": "), default=_plain)
+                   + "\n" for r in rows)
+
+
+def _plain(value: object) -> object:
+    """A record as JSON values, its fields in their order (``json.dumps`` asks for what it
+    cannot write itself)."""
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def eval_set_text(header: Mapping[str, object],
