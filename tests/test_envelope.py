@@ -152,6 +152,11 @@ COLUMNS = ["predicate", "details"]
     _set([*COLUMNS, "evidence"], []),
     _set([*COLUMNS, "questions"], [["q0", True]]),
     _set(["predicateType"], "https://ragspan.dev/report/v3"),
+    _set(["predicate", "parameters", "run_config"], {"config_digest": "ab", "mine": [1]}),
+    _set(["predicate", "parameters", "run_config"], {"config_digest": 5}),
+    _set(["predicate", "parameters", "run_config"], {"config": "fast", "corpus_sha256": 1}),
+    _set(["predicate", "tool", "name"], "other"),
+    _set(["predicate", "exit_code"], 4),
 ])
 def test_a_v2_score_report_is_checked_by_its_records_with_the_full_answer(mutate):
     """Format v2's columns, as v1's rows: decoded into their records in one pass, the

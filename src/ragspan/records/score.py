@@ -36,10 +36,13 @@ from ragspan.records.validate import ScoreChunking
 Cutoff = int | Annotated[str, Meta(pattern="^[1-9][0-9]*[ct]?$")]
 Threshold = Annotated[float, Meta(gt=0, le=1)]
 # a run's header (``parameters.run_config``): the run's own JSON object, kept as given; the
-# fields the readout reads are typed in the schema (the rest is the run's)
+# fields the readout reads are typed, in the schema and by ``ScoreParameters`` (the rest is
+# the run's)
+RUN_HEADER_TYPES: dict[str, tuple[type, str]] = {
+    "config": (dict, "object"), "config_digest": (str, "string"),
+    "corpus_sha256": (str, "string"), "eval_set_sha256": (str, "string")}
 RunHeader = Annotated[dict[str, object], Meta(extra_json_schema={"properties": {
-    "config": {"type": "object"}, "config_digest": {"type": "string"},
-    "corpus_sha256": {"type": "string"}, "eval_set_sha256": {"type": "string"}}})]
+    key: {"type": name} for key, (_, name) in RUN_HEADER_TYPES.items()}})]
 
 
 class Provenance(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -87,6 +90,16 @@ class ScoreParameters(Struct, kw_only=True, omit_defaults=True):
     on_duplicate: Literal["error", "first"] | UnsetType = UNSET
     argv: list[str] | UnsetType = UNSET
     provenance: Provenance | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        """The run header's typed fields are of their type, as the schema says (what the
+        decode checks is all the schema checks: ``schema_build.envelope_only``)."""
+        if isinstance(self.run_config, UnsetType):
+            return
+        for key, (kind, name) in RUN_HEADER_TYPES.items():
+            value = self.run_config.get(key)
+            if key in self.run_config and not isinstance(value, kind):
+                raise ValueError(f"run_config.{key} must be of type '{name}'")
 
 
 class CharsSpread(Struct, frozen=True):
