@@ -1,13 +1,14 @@
 """The per-query rows the gate reads besides the metric matrix (``QueryRow``): a query's
 text, tags, document, failure label per cutoff, and the gold spans it left below tau with
 the chunks behind their labels, from a v1 report's rows (``row_query_row``) or a v2
-report's columns (``column_rows``, the spans read from the columns when first asked for)."""
+report's columns (``column_rows``: each question a ``ColumnRow``, its fields read from the
+columns when first asked for)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from msgspec import UNSET, UnsetType
 
@@ -17,8 +18,6 @@ from ragspan.records.score_columns import DocColumns, SpanColumns, SpanRows, che
 from ragspan.records.score_rows import Evidence, EvidenceChunk, MissingSpan, Row
 
 Spot = tuple[str, int, int]  # a gold span: its document, start and end
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,25 +138,6 @@ class ColumnRow(QueryRow):
 def _evidence_of(evidence: list[Evidence]) -> dict[Spot, list[EvidenceChunk]]:
     return {(e.doc_id, e.start, e.end): [] if isinstance(e.chunks, UnsetType) else e.chunks
             for e in evidence}
-
-
-class Lazy(Mapping[K, V]):
-    """A mapping read when first used: ``QueryRow.missing_spans`` and ``QueryRow.evidence`` of
-    a v2 report, each one part of its question's ``ColumnSpans``."""
-
-    __slots__ = ("_read",)
-
-    def __init__(self, read: Callable[[], Mapping[K, V]]):
-        self._read = read
-
-    def __getitem__(self, key: K) -> V:
-        return self._read()[key]
-
-    def __iter__(self) -> Iterator[K]:
-        return iter(self._read())
-
-    def __len__(self) -> int:
-        return len(self._read())
 
 
 def row_query_row(r: Row) -> QueryRow:
