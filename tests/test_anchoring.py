@@ -213,13 +213,13 @@ def cuad_rows(spans: list[dict], texts: dict[str, str]) -> list[dict]:
     spans with the ones that overlap merged into their union (as every importer does:
     score refuses overlapping gold spans)."""
     from ragspan.evalsets.build import merge_overlapping
-    from ragspan.io.serialize import span_json
+    from ragspan.io.serialize import built_span
 
     groups: dict = {}
     for s in spans:
         if s["unique"]:
             groups.setdefault((s["doc_id"], s["category"]), []).append(
-                span_json(s["doc_id"], s["start"], s["end"],
+                built_span(s["doc_id"], s["start"], s["end"],
                           texts[s["doc_id"]][s["start"]:s["end"]]))
     rows = []
     for i, ((doc, cat), sp) in enumerate(sorted(groups.items())):

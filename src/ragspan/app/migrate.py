@@ -36,7 +36,7 @@ from ragspan.io.corpus import Corpus, read_corpus
 from ragspan.io.evalset import EvalQuery, EvalSet, corpus_drift, read_eval_set
 from ragspan.io.files import decode_records, iter_json_records, read_bytes, sha256_hex
 from ragspan.io.rows import HEADER_KEY, content_sha256
-from ragspan.io.serialize import eval_set_text, span_json
+from ragspan.io.serialize import built_span, eval_set_text
 from ragspan.records.migrate import (
     DocumentChanges,
     DocumentCounts,
@@ -92,7 +92,7 @@ def _new_row(raw: dict[str, Any], q: EvalQuery, moved: list[Moved], kept: list[i
     for i in kept:
         old, m = q.gold_spans[i], moved[i]
         start, end = int(m.start or 0), int(m.end or 0)
-        spans.append(span_json(old.doc_id, start, end, new.text(old.doc_id)[start:end]))
+        spans.append(built_span(old.doc_id, start, end, new.text(old.doc_id)[start:end]))
         if m.status == "edited":
             edited.append({"span": len(spans) - 1, "similarity": m.similarity,
                            "old_text": q.gold_spans[i].text

@@ -37,7 +37,7 @@ from ragspan.io.corpus import Corpus, FileSelection, directory_files, read_corpu
 from ragspan.io.evalset import MATCH_MODES, parse_tags
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.rows import check_offsets, parse_id, unique_row_id
-from ragspan.io.serialize import span_json
+from ragspan.io.serialize import built_span
 from ragspan.records.evalbuild import (
     AdaptDetails,
     AdaptSummary,
@@ -203,7 +203,7 @@ def _given_spans(raw: Any, scope: str | None, corpus: Corpus, path: str, line: i
         if isinstance(s, dict) and "text" in s and text[start:end] != s["text"]:
             raise InputError(f"{what}: text does not slice back from '{doc_id}' "
                              f"[{start}, {end})", path, line)
-        spans.append(span_json(doc_id, start, end, text[start:end]))
+        spans.append(built_span(doc_id, start, end, text[start:end]))
     return spans
 
 
@@ -228,7 +228,7 @@ def _located_spans(obj: dict[str, Any], way: str, scope: str | None, corpus: Cor
         text = corpus.text(doc_id)
         start, end = locate_once(text, needle, doc_id=doc_id,
                                  normalize_whitespace=normalize_whitespace, path=path, line=line)
-        spans.append(span_json(doc_id, start, end, text[start:end]))
+        spans.append(built_span(doc_id, start, end, text[start:end]))
     return spans
 
 

@@ -12,7 +12,7 @@ import msgspec
 
 from ragspan.base.errors import InputError
 from ragspan.io.corpus import Document
-from ragspan.io.serialize import corpus_text, eval_set_text, span_json
+from ragspan.io.serialize import built_span, corpus_text, eval_set_text
 from ragspan.io.span_anchors import anchor_of
 from ragspan.records.evalbuild import AdaptDetails, AdaptSummary, BuiltRow, BuiltSpan, Merge, SquadRow
 from ragspan.records.imported import ImportDetails
@@ -95,7 +95,7 @@ def merge_overlapping(spans: list[BuiltSpan], text_of: Callable[[str], str], qid
         merges.append(Merge(query=qid, doc_id=doc_id,
                             spans=[[spans[i].start, spans[i].end] for i in group],
                             into=[start, stop]))
-        into[min(group)] = span_json(doc_id, start, stop, text_of(doc_id)[start:stop])
+        into[min(group)] = built_span(doc_id, start, stop, text_of(doc_id)[start:stop])
         dropped.update(i for i in group if i != min(group))
     kept = [into.get(i, s) for i, s in enumerate(spans) if i not in dropped]
     return kept, merges

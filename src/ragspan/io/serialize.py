@@ -48,6 +48,6 @@ def corpus_text(documents: Iterable[Document]) -> str:
     return jsonl(out)
 
 
-def span_json(doc_id: str, start: int, end: int, text: str) -> BuiltSpan:
+def built_span(doc_id: str, start: int, end: int, text: str) -> BuiltSpan:
     """A gold span as an eval set writes it (its anchor is added when written)."""
     return BuiltSpan(doc_id=doc_id, start=start, end=end, text=text)

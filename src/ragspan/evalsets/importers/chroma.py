@@ -22,7 +22,7 @@ from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, read_bytes
 from ragspan.io.rows import check_offsets
-from ragspan.io.serialize import span_json
+from ragspan.io.serialize import built_span
 from ragspan.records.evalbuild import BuiltRow
 from ragspan.records.imported import ImportDetails
 
@@ -73,7 +73,7 @@ def import_chroma(root: str) -> EvalBuild:
         refs = _references(rec["references"], name, line)
         unique = {(r["start_index"], r["end_index"]): r for r in refs}
         counts["duplicate_references"] += len(refs) - len(unique)
-        spans = [span_json(corpus_id, r["start_index"], r["end_index"], r["content"])
+        spans = [built_span(corpus_id, r["start_index"], r["end_index"], r["content"])
                  for r in unique.values()]
         qid = f"chroma-{number:04d}"
         spans = merges.merge(qid, spans, texts.__getitem__)

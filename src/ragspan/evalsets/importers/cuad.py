@@ -33,7 +33,7 @@ from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.evalsets.locate import find_exact
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes, sha256_hex
-from ragspan.io.serialize import span_json
+from ragspan.io.serialize import built_span
 from ragspan.records.evalbuild import BuiltRow, BuiltSpan, SquadRow
 from ragspan.records.imported import AmbiguousPiece, ImportDetails
 
@@ -267,7 +267,7 @@ def _located_pieces(quotes: list[str], body: str, doc_id: str, category: str,
             elif hits[0] in spans:
                 counts["duplicate_pieces"] += 1
             else:
-                spans[hits[0]] = span_json(doc_id, *hits[0], piece)
+                spans[hits[0]] = built_span(doc_id, *hits[0], piece)
     return spans, pieces
 
 
@@ -319,7 +319,7 @@ def _answer_spans(answers: Any, qid: str, doc_id: str, counts: dict[str, int],
         key = (start, start + len(text))
         if key in spans:
             counts["duplicate_answers"] += 1
-        spans[key] = span_json(doc_id, *key, text)
+        spans[key] = built_span(doc_id, *key, text)
     return spans
 
 

@@ -29,7 +29,7 @@ from ragspan.evalsets.build import EvalBuild, OverlapMerges, verify_slices
 from ragspan.io.corpus import Corpus, Document
 from ragspan.io.files import decode_records, decode_utf8, loads_json, read_bytes
 from ragspan.io.rows import check_offsets
-from ragspan.io.serialize import span_json
+from ragspan.io.serialize import built_span
 from ragspan.records.evalbuild import BuiltRow, BuiltSpan
 from ragspan.records.imported import ImportDetails
 
@@ -115,7 +115,7 @@ def import_legalbench(root: str, subsets: tuple[str, ...] = (), *,
                        for g in spans):  # the duplicate annotation that reads as 200% recall
                     counts["duplicate_spans"] += 1
                     continue
-                spans.append(span_json(doc_id, start, end, answer))
+                spans.append(built_span(doc_id, start, end, answer))
             qid = f"{bench.stem}-{i:04d}"
             spans = merges.merge(qid, spans, texts.__getitem__)
             rows.append(BuiltRow(id=qid, query=test["query"], gold_spans=spans,

@@ -29,7 +29,7 @@ from ragspan.io.corpus import Corpus
 from ragspan.io.files import decode_records, iter_json_records, read_bytes
 from ragspan.io.placement import DEFAULT_THRESHOLD, Placed, Placer, Unplaced, preview
 from ragspan.io.rows import parse_id
-from ragspan.io.serialize import span_json
+from ragspan.io.serialize import built_span
 from ragspan.records.evalbuild import BuiltRow
 from ragspan.records.imported import ImportDetails
 from ragspan.records.run_rows import RankPlaced, RunItem, RunRow
@@ -111,7 +111,7 @@ def import_ragas(rows_path: str, corpus: Corpus, *,
         gold = [placing.place(t, docs, f"reference_contexts[{i}]", path, line)
                 for i, t in enumerate(_contexts(obj, "reference_contexts", path, line, True))]
         unique = {(g.doc_id, g.start, g.end): g for g in gold}
-        spans = merges.merge(qid, [span_json(g.doc_id, g.start, g.end,
+        spans = merges.merge(qid, [built_span(g.doc_id, g.start, g.end,
                                              corpus.text(g.doc_id)[g.start:g.end])
                                    for g in unique.values()], corpus.text)
         extra = flatten_tags({k: v for k, v in obj.items() if k not in KNOWN})
