@@ -27,6 +27,28 @@ def test_header_documents_of_the_wrong_type(tmp_path, corpus, documents):
     assert_input_error(res, "eval.jsonl:1", "'_header.documents' must map each document id")
 
 
+@pytest.mark.parametrize("fast", ["", "1"])
+@pytest.mark.parametrize("header,said", [
+    ({"config_digest": 5}, "'_header.config_digest' must be of type 'string', got int"),
+    ({"config": "fast"}, "'_header.config' must be of type 'object', got str"),
+    ({"corpus_sha256": ["a"], "mine": 1}, "'_header.corpus_sha256' must be of type 'string'"),
+])
+def test_a_run_header_field_a_report_types_is_refused_at_read_time(tmp_path, corpus, header,
+                                                                   said, fast, monkeypatch):
+    """The fields of a run's header that a score report types (``records.score``) are
+    checked as the run is read, by either reader: a wrong type is exit 3 naming it, never an
+    internal error while the report is built; any other field is kept as given."""
+    monkeypatch.setenv("RAGSPAN_NO_FAST", fast)
+    evalset = write_jsonl(tmp_path / "eval.jsonl", [QUERY])
+    run = write_jsonl(tmp_path / "run.jsonl", [{"_header": header}, ROW])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--out", tmp_path / "r.json")
+    assert_input_error(res, "run.jsonl:1", said)
+    run = write_jsonl(tmp_path / "run.jsonl", [{"_header": {"config_digest": "ab", "x": [1]}},
+                                               ROW])
+    res = run_cli("score", "--eval-set", evalset, "--run", run, "--out", tmp_path / "r.json")
+    assert res.exit_code == 0, res.stderr
+
+
 @pytest.mark.parametrize("answers", [3, None])
 def test_squad_answers_of_the_wrong_type(tmp_path, answers):
     squad = tmp_path / "cuad.json"

@@ -10,6 +10,7 @@ from typing import Any
 from ragspan.base.canonical import canonical_dumps
 from ragspan.base.errors import InputError
 from ragspan.io.files import iter_json_records
+from ragspan.records.score import RUN_HEADER_TYPES
 
 HEADER_KEY = "_header"
 ON_DUPLICATE = ("error", "first")
@@ -145,13 +146,22 @@ def out_of_range(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and not is_offset(value)
 
 
-def header_record(obj: dict[str, Any], rows_before: int, path: str, line: int) -> dict[str, Any]:
-    """The ``_header`` record's object: it must come first and be an object."""
+def header_record(obj: dict[str, Any], rows_before: int, path: str, line: int,
+                  run: bool = False) -> dict[str, object]:
+    """The ``_header`` record's object: it must come first and be an object. ``run``: a
+    span run's, kept as given but for the fields a score report types
+    (``records.score.RUN_HEADER_TYPES``: its pipeline ``config`` an object, its digests
+    strings), one of another type an InputError naming it before a score writes the header
+    into its report."""
     if rows_before:
         raise InputError("the '_header' record must come first", path, line)
-    header = obj[HEADER_KEY]
+    header: object = obj[HEADER_KEY]
     if not isinstance(header, dict):
         raise InputError("'_header' must be an object", path, line)
+    for key, (kind, name) in RUN_HEADER_TYPES.items() if run else ():
+        if key in header and not isinstance(header[key], kind):
+            raise InputError(f"'_header.{key}' must be of type '{name}', got "
+                             f"{type(header[key]).__name__}", path, line)
     return header
 
 

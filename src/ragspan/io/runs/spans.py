@@ -233,7 +233,7 @@ def _int_column(values: list[Any], name: str, cols: _Columns, path: str) -> np.n
 
 def _span_run_of(c: dict[str, Any], name: str, data: bytes, anchor: Anchor | None) -> SpanRun:
     """The SpanRun of ``read_arrow_spans``'s checked columns, as the plain reader builds it."""
-    config = None if c["header"] is None else header_record(c["header"], 0, name, 1)
+    config = None if c["header"] is None else header_record(c["header"], 0, name, 1, run=True)
     spans = SpanList(ids=c["ids"], offsets=c["offsets"], doc_id=c["doc_id"], start=c["start"],
                      end=c["end"], score=c["score"], chunk_id=c["chunk_id"],
                      doc_names=c["doc_names"], doc_code=c["doc_code"],
@@ -341,7 +341,7 @@ class _RunRows:
         name = self.name
         if "_header" in obj:
             self.config = header_record(obj, len(self.ids) + (self.config is not None), name,
-                                        line)
+                                        line, run=True)
             return
         if not self.ids:
             refuse_other_kind(obj, "a span run", name, line,
