@@ -323,7 +323,6 @@ LONG_FUNCTIONS = {
     "evalsets/importers/cuad.py:import_cuad_csv": "the CSV's columns, in the harness's order",
     "gate/compare.py:compare": "the gate's order of questions, as its docstring lists them",
     "gate/evaluate.py:evaluate": "one metric's outcome from its test, intervals and bounds",
-    "scoring/metrics/span.py:score_spans": "the span family for all cutoffs at once (hot path)",
 }
 
 

@@ -38,6 +38,16 @@ def test_union_idempotent_and_order_independent(ivs):
     assert np.array_equal(u.start, rev.start) and np.array_equal(u.end, rev.end)
 
 
+@given(intervals, st.randoms())
+def test_union_sorted_needs_only_the_starts_sorted(ivs, rnd):
+    """``union_sorted`` of intervals sorted by start, equal starts in any order of their
+    ends, is ``union`` of the same intervals in any order."""
+    ivs = sorted(ivs, key=lambda iv: (iv[0], rnd.random()))
+    u, got = sp.union(*arrays(ivs)), sp.union_sorted(*arrays(ivs))
+    assert np.array_equal(u.start, got.start) and np.array_equal(u.end, got.end)
+    assert np.array_equal(u.before, got.before)
+
+
 @given(intervals, intervals)
 def test_covered_matches_brute_force(ivs, queries):
     u = sp.union(*arrays(ivs))

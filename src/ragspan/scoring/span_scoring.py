@@ -28,12 +28,8 @@ from ragspan.scoring.metrics.registry import (
     parse_name,
     sorted_cutoffs,
 )
-from ragspan.scoring.metrics.span import (
-    GoldColumns,
-    RankedColumns,
-    SpanScores,
-    score_spans,
-)
+from ragspan.scoring.metrics.span import GoldColumns, RankedColumns
+from ragspan.scoring.metrics.span_scores import SpanScores, score_spans
 from ragspan.scoring.run_facts import chunk_recall, fusion_sources, off_scope, reordering, saturation
 from ragspan.scoring.steps import StepDetails, step_details
 from ragspan.scoring.token_counts import TokenizerLike, with_token_counts

@@ -58,12 +58,16 @@ def union(starts: IntArray, ends: IntArray) -> Union:
     """
     starts = np.asarray(starts, dtype=INT)
     ends = np.asarray(ends, dtype=INT)
-    if starts.size == 0:
+    order = np.argsort(starts, kind="stable")
+    return union_sorted(starts[order], ends[order])
+
+
+def union_sorted(s: IntArray, e: IntArray) -> Union:
+    """``union`` of intervals already sorted by start (``s`` non-decreasing; ``e`` in the
+    same order): no sort. The union is the same whatever the order of equal starts."""
+    if s.size == 0:
         empty = np.zeros(0, dtype=INT)
         return Union(empty, empty, empty)
-    order = np.argsort(starts, kind="stable")
-    s = starts[order]
-    e = ends[order]
     reach = np.maximum.accumulate(e)
     new = np.empty(s.size, dtype=bool)
     new[0] = True

@@ -1,6 +1,6 @@
-"""Span metrics (DESIGN.md, "Metrics"), computed for all queries and all cutoffs at once.
-
-Inputs are column arrays; no Python loop runs per (query, span) pair. Conventions:
+"""Span metrics (DESIGN.md, "Metrics"): their conventions and the columns they are computed
+from. ``span_scores.score_spans`` computes them for all queries and all cutoffs at once;
+inputs are column arrays, and no Python loop runs per (query, span) pair. Conventions:
 
 * ``R_k`` is the first ``k`` entries of a query's ranking with exact repeats of the same
   ``(doc_id, start, end)`` removed (the first kept). A repeat still uses up its rank slot;
@@ -23,14 +23,13 @@ Inputs are column arrays; no Python loop runs per (query, span) pair. Convention
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from ragspan.scoring import spans as sp
-from ragspan.scoring.metrics.registry import Cutoff, Tokens, format_name, is_budget
+from ragspan.scoring.metrics.registry import Cutoff, Tokens
 
 
 @dataclass(frozen=True)
@@ -92,6 +91,26 @@ class RankedColumns:
         placed: np.ndarray = (before - before[first])[inverse] + self.step_rank
         return placed
 
+    def taken(self, order: np.ndarray) -> RankedColumns:
+        """The same entries in another order (``order``, a permutation of them): every
+        column taken in that order, each entry's token counts with it, and the characters
+        before each entry carried over when they were computed (each entry's ``rank`` says
+        where it stands in its query's ranking, whatever the order of the columns)."""
+        def take(column: np.ndarray | None) -> np.ndarray | None:
+            return None if column is None else column[order]
+
+        tokens = self.tokens
+        if tokens is not None:
+            prefix = tokens.prefix
+            tokens = TokenCounts(tokens.count[order],
+                                 lambda i, m: prefix(int(order[i]), m))
+        out = RankedColumns(self.query[order], self.doc[order], self.start[order],
+                            self.end[order], self.rank[order], take(self.source), tokens,
+                            take(self.step), take(self.step_rank), self.query_steps)
+        if "chars_before" in self.__dict__:  # computed: carried over, not summed again
+            out.__dict__["chars_before"] = self.chars_before[order]
+        return out
+
     @cached_property
     def chars_before(self) -> np.ndarray:
         """Per entry, the total length of its query's results ranked before it (repeats
@@ -108,20 +127,6 @@ class TokenCounts:
 
     count: np.ndarray
     prefix: Callable[[int, int], int]
-
-
-@dataclass(frozen=True)
-class SpanScores:
-    """Per-query values (``values[name@k]``, shape ``(n_queries,)``) and, per k, the covered
-    fraction of every gold span (``gold_fraction[k]``, aligned with the gold columns)."""
-
-    ks: tuple[int, ...]
-    tau: float
-    values: dict[str, np.ndarray]
-    gold_fraction: dict[int, np.ndarray]
-    # per k, per query: the results within the cutoff (k itself for a count; at a budget
-    # those with a non-empty kept part): where "ranked below the cutoff" begins
-    slots: dict[int, np.ndarray] | None = None
 
 
 def dedup_mask(r: RankedColumns, among: np.ndarray | None = None) -> np.ndarray:
@@ -160,16 +165,6 @@ def dedup_mask(r: RankedColumns, among: np.ndarray | None = None) -> np.ndarray:
     repeat[1:] = (q[1:] == q[:-1]) & (d[1:] == d[:-1]) & (s[1:] == s[:-1]) & (e[1:] == e[:-1])
     keep[cand[sub][repeat]] = False
     return keep
-
-
-def _sum_by(index: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
-    return np.bincount(index, weights=weights, minlength=n).astype(float)
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.zeros(num.shape, dtype=float)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
 
 
 def group_max(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -244,145 +239,3 @@ def _kept_tokens(ranked: RankedColumns, budget: int) -> np.ndarray:
     for i in np.flatnonzero((tokens > 0) & (tokens < count)).tolist():
         kept[i] = ranked.tokens.prefix(i, int(tokens[i]))
     return kept.astype(np.int64)
-
-
-NO_RANK = np.iinfo(np.int64).max  # a query's first relevant rank when it has none
-
-
-@dataclass(frozen=True)
-class _Within:
-    """The ranked entries within one cutoff: ``sel`` (repeats removed), the relevant ones,
-    per query the rank slots it gives and its first relevant rank (``NO_RANK``: none), and
-    the selected entries' placed starts and (kept) ends."""
-
-    sel: np.ndarray
-    relevant: np.ndarray
-    slots: np.ndarray
-    first: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-
-
-def _first_ranks(ranked: RankedColumns, mask: np.ndarray, n: int,
-                 rank: np.ndarray | None = None) -> np.ndarray:
-    """Per query, the smallest rank (``rank``, default ``ranked.rank``) among its entries in
-    ``mask`` (``NO_RANK``: none)."""
-    out = np.full(n, NO_RANK, dtype=np.int64)
-    q, r = ranked.query[mask], (ranked.rank if rank is None else rank)[mask]
-    o = np.lexsort((r, q))
-    uq, at = np.unique(q[o], return_index=True)
-    out[uq] = r[o][at]
-    return out
-
-
-def _within_budget(ranked: RankedColumns, k: Cutoff, keep: np.ndarray, relevant: np.ndarray,
-                   rs: np.ndarray, gold_union: sp.Union, n: int) -> _Within:
-    """``_Within`` a character or token budget: each entry's kept part (``kept_lengths``);
-    an entry kept whole is relevant as it is, the one the budget cuts when its kept part
-    still overlaps a gold span."""
-    kept = kept_lengths(ranked, k)
-    within = kept > 0
-    sel = keep & within
-    cut_end = rs + kept
-    whole = kept == ranked.end - ranked.start
-    relevant_k = relevant & sel & whole
-    cut = np.flatnonzero(sel & ~whole)  # at most one per query: the crossing result
-    if cut.size:
-        relevant_k[cut] = sp.covered(gold_union, rs[cut], cut_end[cut]) > 0
-    return _Within(sel, relevant_k, np.bincount(ranked.query[within], minlength=n),
-                   _first_ranks(ranked, relevant_k, n), rs[sel], cut_end[sel])
-
-
-def score_spans(
-    gold: GoldColumns, ranked: RankedColumns, ks: Sequence[int], tau: float,
-    chroma: bool = False,
-) -> SpanScores:
-    """Compute every span metric at every ``k`` in ``ks`` (see module docstring); with
-    ``chroma``, also Chroma's chunking-evaluation metrics (``registry.CHROMA_METRICS``)."""
-    n = gold.n_queries
-    n_docs = int(max(gold.doc.max(initial=-1), ranked.doc.max(initial=-1))) + 1
-    gkey = gold.query.astype(np.int64) * n_docs + gold.doc
-    rkey = ranked.query.astype(np.int64) * n_docs + ranked.doc
-    keys, inverse = np.unique(np.concatenate([gkey, rkey]), return_inverse=True)
-    ggroup, rgroup = inverse[: gkey.size], inverse[gkey.size:]
-    max_off = int(max(gold.end.max(initial=0), ranked.end.max(initial=0)))
-    line = sp.make_line(keys.size, max_off)
-    group_query = (keys // n_docs).astype(np.int64)
-
-    gs, ge = line.place(ggroup, gold.start), line.place(ggroup, gold.end)
-    glen = (gold.end - gold.start).astype(float)
-    gold_union = sp.union(gs, ge)
-    gu_query = group_query[line.group_of(gold_union.start)]
-    gold_total = _sum_by(gu_query, gold_union.lengths.astype(float), n)
-    gold_len_sum = _sum_by(gold.query, glen, n)
-    n_gold = np.bincount(gold.query, minlength=n)
-
-    keep = dedup_mask(ranked)
-    rs, re_ = line.place(rgroup, ranked.start), line.place(rgroup, ranked.end)
-    touches = sp.covered(gold_union, rs, re_) > 0
-    relevant = keep & touches
-    first_rel = _first_ranks(ranked, relevant, n)
-
-    values: dict[str, np.ndarray] = {}
-    fractions: dict[int, np.ndarray] = {}
-    slots: dict[int, np.ndarray] = {}
-    for k in ks:
-        if is_budget(k):
-            cut = _within_budget(ranked, k, keep, relevant, rs, gold_union, n)
-        elif ranked.step_rank is None:
-            sel = keep & (ranked.rank < k)
-            cut = _Within(sel, relevant & (ranked.rank < k), np.full(n, k, dtype=np.int64),
-                          np.where(first_rel < k, first_rel, NO_RANK), rs[sel], re_[sel])
-        else:  # the first k of each step, ranked in the context they make; a repeat
-            # removed only among what the cut keeps (a result a later call finds again is
-            # kept where the earlier call had it past the cutoff)
-            sel = dedup_mask(ranked, ranked.within(k))
-            cut = _Within(sel, sel & touches, ranked.slots(k, n),
-                          _first_ranks(ranked, sel & touches, n, ranked.positions(k)),
-                          rs[sel], re_[sel])
-        sel, relevant_k, first_k = cut.sel, cut.relevant, cut.first
-        s_sel, e_sel = cut.start, cut.end
-        slots[k] = cut.slots
-        q_sel = ranked.query[sel]
-        r_union = sp.union(s_sel, e_sel)
-        ru_query = group_query[line.group_of(r_union.start)]
-        r_union_len = _sum_by(ru_query, r_union.lengths.astype(float), n)
-        r_len = _sum_by(q_sel, (e_sel - s_sel).astype(float), n)
-
-        frac = _ratio(sp.covered(r_union, gs, ge).astype(float), glen)
-        fractions[k] = frac
-        covered_union = _sum_by(gu_query, sp.covered(r_union, gold_union.start, gold_union.end)
-                                .astype(float), n)
-        frac_max = group_max(gold.query, frac, n)
-        frac_mean = _ratio(_sum_by(gold.query, frac, n), n_gold.astype(float))
-        reached = np.bincount(gold.query, weights=(frac >= tau).astype(float), minlength=n)
-        grounded_all = (n_gold > 0) & (reached == n_gold)
-        grounded_any = reached > 0
-
-        pairs = sp.pairwise_overlap(sp.pile(s_sel, e_sel, line.width), gs, ge).astype(float)
-        pair_sum = _sum_by(gold.query, pairs, n)
-        n_rel = np.bincount(ranked.query[relevant_k], minlength=n)
-        hit = first_k < NO_RANK
-
-        any_ = gold.match_any
-        put = values.__setitem__
-        put(format_name("complete_grounding", k),
-            np.where(any_, grounded_any, grounded_all).astype(float))
-        put(format_name("span_coverage", k),
-            np.where(any_, frac_max, _ratio(covered_union, gold_total)))
-        put(format_name("span_recall", k), np.where(any_, frac_max, frac_mean))
-        put(format_name("char_precision", k), _ratio(pair_sum, r_len))
-        put(format_name("char_recall", k), _ratio(pair_sum, gold_len_sum))
-        put(format_name("char_precision_merged", k), _ratio(covered_union, r_union_len))
-        put(format_name("retrieved_chars", k), r_len)
-        put(format_name("precision", k), _ratio(n_rel.astype(float), slots[k].astype(float)))
-        put(format_name("hit_rate", k), hit.astype(float))
-        mrr = np.zeros(n)
-        np.divide(1.0, first_k + 1.0, out=mrr, where=hit)
-        put(format_name("mrr", k), mrr)
-        if chroma:  # numerator |∪R ∩ ∪G|; unused: each reference's uncovered characters
-            unused = gold_len_sum - _sum_by(gold.query, frac * glen, n)
-            put(format_name("chroma_recall", k), _ratio(covered_union, gold_len_sum))
-            put(format_name("chroma_precision", k), _ratio(covered_union, r_len))
-            put(format_name("iou", k), _ratio(covered_union, r_len + unused))
-    return SpanScores(tuple(ks), tau, values, fractions, slots)
