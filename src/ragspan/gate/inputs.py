@@ -185,8 +185,10 @@ def _column_values(details: SpanColumns | DocColumns, names: tuple[str, ...], na
             if not labels.issuperset(column):
                 raise InputError(f"details.failure.{k} must hold one of {', '.join(LABELS)} "
                                  "(or null) per question", name)
-    values = np.array([have[n] for n in names], dtype=float).T
-    return list(ids), np.ascontiguousarray(values).reshape(len(ids), len(names))
+    values = np.empty((len(ids), len(names)))  # each column written in place (no transpose)
+    for j, n in enumerate(names):
+        values[:, j] = np.fromiter(have[n], float, len(ids))
+    return list(ids), values
 
 
 def _refuse_repeated(ids: list[str], what: str, name: str) -> None:
