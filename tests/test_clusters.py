@@ -29,6 +29,20 @@ def test_cluster_index_keeps_first_seen_order_and_lone_queries():
     assert cl.cluster_index(["b", "a", "b", None, "a", None]).tolist() == [0, 1, 0, 2, 1, 3]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_cluster_sums_are_the_sums_added_in_query_order_bit_for_bit(seed):
+    """Each cluster's totals as ``np.add.at`` adds them (from 0.0, in the queries' order),
+    bit for bit: values of very different sizes, signed zeros, empty clusters, no query."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(0, 3000)), int(rng.integers(1, 40))
+    index = rng.integers(0, max(1, n // 3), size=n) * 2  # every odd cluster empty
+    d = rng.standard_normal((n, m)) * rng.choice([1e-9, 1.0, 1e9], size=(n, m))
+    d[rng.random((n, m)) < 0.2] = -0.0
+    expected = np.zeros((cl.count(index), m))
+    np.add.at(expected, index, d)
+    assert cl.cluster_sums(d, index).tobytes() == expected.tobytes()
+
+
 def test_clustered_sign_flip_is_exact_enumeration_over_cluster_patterns():
     """The two-sided p-value of the mean, by brute force over the 2^C sign patterns of the
     cluster totals, against ``sign_flip_test`` on the totals (what the gate runs)."""

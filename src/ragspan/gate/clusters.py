@@ -44,10 +44,14 @@ def count(index: np.ndarray) -> int:
 
 
 def cluster_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Per cluster, the sum of each column of ``values`` (n x m) over its queries (C x m)."""
+    """Per cluster, the sum of each column of ``values`` (n x m) over its queries (C x m),
+    added in the queries' order from 0.0 (``np.add.at``'s sums, bit for bit; a column at a
+    time, which is several times faster)."""
     v = np.asarray(values, dtype=float)
-    out = np.zeros((count(index), v.shape[1]))
-    np.add.at(out, index, v)
+    c = count(index)
+    out = np.zeros((c, v.shape[1]))
+    for j in range(v.shape[1]):
+        out[:, j] = np.bincount(index, weights=v[:, j], minlength=c)
     return out
 
 
