@@ -12,11 +12,10 @@ entry's end as the budget cuts it), so no cutoff sorts the run again:
   grounding, the pairwise overlaps of ``char_precision`` and ``char_recall``) is computed
   over the entries that overlap a gold span at all, taken in the same order: an entry that
   overlaps none adds no character inside one, so the counts are the same integers as over
-  the whole run, for a small part of the work (a run of 1,000,000 results where 21,525
-  touch a gold span: ``benchmarks/bench_score.py``).
+  the whole run, for the small part of a ranking that reaches a gold span.
 
 Each number is the one a cutoff computed alone gives, bit for bit: the character counts are
-exact integers, and every fraction is reduced from them as before
+exact integers, and every fraction is reduced from them in the one order a cutoff alone uses
 (``tests/test_span_sweep.py`` holds all cutoffs at once against each alone and against the
 definitions).
 """
