@@ -57,6 +57,15 @@ def columns(cases, match_any):
     return gold, ranked_columns(run.spans, rows, codes, len(evalset.queries))
 
 
+def drawn(make, seed: int, n: int = 400):
+    """``n`` cases from ``make``, about 30% of them matched by any gold span, and their
+    columns."""
+    rng = random.Random(seed)
+    cases = [make(rng) for _ in range(n)]
+    match_any = [rng.random() < 0.3 for _ in cases]
+    return cases, match_any, *columns(cases, match_any)
+
+
 def fresh(r: RankedColumns) -> RankedColumns:
     return RankedColumns(r.query, r.doc, r.start, r.end, r.rank)
 
@@ -71,10 +80,7 @@ def assert_same(together, alone, k):
 
 @pytest.mark.parametrize("make", [make_case, crafted_case], ids=["random", "crafted"])
 def test_all_cutoffs_together_equal_each_alone_bit_for_bit(make):
-    rng = random.Random(20261206)
-    cases = [make(rng) for _ in range(400)]
-    match_any = [rng.random() < 0.3 for _ in cases]
-    gold, ranked = columns(cases, match_any)
+    _, _, gold, ranked = drawn(make, 20261206)
     together = score_spans(gold, fresh(ranked), CUTOFFS, 0.5, chroma=True)
     assert set(together.values) == {f"{m}@{k}" for m in (
         "complete_grounding", "span_coverage", "span_recall", "char_precision", "char_recall",
@@ -103,10 +109,7 @@ def test_the_order_of_the_run_columns_changes_no_number():
 
 @pytest.mark.parametrize("make", [make_case, crafted_case], ids=["random", "crafted"])
 def test_all_cutoffs_together_equal_the_definitions(make):
-    rng = random.Random(11)
-    cases = [make(rng) for _ in range(400)]
-    match_any = [rng.random() < 0.3 for _ in cases]
-    gold, ranked = columns(cases, match_any)
+    cases, match_any, gold, ranked = drawn(make, 11)
     values = score_spans(gold, ranked, CUTOFFS, 0.5).values
     for i, (g, r) in enumerate(cases):
         for k in CUTOFFS:
