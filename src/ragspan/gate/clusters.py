@@ -45,8 +45,8 @@ def count(index: np.ndarray) -> int:
 
 def cluster_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
     """Per cluster, the sum of each column of ``values`` (n x m) over its queries (C x m),
-    added in the queries' order from 0.0 (``np.add.at``'s sums, bit for bit; a column at a
-    time, which is several times faster)."""
+    added in the queries' order from 0.0 (``np.add.at``'s sums, bit for bit), a column at a
+    time."""
     v = np.asarray(values, dtype=float)
     c = count(index)
     out = np.zeros((c, v.shape[1]))
